@@ -1,0 +1,101 @@
+"""The bot developer's base class and the typed observation handed to it.
+
+A bot is one instance per match: the runner creates it when a match starts, calls
+:meth:`Bot.act` for every decision of its seat, and drops it when the match ends.
+
+>>> from atout import Bot
+>>> class FirstLegal(Bot):
+...     def act(self, observation):
+...         return observation.legal_actions[0]
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Observation:
+    """What a seat may know, with the engine's observation keys as attributes.
+
+    ``obs.hand``, ``obs.trick``, ``obs.trump``... are exactly the keys of
+    ``State.observation(seat)`` (see DESIGN.md); ``obs.legal_actions`` lists the actions the
+    seat may take now, and ``obs.deadline_ms`` the time it has (``None`` when local).
+    ``obs.raw`` is the underlying dict; ``obs["hand"]`` and ``obs.get("hand")`` work too.
+    """
+
+    __slots__ = ("deadline_ms", "legal_actions", "match_id", "raw")
+
+    def __init__(
+        self,
+        raw: dict[str, Any],
+        legal_actions: list[str],
+        deadline_ms: int | None = None,
+        match_id: str = "",
+    ) -> None:
+        self.raw = raw
+        self.legal_actions = legal_actions
+        self.deadline_ms = deadline_ms
+        self.match_id = match_id
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.raw[name]
+        except KeyError:
+            raise AttributeError(
+                f"observation of {self.raw.get('game')!r} has no {name!r}; keys: {sorted(self.raw)}"
+            ) from None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.raw[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.raw.get(key, default)
+
+    def __repr__(self) -> str:
+        return f"Observation({self.raw!r}, legal_actions={self.legal_actions!r})"
+
+
+@dataclass
+class MatchInfo:
+    """What a bot is told when a match starts."""
+
+    match_id: str
+    game: str
+    seat: int
+    players: int
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MatchResult:
+    """What a bot is told when a match ends."""
+
+    match_id: str
+    scores: list[int]
+    ranking: list[int]
+    seat: int
+    reason: str = ""
+
+
+class Bot:
+    """Subclass and implement :meth:`act`. One instance plays one match.
+
+    ``self.match`` is the :class:`MatchInfo` (set before the first decision) and
+    ``self.rng`` a random generator seeded per match where the runner can.
+    """
+
+    def __init__(self) -> None:
+        self.match: MatchInfo | None = None
+        self.rng = random.Random()
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        """Called once before the first decision. Override to set things up."""
+
+    def act(self, observation: Observation) -> str:
+        """Return one of ``observation.legal_actions``."""
+        raise NotImplementedError
+
+    def on_match_end(self, result: MatchResult) -> None:
+        """Called once when the match is over."""

@@ -1,0 +1,383 @@
+"""The shared core of the rules engines: cards, actions, options, and the Game/State base.
+
+Cards are plain two-character strings (``"Th"`` is the ten of hearts, ``"RJ"`` and ``"BJ"``
+are regicide's jokers): cheap to compare, hash and serialise, and already their own text
+form. Actions are strings too (``"beat Kd 9s"``); :class:`Action` parses and formats them
+for code that wants the parts. Engines keep their speed in a few hot paths (legal actions
+cached until the next move, precomputed action strings); the rest is plain code.
+
+Seats are ``0..n-1`` clockwise; "the player to the left of X" is ``(X + 1) % n``.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar, NamedTuple
+
+RANKS = "23456789TJQKA"
+SUITS = "cdhs"
+SUIT_NAMES = {"c": "clubs", "d": "diamonds", "h": "hearts", "s": "spades"}
+SUIT_SYMBOLS = {"c": "♣", "d": "♦", "h": "♥", "s": "♠"}
+JOKERS = ("RJ", "BJ")
+
+# Spellings a person might type, mapped to the canonical rank letter.
+_RANK_ALIASES = {"10": "T", "t": "T", "j": "J", "q": "Q", "k": "K", "a": "A"}
+
+
+class IllegalAction(ValueError):  # noqa: N818 - the public name DESIGN.md gives
+    """An action the rules do not allow now. The state is unchanged."""
+
+
+def make_deck(ranks: str, suits: str = SUITS, jokers: Sequence[str] = ()) -> list[str]:
+    """Every card of ``ranks`` in every suit of ``suits`` (suit-major), then the jokers."""
+    return [r + s for s in suits for r in ranks] + list(jokers)
+
+
+def parse_card(text: str) -> str:
+    """The canonical code of a card written by a person: ``"10h"``, ``"th"``, ``"Th"`` -> ``"Th"``.
+
+    Raises ``ValueError`` naming the text when it is not a card.
+    """
+    t = text.strip()
+    if t.upper() in JOKERS:
+        return t.upper()
+    if len(t) < 2:
+        raise ValueError(f"not a card: {text!r} (cards are rank then suit, like 'Th' or 'RJ')")
+    rank, suit = t[:-1], t[-1].lower()
+    rank = _RANK_ALIASES.get(rank.lower(), rank.upper())
+    if rank not in RANKS or suit not in SUITS or len(rank) != 1:
+        raise ValueError(f"not a card: {text!r} (cards are rank then suit, like 'Th' or 'RJ')")
+    return rank + suit
+
+
+def card_text(card: str) -> str:
+    """A card as a person reads it: ``"Th"`` -> ``"10♥"``, ``"RJ"`` -> ``"Joker(R)"``."""
+    if card in JOKERS:
+        return f"Joker({card[0]})"
+    rank = "10" if card[0] == "T" else card[0]
+    return rank + SUIT_SYMBOLS[card[1]]
+
+
+def cards_text(cards: Iterable[str]) -> str:
+    return " ".join(card_text(c) for c in cards) or "-"
+
+
+class Action(NamedTuple):
+    """An action split into its verb and arguments; ``str()`` gives the action string back.
+
+    >>> Action.parse("beat Kd 9s")
+    Action.parse('beat Kd 9s')
+    >>> str(Action("play", ("Qh",)))
+    'play Qh'
+    """
+
+    verb: str
+    args: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Action:
+        words = text.split()
+        if not words:
+            raise ValueError("empty action")
+        return cls(words[0].lower(), tuple(words[1:]))
+
+    def __str__(self) -> str:
+        return " ".join((self.verb, *self.args))
+
+    def __repr__(self) -> str:
+        return f"Action.parse({str(self)!r})"
+
+
+def normalise_action(text: str) -> str:
+    """Canonical spelling of an action a person typed: verb lower-case, cards canonical.
+
+    ``"  Beat kd 10S "`` -> ``"beat Kd Ts"``. Arguments that are not cards (numbers, suit
+    letters) are kept, lower-cased. Never raises: a hopeless text comes back tidied only.
+    """
+    words = text.split()
+    if not words:
+        return ""
+    out = [words[0].lower()]
+    for w in words[1:]:
+        try:
+            out.append(parse_card(w))
+        except ValueError:
+            out.append(w.lower())
+    return " ".join(out)
+
+
+@dataclass(frozen=True)
+class Option:
+    """One game option: its name, default, the values allowed, and what it means.
+
+    Either ``choices`` lists the allowed values, or the option is an integer of at least
+    ``minimum``. A default of ``None`` means the game computes it (from the player count).
+    """
+
+    name: str
+    default: Any
+    doc: str
+    choices: tuple[Any, ...] = ()
+    minimum: int | None = None
+
+    def allowed_text(self) -> str:
+        if self.choices:
+            return " or ".join(repr(v) for v in self.choices)
+        return f"an integer >= {self.minimum}"
+
+    def check(self, value: Any) -> None:
+        if self.choices:
+            # type() too, so that True is not taken for 1 nor 36.0 for 36
+            ok = any(value == v and type(value) is type(v) for v in self.choices)
+        else:
+            ok = _is_int(value) and (self.minimum is None or value >= self.minimum)
+        if not ok:
+            raise ValueError(
+                f"option {self.name!r}: {value!r} is not allowed; allowed: {self.allowed_text()}"
+            )
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "default": self.default,
+            "allowed": self.allowed_text(),
+            "choices": list(self.choices),
+            "doc": self.doc,
+        }
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def ranking_from_scores(scores: Sequence[float]) -> list[int]:
+    """Places by score, 1 = best; equal scores share the better place and skip the next ones.
+
+    Scores 9, 9, 5 rank 1, 1, 3.
+    """
+    return [1 + sum(1 for other in scores if other > s) for s in scores]
+
+
+class Game:
+    """A ruleset with fixed options; a factory for states.
+
+    Subclasses set ``id``, ``name``, ``min_players``, ``max_players``, ``OPTIONS``, ``SUMMARY``
+    and ``state_class``, and may override :meth:`_check_options` for checks across options.
+    """
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    min_players: ClassVar[int]
+    max_players: ClassVar[int]
+    allowed_players: ClassVar[tuple[int, ...] | None] = None  # when not a plain range
+    default_players: ClassVar[int]
+    OPTIONS: ClassVar[tuple[Option, ...]] = ()
+    SUMMARY: ClassVar[str] = ""
+    state_class: ClassVar[type[State]]
+
+    def __init__(self, players: int | None = None, **options: Any) -> None:
+        if players is None:
+            players = self.default_players
+        counts = self.player_counts()
+        if not _is_int(players) or players not in counts:
+            raise ValueError(
+                f"option 'players': {players!r} is not allowed for {self.id}; allowed: "
+                + ", ".join(str(c) for c in counts)
+            )
+        known = {o.name: o for o in self.OPTIONS}
+        for name in options:
+            if name not in known:
+                raise ValueError(
+                    f"unknown option {name!r} for {self.id}; options are: players"
+                    + "".join(", " + o for o in known)
+                )
+        values: dict[str, Any] = {"players": players}
+        for opt in self.OPTIONS:
+            if opt.name in options:
+                opt.check(options[opt.name])
+                values[opt.name] = options[opt.name]
+            else:
+                values[opt.name] = self._default(opt, players)
+        self._check_options(values)
+        self.players: int = players
+        self.options = MappingProxyType(values)
+
+    @classmethod
+    def player_counts(cls) -> tuple[int, ...]:
+        if cls.allowed_players is not None:
+            return cls.allowed_players
+        return tuple(range(cls.min_players, cls.max_players + 1))
+
+    def _default(self, opt: Option, players: int) -> Any:
+        return opt.default
+
+    def _check_options(self, values: dict[str, Any]) -> None:
+        """Checks that involve several options; raise ValueError naming the option."""
+
+    @classmethod
+    def describe(cls) -> dict[str, Any]:
+        """The ruleset as data: id, name, player counts, options and a summary of the rules."""
+        return {
+            "id": cls.id,
+            "name": cls.name,
+            "players": list(cls.player_counts()),
+            "default_players": cls.default_players,
+            "options": [o.describe() for o in cls.OPTIONS],
+            "summary": cls.SUMMARY,
+        }
+
+    def new_state(
+        self,
+        seed: int | None = None,
+        decks: Sequence[Sequence[str]] | None = None,
+        dealer: int | None = None,
+        **kwargs: Any,
+    ) -> State:
+        """A new game. ``seed`` drives shuffles and draws by lot; ``decks`` fixes the deck of
+        each deal (top first, deals beyond the list fall back to the seed); ``dealer`` fixes
+        the first dealer."""
+        if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < self.players):
+            raise ValueError(f"dealer {dealer!r} is not a seat (0..{self.players - 1})")
+        return self.state_class(self, seed, decks, dealer, **kwargs)
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
+        return f"new_game({self.id!r}, {opts})"
+
+
+class State:
+    """The mutable play of one game. Subclasses implement the rules.
+
+    Subclasses keep ``self.current_player`` up to date (``None`` once the game is over), and
+    implement ``_legal_actions()``, ``_do(action)``, ``observation(seat)`` and ``scores``.
+    ``apply`` is the one checked entry point: an illegal action raises :class:`IllegalAction`
+    with a reason and leaves the state as it was.
+
+    For the conformance suite every state also implements ``_locations()``: a dict from place
+    name to the cards there, every card of the deck in exactly one place. ``"hand:N"`` is seat
+    N's hand, names starting ``"hidden:"`` are face down (stock, cards set aside), any other
+    place is face up for everyone (the trick, won tricks, the turned card, the discard). Cards
+    that were shown to everyone and then went into a hand (a turned card taken by its opener,
+    an announced combination) are kept in ``self._revealed``.
+    """
+
+    # The deck of this game; a subclass whose deck depends on options sets it on the
+    # instance before calling ``State.__init__``.
+    FULL_DECK: tuple[str, ...] = ()
+
+    def __init__(
+        self, game: Game, seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
+    ) -> None:
+        self.game = game
+        self.players = game.players
+        self.seed = seed
+        self._rng = random.Random(seed)
+        self._decks = [self._check_deck(d, i) for i, d in enumerate(decks or ())]
+        self._deals_started = 0
+        self.history: list[tuple[int, str]] = []
+        self.current_player: int | None = None
+        self._legal: list[str] | None = None
+        self._revealed: set[str] = set()
+        self.first_dealer = dealer if dealer is not None else self._rng.randrange(self.players)
+
+    # -- decks -----------------------------------------------------------------------------
+
+    def _check_deck(self, deck: Sequence[str], index: int) -> list[str]:
+        cards = list(deck)
+        full = self.FULL_DECK
+        if len(cards) != len(full) or set(cards) != set(full):
+            missing = sorted(set(full) - set(cards))
+            extra = sorted(set(cards) - set(full))
+            dupes = sorted({c for c in cards if cards.count(c) > 1})
+            raise ValueError(
+                f"deck {index} is not a full {self.game.id} deck of {len(full)} cards"
+                f" (missing {missing}, unknown {extra}, repeated {dupes})"
+            )
+        return cards
+
+    def _next_deck(self) -> list[str]:
+        """The deck for the next deal: the caller's, else a seeded shuffle."""
+        i = self._deals_started
+        self._deals_started += 1
+        if i < len(self._decks):
+            return list(self._decks[i])
+        deck = list(self.FULL_DECK)
+        self._rng.shuffle(deck)
+        return deck
+
+    # -- the public API --------------------------------------------------------------------
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.current_player is None
+
+    def legal_actions(self) -> list[str]:
+        """The legal actions of the player to act, in a canonical order (empty when over)."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._legal_actions() if self.current_player is not None else []
+        return list(legal)
+
+    def apply(self, action: str) -> None:
+        """Play ``action`` for the current player; IllegalAction (state unchanged) if not legal."""
+        legal = self._legal
+        if legal is None:
+            legal = self._legal = self._legal_actions() if self.current_player is not None else []
+        if action not in legal:
+            if not isinstance(action, str):
+                raise IllegalAction(f"illegal action {action!r}: actions are strings like 'play Th'")
+            tidy = normalise_action(action)
+            if tidy not in legal:
+                if self.current_player is None:
+                    raise IllegalAction(f"illegal action {action!r}: the game is over")
+                raise IllegalAction(self._why_illegal(tidy, action))
+            action = tidy
+        self.history.append((self.current_player, action))  # type: ignore[arg-type]
+        self._legal = None
+        self._do(action)
+
+    def _why_illegal(self, action: str, original: str) -> str:
+        """A reason for the error message; games override it with rule-specific reasons."""
+        return self._generic_reason(original)
+
+    def _generic_reason(self, original: str, why: str = "") -> str:
+        legal = self._legal or []
+        shown = ", ".join(repr(a) for a in legal[:12]) + (", ..." if len(legal) > 12 else "")
+        lead = f"illegal action {original!r} for seat {self.current_player}"
+        return f"{lead}: {why or 'not allowed now'}; legal: {shown}"
+
+    @property
+    def ranking(self) -> list[int]:
+        """Place per seat (1 = best, ties share the better place); final once terminal."""
+        return ranking_from_scores(self.scores)
+
+    @property
+    def scores(self) -> list[int]:  # pragma: no cover - every game overrides
+        raise NotImplementedError
+
+    def observation(self, seat: int) -> dict[str, Any]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _legal_actions(self) -> list[str]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _do(self, action: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _locations(self) -> dict[str, list[str]]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def clone(self) -> State:
+        """An independent copy (the Game, which is immutable, is shared)."""
+        return copy.deepcopy(self, {id(self.game): self.game})
+
+    def _check_seat(self, seat: int) -> None:
+        if not _is_int(seat) or not 0 <= seat < self.players:
+            raise ValueError(f"seat {seat!r} is not a seat of this game (0..{self.players - 1})")
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.game!r} seed={self.seed!r} moves={len(self.history)}>"

@@ -1,0 +1,1 @@
+"""The Atout arena: gRPC game server, storage, ratings, REST API and dashboard."""

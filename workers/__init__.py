@@ -1,0 +1,1 @@
+"""Celery workers: matches under deadlines, tournaments, leagues."""
