@@ -88,19 +88,28 @@ def check_cards_conserved(state: State) -> None:
     )
 
 
-def visible_to(state: State, seat: int) -> set[str]:
-    """The cards ``seat`` may see now: its hand, face-up places, and what was shown to all."""
+def history_cards(state: State) -> set[str]:
+    """Every card named by an action so far: actions are public, so these were seen by all."""
+    found: set[str] = set()
+    for _, action in state.history:
+        found |= cards_in(action)
+    return found
+
+
+def visible_to(state: State, seat: int, played: set[str]) -> set[str]:
+    """The cards ``seat`` may see now: its hand, face-up places, and what was shown to all
+    (``played``: the cards named by actions so far)."""
     places = state._locations()
     allowed = set(places.get(f"hand:{seat}", ()))
     for place, cards in places.items():
         if not place.startswith("hand:") and not place.startswith("hidden:"):
             allowed.update(cards)
-    for _, action in state.history:
-        allowed |= cards_in(action)
-    return allowed | state._revealed
+    return allowed | played | state._revealed
 
 
-def check_observations(state: State, game_id: str) -> None:
+def check_observations(state: State, game_id: str, played: set[str] | None = None) -> None:
+    if played is None:
+        played = history_cards(state)
     for seat in range(state.players):
         obs = state.observation(seat)
         json.dumps(obs)
@@ -110,7 +119,7 @@ def check_observations(state: State, game_id: str) -> None:
         assert obs["current_player"] == state.current_player
         assert sorted(obs["hand"]) == sorted(state._locations()[f"hand:{seat}"])
         assert obs["scores"] == state.scores
-        leaked = cards_in(obs) - visible_to(state, seat)
+        leaked = cards_in(obs) - visible_to(state, seat, played)
         assert not leaked, f"seat {seat} sees {sorted(leaked)} it may not see: {obs}"
 
 
@@ -148,6 +157,7 @@ def playout(
     state = game.new_state(seed=seed)
     rng = random.Random(seed * 7919 + 1)
     actions: list[str] = []
+    played: set[str] = set()  # cards named by the actions so far, kept up to date as we go
     steps = 0
     while not state.is_terminal:
         steps += 1
@@ -157,12 +167,13 @@ def playout(
         assert len(set(legal)) == len(legal), f"repeated legal actions: {legal}"
         if full_checks or rng.random() < 0.03:
             check_cards_conserved(state)
-            check_observations(state, game_id)
+            check_observations(state, game_id, played)
         if full_checks and rng.random() < 0.05:
             check_illegal_unchanged(state, rng)
         action = rng.choice(legal)
         state.apply(action)
         actions.append(action)
+        played |= cards_in(action)
     assert state.current_player is None
     assert state.legal_actions() == []
     with pytest.raises(IllegalAction):

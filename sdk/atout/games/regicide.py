@@ -1,18 +1,422 @@
-"""Placeholder: being written. See RULES.md."""
+"""Régicide: a trick-taking game in which the winner of a trick may change the trump or turn
+the ranking upside down (RULES.md, section "regicide — Régicide").
+
+One deal: 9 cards each, someone opens the trump by turning the top card of the stock and
+taking it, the rest of the stock fills every hand to ``42 // players`` cards, then the hands
+are played out in tricks. The player (or team) with most tricks scores that many points;
+the game ends after a deal in which someone reaches 50.
+
+Phases of a deal, each with its actions:
+
+- ``"open"``: ``open`` or ``pass``, from the dealer clockwise (the dealer may only ``open``
+  once everyone has passed);
+- ``"name_trump"``: the opener turned a joker and names the trump, ``trump c|d|h|s``;
+- ``"play"``: ``play C``;
+- ``"choose"``: the winner of a trick, before leading, plays ``keep``, ``trump S`` or
+  ``invert``.
+"""
 
 from __future__ import annotations
 
-from .core import Game, State
+from collections.abc import Sequence
+from typing import Any
+
+from .core import JOKERS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Game, Option, State, card_text, cards_text
+
+RANK_ORDER = "A23456789K"  # low to high in the normal ranking
+DECK: tuple[str, ...] = tuple(r + s for s in SUITS for r in RANK_ORDER) + JOKERS
+FIRST_HAND = 9  # cards each before the trump is opened
+WINNING_TOTAL = 50
+
+# Canonical order of a hand (and so of the legal actions): by suit, then rank, jokers last.
+_HAND_ORDER = {card: i for i, card in enumerate(DECK)}
+# Rank strength of the suit cards under each ranking; jokers are handled apart (above all).
+_NORMAL = {card: RANK_ORDER.index(card[0]) for card in DECK if card not in JOKERS}
+_INVERTED = {card: len(RANK_ORDER) - 1 - v for card, v in _NORMAL.items()}
+_PLAY = {card: "play " + card for card in DECK}
+_TRUMP = {suit: "trump " + suit for suit in SUITS}
+
+
+def card_strength(card: str, inverted: bool) -> int:
+    """Rank of ``card`` within its suit, 0 (lowest) to 9, under the given ranking; jokers 10."""
+    if card in JOKERS:
+        return len(RANK_ORDER)
+    return (_INVERTED if inverted else _NORMAL)[card]
+
+
+def trick_winner(trick: list[tuple[int, str]], trump: str | None, inverted: bool) -> int:
+    """The seat that wins a complete trick (a list of ``(seat, card)`` in play order)."""
+    # The first joker played wins; else the highest trump; else the highest card of the suit led.
+    for seat, card in trick:
+        if card in JOKERS:
+            return seat
+    order = _INVERTED if inverted else _NORMAL
+    led = trick[0][1][1]
+    best_seat, best_key = trick[0][0], (0, -1)
+    for seat, card in trick:
+        suit = card[1]
+        key = (2 if suit == trump else 1 if suit == led else 0, order[card])
+        if key > best_key:
+            best_seat, best_key = seat, key
+    return best_seat
 
 
 class RegicideState(State):
-    pass
+    FULL_DECK = DECK
+
+    def __init__(
+        self, game: Game, seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
+    ) -> None:
+        State.__init__(self, game, seed, decks, dealer)
+        n = self.players
+        self.teams: bool = game.options["teams"]
+        self.tie: str = game.options["tie"]
+        self.hand_size = len(DECK) // n  # 2 players: 21, 3: 14, 4: 10
+        # Scoring units: seats, or the two partnerships 0+2 and 1+3 (unit = seat % 2).
+        self.totals = [0] * (2 if self.teams else n)
+        self.carry = 0  # tied points waiting for the next deal (option tie="carry")
+        self.deal = 0
+        self.dealer = self.first_dealer
+        self.last_deal: dict[str, Any] | None = None
+        self._start_deal()
+
+    # -- the deal --------------------------------------------------------------------------
+
+    def _start_deal(self) -> None:
+        n = self.players
+        self.deal += 1
+        if self.deal > 1:
+            # Later deals are dealt by the player to the left of the previous dealer.
+            self.dealer = (self.dealer + 1) % n
+        deck = self._next_deck()
+        hands: list[list[str]] = [[] for _ in range(n)]
+        for i in range(FIRST_HAND * n):
+            hands[(self.dealer + 1 + i) % n].append(deck[i])
+        for hand in hands:
+            hand.sort(key=_HAND_ORDER.__getitem__)
+        self.hands = hands
+        self.stock = deck[FIRST_HAND * n :]  # face down, top first
+        self.aside: list[str] = []
+        # Decision (ours): taken tricks are public (every card of them was played face up),
+        # but an observation shows only the current and the last completed trick of the deal.
+        self.won: list[list[str]] = [[] for _ in range(n)]
+        self.tricks_won = [0] * n
+        self.trick: list[tuple[int, str]] = []
+        # Decision (ours): a new deal starts with no last trick (the previous deal's cards are
+        # in new hands); its result stays in last_deal.
+        self.last_trick: list[tuple[int, str]] = []
+        self.last_trick_winner: int | None = None
+        # Changes of trump and ranking last until the end of the deal only.
+        self.trump: str | None = None
+        self.inverted = False
+        self.opener: int | None = None
+        self.turned: str | None = None
+        self._revealed = set()  # the turned card of this deal, once taken
+        self._passes = 0
+        self.phase = "open"
+        self.current_player = self.dealer  # the opening starts with the dealer
+
+    def _open(self, seat: int) -> None:
+        card = self.stock.pop(0)
+        self.opener, self.turned = seat, card
+        hand = self.hands[seat]
+        hand.append(card)  # the opener takes the turned card, which everyone saw
+        hand.sort(key=_HAND_ORDER.__getitem__)
+        # Decision (ours): the turned card stays in the observations ("turned") all deal long.
+        self._revealed.add(card)
+        if card in JOKERS:
+            self.phase = "name_trump"  # the opener keeps the joker and names the trump
+        else:
+            self.trump = card[1]
+            self._deal_rest()
+
+    def _deal_rest(self) -> None:
+        # Decision (RULES.md): the rest of the stock is dealt one card at a time, clockwise from
+        # the dealer's left, skipping full hands, until every hand holds 42 // n cards; the cards
+        # left over (2 with 4 players) are set aside unseen.
+        n, size, hands, stock = self.players, self.hand_size, self.hands, self.stock
+        missing = sum(size - len(h) for h in hands)
+        taken = 0
+        while taken < missing:
+            for offset in range(1, n + 1):
+                hand = hands[(self.dealer + offset) % n]
+                if len(hand) < size:
+                    hand.append(stock[taken])
+                    taken += 1
+        for hand in hands:
+            hand.sort(key=_HAND_ORDER.__getitem__)
+        self.aside = stock[taken:]
+        self.stock = []
+        self.phase = "play"
+        self.current_player = self.dealer  # the dealer leads the first trick
+
+    def _unit(self, seat: int) -> int:
+        return seat % 2 if self.teams else seat
+
+    def _unit_tricks(self) -> list[int]:
+        t = self.tricks_won
+        return [t[0] + t[2], t[1] + t[3]] if self.teams else list(t)
+
+    def _end_deal(self) -> None:
+        tricks = self._unit_tricks()
+        most = max(tricks)
+        points = most + self.carry
+        leaders = [u for u, t in enumerate(tricks) if t == most]
+        if len(leaders) > 1:
+            # A tie for most tricks goes to the tied player with the higher total so far.
+            # Decision (ours): with teams, the tied teams' totals are compared.
+            best = max(self.totals[u] for u in leaders)
+            leaders = [u for u in leaders if self.totals[u] == best]
+        award = [0] * len(self.totals)
+        if len(leaders) == 1 or self.tie == "share":
+            # tie="share": each of the players still tied scores the points.
+            for u in leaders:
+                award[u] = points
+            self.carry = 0
+        else:
+            # tie="carry": the points go to the next deal's award, piling up over tied deals.
+            self.carry = points
+        for u, a in enumerate(award):
+            self.totals[u] += a
+        self.last_deal = {
+            "total": [award[self._unit(s)] for s in range(self.players)],
+            "tricks": list(self.tricks_won),
+            "carried": self.carry,
+        }
+        # The game ends after a deal in which a player (team) reaches 50; the highest total
+        # wins. Such a deal awarded points, so no carried points are ever left over at the end.
+        if max(self.totals) >= WINNING_TOTAL:
+            self.phase = "over"
+            self.current_player = None
+        else:
+            self._start_deal()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def _playable(self, hand: list[str]) -> list[str]:
+        trick = self.trick
+        if not trick:
+            return hand
+        led = trick[0][1]
+        if led in JOKERS:
+            return hand  # Decision (RULES.md): after a joker lead, any card may be played.
+        suit = led[1]
+        follow = [c for c in hand if c[1] == suit]
+        if not follow:
+            return hand
+        # Decision (RULES.md): a joker may be played at any time, even by a player able to
+        # follow suit. Jokers come last in a hand, so the order stays canonical.
+        return follow + [c for c in hand if c in JOKERS]
+
+    def _legal_actions(self) -> list[str]:
+        phase = self.phase
+        if phase == "play":
+            return [_PLAY[c] for c in self._playable(self.hands[self.current_player])]  # type: ignore[index]
+        if phase == "choose":
+            return ["keep", *(_TRUMP[s] for s in SUITS if s != self.trump), "invert"]
+        if phase == "open":
+            # If all pass, the dealer must open.
+            return ["open"] if self._passes == self.players else ["open", "pass"]
+        return [_TRUMP[s] for s in SUITS]  # name_trump
+
+    def _do(self, action: str) -> None:
+        seat: int = self.current_player  # type: ignore[assignment]
+        phase = self.phase
+        if phase == "play":
+            self._play(seat, action[5:])
+        elif phase == "choose":
+            if action == "invert":
+                self.inverted = not self.inverted  # a second inversion restores the order
+            elif action != "keep":
+                self.trump = action[-1]
+            self.phase = "play"  # the chooser now leads
+        elif phase == "open":
+            if action == "open":
+                self._open(seat)
+            else:
+                self._passes += 1
+                self.current_player = (seat + 1) % self.players
+        else:  # name_trump
+            self.trump = action[-1]
+            self._deal_rest()
+
+    def _play(self, seat: int, card: str) -> None:
+        self.hands[seat].remove(card)
+        trick = self.trick
+        trick.append((seat, card))
+        if len(trick) < self.players:
+            self.current_player = (seat + 1) % self.players
+            return
+        winner = trick_winner(trick, self.trump, self.inverted)
+        self.won[winner].extend(c for _, c in trick)
+        self.tricks_won[winner] += 1
+        previous = self.last_trick_winner
+        self.last_trick, self.last_trick_winner, self.trick = trick, winner, []
+        if not self.hands[winner]:
+            self._end_deal()  # no choice follows the last trick of a deal
+            return
+        self.current_player = winner
+        # The winner chooses only if the same seat did not also win the previous trick (the
+        # first trick's winner always chooses); the same seat, also in team play.
+        self.phase = "choose" if winner != previous else "play"
+
+    # -- reasons for illegal actions -------------------------------------------------------
+
+    def _why_illegal(self, action: str, original: str) -> str:
+        words = action.split()
+        verb = words[0] if words else ""
+        phase = self.phase
+        why = ""
+        if phase == "open":
+            if action == "pass":
+                why = "everyone passed, so the dealer must open"
+            elif verb in ("play", "keep", "invert", "trump"):
+                why = "the trump is not opened yet: open the top card of the stock or pass"
+        elif phase == "name_trump":
+            why = (
+                f"you turned {self.turned}: name the trump suit with 'trump c', 'trump d',"
+                " 'trump h' or 'trump s'"
+            )
+        elif phase == "choose":
+            if action == f"trump {self.trump}":
+                why = f"{SUIT_NAMES[self.trump]} is already trump"  # type: ignore[index]
+            elif verb == "play":
+                why = "you won the trick: first choose keep, trump (another suit) or invert, then lead"
+            elif verb == "trump":
+                why = "trump takes a suit letter: c, d, h or s"
+        elif verb in ("keep", "invert", "trump"):
+            if not self.trick and self.last_trick_winner == self.current_player:
+                why = "you won the previous trick too, so you lead without changing the rules"
+            else:
+                why = "only the winner of a trick may change the rules, before leading"
+        elif verb in ("open", "pass"):
+            why = f"the trump is already opened ({SUIT_NAMES[self.trump]})"  # type: ignore[index]
+        elif verb == "play" and len(words) == 2:
+            why = self._why_not_playable(words[1])
+        return self._generic_reason(original, why)
+
+    def _why_not_playable(self, card: str) -> str:
+        if card not in _HAND_ORDER:
+            return f"{card!r} is not a card of régicide (ranks A 2 3 4 5 6 7 8 9 K, jokers RJ BJ)"
+        hand = self.hands[self.current_player]  # type: ignore[index]
+        if card not in hand:
+            return f"you do not hold {card}"
+        suit = self.trick[0][1][1]
+        follow = ", ".join(c for c in hand if c[1] == suit)
+        return f"must follow {SUIT_NAMES[suit]} (you hold {follow})"
+
+    # -- views -----------------------------------------------------------------------------
+
+    @property
+    def scores(self) -> list[int]:
+        """Running totals per seat; with teams, the team's total on each member."""
+        return [self.totals[self._unit(s)] for s in range(self.players)]
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        self._check_seat(seat)
+        return {
+            "game": "regicide",
+            "seat": seat,
+            "players": self.players,
+            "teams": [[0, 2], [1, 3]] if self.teams else None,
+            "deal": self.deal,
+            "dealer": self.dealer,
+            "phase": self.phase,
+            "current_player": self.current_player,
+            "hand": list(self.hands[seat]),
+            "hand_sizes": [len(h) for h in self.hands],
+            "hand_size": self.hand_size,
+            "stock": len(self.stock),
+            "aside": len(self.aside),
+            "passes": self._passes if self.phase == "open" else None,
+            "opener": self.opener,
+            "turned": self.turned,
+            "trump": self.trump,
+            "inverted": self.inverted,
+            "trick": [[s, c] for s, c in self.trick],
+            "last_trick": [[s, c] for s, c in self.last_trick],
+            "last_trick_winner": self.last_trick_winner,
+            "choice": self.phase == "choose",
+            "tricks_won": list(self.tricks_won),
+            "team_tricks_won": self._unit_tricks() if self.teams else None,
+            "scores": self.scores,
+            "carry": self.carry,
+            "last_deal": self.last_deal,
+        }
+
+    def _locations(self) -> dict[str, list[str]]:
+        places = {f"hand:{s}": list(h) for s, h in enumerate(self.hands)}
+        places["hidden:stock"] = list(self.stock)
+        places["hidden:aside"] = list(self.aside)
+        places["trick"] = [c for _, c in self.trick]
+        for s, cards in enumerate(self.won):
+            places[f"tricks:{s}"] = list(cards)
+        return places
+
+    def __str__(self) -> str:
+        ranking = "inverted (K low, A high)" if self.inverted else "normal (A low, K high)"
+        trump = f"{SUIT_SYMBOLS[self.trump]} {SUIT_NAMES[self.trump]}" if self.trump else "not chosen yet"
+        teams = ", teams 0+2 vs 1+3" if self.teams else ""
+        lines = [
+            f"Régicide (regicide), {self.players} players{teams}: deal {self.deal},"
+            f" dealer seat {self.dealer}, phase {self.phase}",
+            f"Trump: {trump}; ranking {ranking}",
+        ]
+        if self.opener is not None:
+            lines.append(f"Opened by seat {self.opener}, who turned {card_text(self.turned)}")  # type: ignore[arg-type]
+        elif self.stock:
+            lines.append(f"Stock: {len(self.stock)} cards face down, {self._passes} passed")
+        for s, hand in enumerate(self.hands):
+            mark = "  <- to act" if s == self.current_player else ""
+            lines.append(f"Seat {s}: {cards_text(hand)}  ({self.tricks_won[s]} tricks){mark}")
+        if self.trick:
+            lines.append("Trick: " + ", ".join(f"seat {s} {card_text(c)}" for s, c in self.trick))
+        if self.last_trick:
+            shown = ", ".join(f"seat {s} {card_text(c)}" for s, c in self.last_trick)
+            lines.append(f"Last trick: {shown}; won by seat {self.last_trick_winner}")
+        carry = f" (carried: {self.carry})" if self.carry else ""
+        lines.append("Scores: " + " ".join(str(x) for x in self.scores) + carry)
+        if self.current_player is None:
+            lines.append("Game over; ranking: " + " ".join(str(p) for p in self.ranking))
+        return "\n".join(lines)
 
 
 class Regicide(Game):
     id = "regicide"
-    name = "Regicide"
+    name = "Régicide"
     min_players = 2
-    max_players = 2
+    max_players = 4
+    # Decision (ours): two players by default, the seed's own advice ("the best option is
+    # playing with 2 players").
     default_players = 2
+    OPTIONS = (
+        Option(
+            "teams",
+            False,
+            "4 players only: two partnerships, seats 0+2 against 1+3, counting tricks and points together",
+            choices=(False, True),
+        ),
+        Option(
+            "tie",
+            "carry",
+            "when players tied for most tricks also tie on total: 'carry' adds the points to the"
+            " next deal's award, 'share' gives the points to each of them",
+            choices=("carry", "share"),
+        ),
+    )
+    SUMMARY = (
+        "A trick-taking game for 2, 3 or 4 players (or two teams of two) with 42 cards: A 2-9 K"
+        " in four suits, ace low, plus two jokers above everything. After 9 cards each, a player"
+        " opens the trump by turning the top card of the stock and taking it; the rest of the stock"
+        " then fills the hands. Follow suit if able; a joker may always be played, and the first"
+        " joker wins the trick. The winner of a trick who did not win the previous one may keep"
+        " the rules, change the trump or invert the ranking. The player (team) with most tricks"
+        " scores that many points; the game ends when someone reaches 50."
+    )
     state_class = RegicideState
+
+    def _check_options(self, values: dict[str, Any]) -> None:
+        if values["teams"] and values["players"] != 4:
+            raise ValueError(
+                f"option 'teams': True needs 4 players (two teams of two), not {values['players']}"
+            )
