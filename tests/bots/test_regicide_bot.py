@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from atout.bot import Observation
 from atout.bots import RandomBot
 from atout.bots.regicide import RegicideHeuristicBot

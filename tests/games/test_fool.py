@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 
 import pytest
+
 from atout.games import IllegalAction, new_game
 from atout.games.fool import CARD_ORDER, RANK_VALUE, Fool, FoolState
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
+
 from atout.games import IllegalAction, new_game
 from atout.games.regicide import DECK, Regicide, RegicideState, trick_winner
 

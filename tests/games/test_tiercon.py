@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
+
 from atout.games import GAMES, IllegalAction, new_game
 from atout.games.tiercon import (
     DECK,
