@@ -66,6 +66,7 @@ class MatchInfo:
     seat: int
     players: int
     options: dict[str, Any] = field(default_factory=dict)
+    seat_names: list[str] = field(default_factory=list)  # bot name in each seat, when known
 
 
 @dataclass
@@ -96,6 +97,15 @@ class Bot:
     def act(self, observation: Observation) -> str:
         """Return one of ``observation.legal_actions``."""
         raise NotImplementedError
+
+    def on_rejection(self, observation: Observation, action: str, reason: str) -> str | None:
+        """The arena did not accept ``action`` for ``observation``; ``reason`` says why.
+
+        Return another action to try again before the deadline, or ``None`` (the default) to
+        leave it: the arena then plays its fallback for this decision and counts a fault.
+        Only called by the runner (locally, :func:`atout.local.play` raises instead).
+        """
+        return None
 
     def on_match_end(self, result: MatchResult) -> None:
         """Called once when the match is over."""

@@ -1,0 +1,434 @@
+"""Connect a bot to the arena and play every match it is seated in: :func:`atout.run`.
+
+>>> import atout
+>>> from atout.bots import RandomBot
+>>> atout.run(RandomBot, "arena.example.org:50051", token="...")  # doctest: +SKIP
+
+One ``BotGateway.Connect`` stream carries every match. The runner makes one Bot instance per
+match (from the class or zero-argument factory it is given), calls its hooks in order for that
+match, and plays different matches concurrently on a thread pool. It answers the arena's
+keep-alives, pings a silent arena itself, and reconnects with exponential backoff when the stream
+breaks. What happens when a bot misbehaves:
+
+- ``act()`` raises: the traceback is logged with the match and seat; nothing is sent, so the arena
+  times the decision out and plays its fallback (a fault). The runner keeps playing.
+- ``act()`` returns a string that is not in ``legal_actions``: a warning is logged and the string is
+  sent anyway: the arena's engine decides (it may accept another spelling of a legal action), and
+  a refusal comes back as a Rejection.
+- A Rejection is logged as a warning with the arena's reason, then ``bot.on_rejection(observation,
+  action, reason)`` is asked for another answer (default: none), at most 3 times per request.
+- A request the arena sends again after a reconnect is answered from memory: the bot is never asked
+  the same request twice.
+
+It stops (raising) when the token is refused (:class:`AuthenticationError`), when another
+connection of the same bot takes over (:class:`ConnectionReplacedError`), when the arena does not speak
+this protocol (:class:`ProtocolError`), or after ``max_reconnects`` failed attempts in a row
+(:class:`ConnectionLostError`). ``stop()``, a ``stop`` event, Ctrl-C or SIGTERM end it cleanly
+(``run`` returns ``None``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import queue
+import random
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from types import FrameType
+
+import grpc
+
+from ._dispatch import MatchDispatcher
+from .bot import Bot
+from .v1 import atout_pb2 as pb
+from .v1 import atout_pb2_grpc
+
+log = logging.getLogger("atout")
+
+PROTOCOL_VERSION = 1
+DEFAULT_SERVER = "127.0.0.1:50051"
+
+
+class AtoutError(Exception):
+    """Why the runner stopped, when it did not stop because it was asked to."""
+
+    exit_code = 1
+
+
+class ConnectionLostError(AtoutError):
+    """The arena could not be reached (again) within ``max_reconnects`` attempts."""
+
+    exit_code = 1
+
+
+class AuthenticationError(AtoutError):
+    """The arena refused the token (or none was given)."""
+
+    exit_code = 2
+
+
+class ConnectionReplacedError(AtoutError):
+    """Another connection with the same bot token took over this bot."""
+
+    exit_code = 3
+
+
+class ProtocolError(AtoutError):
+    """The server is not an Atout arena speaking this protocol version."""
+
+    exit_code = 4
+
+
+def client_string() -> str:
+    from . import __version__
+
+    return f"atout-sdk/{__version__} python/{platform.python_version()}"
+
+
+class _Connection:
+    """One Connect call: its outgoing queue, its liveness clock, and why it was cancelled."""
+
+    def __init__(self) -> None:
+        self.outgoing: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+        self.started = time.monotonic()
+        self.last_received = self.started
+        self.last_ping_sent = 0.0
+        self.welcome: pb.Welcome | None = None
+        self.call: grpc.Future | None = None
+        self.cancel_reason = ""
+        self.fatal: AtoutError | None = None
+        self.closed = threading.Event()
+        self._half_closed = False
+        self._lock = threading.Lock()
+
+    def requests(self, hello: pb.BotMessage) -> Iterator[pb.BotMessage]:
+        yield hello
+        while True:
+            msg = self.outgoing.get()
+            if msg is None:
+                return
+            yield msg
+
+    def cancel(self, reason: str) -> None:
+        if not self.cancel_reason:
+            self.cancel_reason = reason
+        if self.call is not None:
+            self.call.cancel()
+
+    def half_close(self) -> None:
+        """End the bot's side of the stream (the arena sees the end of its request stream)."""
+        with self._lock:
+            if self._half_closed:
+                return
+            self._half_closed = True
+        self.outgoing.put(None)
+
+    def close(self) -> None:
+        self.closed.set()
+        self.half_close()
+
+
+class Runner:
+    """The machinery behind :func:`run`; use it directly to stop a runner from another thread."""
+
+    def __init__(
+        self,
+        bot: type[Bot] | Callable[[], Bot],
+        server: str = DEFAULT_SERVER,
+        token: str | None = None,
+        *,
+        max_workers: int = 8,
+        reconnect: bool = True,
+        max_reconnects: int | None = 100,
+        backoff: tuple[float, float] = (0.2, 10.0),
+        connect_timeout: float = 10.0,
+        keepalive: float = 20.0,
+        tls: bool = False,
+        stop: threading.Event | None = None,
+    ) -> None:
+        if isinstance(bot, Bot):
+            raise TypeError(
+                f"pass the bot's class (or a zero-argument factory), not an instance: one "
+                f"{type(bot).__name__} is made for each match, e.g. atout.run({type(bot).__name__}, ...)"
+            )
+        if not callable(bot):
+            raise TypeError(f"bot must be a Bot subclass or a zero-argument factory, not {bot!r}")
+        if ":" not in server:
+            raise ValueError(f"server must be HOST:PORT, not {server!r}")
+        token = token if token is not None else os.environ.get("ATOUT_TOKEN")
+        if not token:
+            raise AuthenticationError("no bot token: pass token=... or set ATOUT_TOKEN")
+        self.factory = bot
+        self.server = server
+        self._token = token
+        self.max_workers = max_workers
+        self.reconnect = reconnect
+        self.max_reconnects = max_reconnects
+        self.backoff = backoff
+        self.connect_timeout = connect_timeout
+        self.keepalive = keepalive
+        self.tls = tls
+        self.stopping = stop if stop is not None else threading.Event()
+        self.connections = 0  # Connect calls made, for tests and logs
+        self.close_grace = 1.0  # seconds the arena has to end the stream after we close our side
+        self._conn: _Connection | None = None
+        self._nonce = 0
+        self._dispatcher: MatchDispatcher | None = None
+
+    # ------------------------------------------------------------------ public
+
+    def run(self) -> None:
+        """Connect and play until stopped; raise an :class:`AtoutError` when it cannot go on."""
+        executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="atout-bot")
+        self._dispatcher = MatchDispatcher(self.factory, self.send, executor)
+        failures = 0
+        try:
+            while not self.stopping.is_set():
+                conn = _Connection()
+                try:
+                    self._connect_once(conn)
+                finally:
+                    conn.close()
+                if self.stopping.is_set():
+                    break
+                if conn.fatal is not None:
+                    raise conn.fatal
+                if conn.welcome is not None:
+                    failures = 0
+                failures += 1
+                reason = conn.cancel_reason or "the stream ended"
+                if not self.reconnect:
+                    raise ConnectionLostError(
+                        f"connection to {self.server} lost ({reason}); not reconnecting"
+                    )
+                if self.max_reconnects is not None and failures > self.max_reconnects:
+                    raise ConnectionLostError(
+                        f"gave up on {self.server} after {self.max_reconnects} reconnection attempts "
+                        f"({reason})"
+                    )
+                base, cap = self.backoff
+                delay = min(cap, base * 2 ** (failures - 1)) * random.uniform(0.5, 1.0)
+                log.warning(
+                    "%s %s (%s); reconnecting in %.1f s (attempt %d%s)",
+                    "connection to" if conn.welcome is not None else "cannot connect to",
+                    self.server,
+                    reason,
+                    delay,
+                    failures,
+                    f" of {self.max_reconnects}" if self.max_reconnects is not None else "",
+                )
+                self.stopping.wait(delay)
+            log.info("stopped")
+        finally:
+            self._dispatcher.close()
+            executor.shutdown(wait=False, cancel_futures=True)
+
+    def stop(self) -> None:
+        """Ask the runner to close its stream and return. Safe from any thread or a signal handler."""
+        self.stopping.set()  # the connection's watchdog closes the stream within 50 ms
+
+    def send(self, msg: pb.BotMessage) -> None:
+        """Send a message on the current stream (dropped when there is none: the arena re-sends)."""
+        conn = self._conn
+        if conn is None or conn.closed.is_set():
+            log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
+            return
+        conn.outgoing.put(msg)
+
+    def active_matches(self) -> list[str]:
+        return self._dispatcher.active_matches() if self._dispatcher is not None else []
+
+    # ------------------------------------------------------------------ one connection
+
+    def _channel(self) -> grpc.Channel:
+        options = [("grpc.enable_retries", 0), ("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+        if self.tls:
+            return grpc.secure_channel(self.server, grpc.ssl_channel_credentials(), options=options)
+        return grpc.insecure_channel(self.server, options=options)
+
+    def _connect_once(self, conn: _Connection) -> None:
+        """Run one Connect call to its end; record why it ended on ``conn``."""
+        self.connections += 1
+        log.info("connecting to %s", self.server)
+        hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, client=client_string()))
+        # A fresh channel per attempt: a channel that failed keeps its own (long) backoff.
+        with self._channel() as channel:
+            stub = atout_pb2_grpc.BotGatewayStub(channel)
+            conn.call = stub.Connect(
+                conn.requests(hello), metadata=(("authorization", f"Bearer {self._token}"),)
+            )
+            self._conn = conn
+            watchdog = threading.Thread(target=self._watch, args=(conn,), name="atout-watchdog", daemon=True)
+            watchdog.start()
+            try:
+                for msg in conn.call:
+                    conn.last_received = time.monotonic()
+                    try:
+                        self._on_message(conn, msg)
+                    except Exception:  # a bug here must not end a long-running bot
+                        log.exception("error while handling %s from the arena", msg.WhichOneof("kind"))
+                    if conn.fatal is not None:
+                        conn.cancel(str(conn.fatal))
+                        break
+            except grpc.RpcError as exc:
+                self._on_rpc_error(conn, exc)
+            finally:
+                conn.close()
+                conn.call.cancel()
+                watchdog.join(timeout=1.0)
+
+    def _on_message(self, conn: _Connection, msg: pb.ArenaMessage) -> None:
+        kind = msg.WhichOneof("kind")
+        if kind == "ping":
+            self.send(pb.BotMessage(pong=pb.Pong(nonce=msg.ping.nonce)))
+        elif kind == "pong":
+            pass
+        elif kind == "welcome":
+            conn.welcome = msg.welcome
+            log.info(
+                "connected as %s to %s%s",
+                msg.welcome.bot_name or msg.welcome.bot_id or "?",
+                self.server,
+                f" (game server {msg.welcome.server_id})" if msg.welcome.server_id else "",
+            )
+        elif kind == "error":
+            self._on_error(conn, msg.error)
+        elif kind is None:
+            log.warning("empty message from the arena; ignored")
+        else:
+            assert self._dispatcher is not None
+            self._dispatcher.handle(msg)
+
+    def _on_error(self, conn: _Connection, error: pb.Error) -> None:
+        if error.code == "replaced":
+            log.error("another connection took over this bot (%s); stopping", error.message or "replaced")
+            conn.fatal = ConnectionReplacedError(f"another connection took over this bot: {error.message}")
+        elif error.code == "unsupported_version":
+            log.error("the arena does not support this client: %s", error.message)
+            conn.fatal = ProtocolError(f"{error.code}: {error.message}")
+        elif error.code == "shutting_down":
+            log.info("the arena server is shutting down (%s); will reconnect", error.message)
+            conn.cancel_reason = "the arena server shut down"
+        else:
+            log.error("the arena reported an error: %s: %s", error.code, error.message)
+
+    def _on_rpc_error(self, conn: _Connection, exc: grpc.RpcError) -> None:
+        code = exc.code() if hasattr(exc, "code") else None
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        if self.stopping.is_set():
+            return
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            log.error("the arena rejected the token for %s: %s", self.server, details)
+            conn.fatal = AuthenticationError(f"the arena rejected the token for {self.server}: {details}")
+        elif code == grpc.StatusCode.PERMISSION_DENIED:
+            log.error("the arena refused this bot on %s: %s", self.server, details)
+            conn.fatal = AuthenticationError(f"the arena refused this bot on {self.server}: {details}")
+        elif code == grpc.StatusCode.UNIMPLEMENTED:
+            log.error("%s is not an Atout arena (no BotGateway.Connect): %s", self.server, details)
+            conn.fatal = ProtocolError(f"{self.server} has no BotGateway.Connect: {details}")
+        elif code == grpc.StatusCode.CANCELLED and conn.cancel_reason:
+            pass  # cancelled by us (watchdog): the reason is already recorded
+        elif not conn.cancel_reason:
+            conn.cancel_reason = f"{code.name if code is not None else 'error'}: {details}"
+
+    def _watch(self, conn: _Connection) -> None:
+        """Notice a stop request, a missing Welcome, or a silent arena; ping when it is quiet."""
+        while not conn.closed.wait(0.05):
+            now = time.monotonic()
+            if self.stopping.is_set():
+                # Close our side first so the arena sees a clean end; cancel if it lingers.
+                conn.half_close()
+                if not conn.closed.wait(self.close_grace):
+                    conn.cancel("stopping")
+                return
+            if conn.welcome is None:
+                if now - conn.started > self.connect_timeout:
+                    conn.cancel(f"no Welcome within {self.connect_timeout:.0f} s")
+                    return
+                continue
+            interval = conn.welcome.keepalive_ms / 1000 if conn.welcome.keepalive_ms else self.keepalive
+            silent = now - conn.last_received
+            if silent > 3 * interval + 1:
+                conn.cancel(f"the arena was silent for {silent:.0f} s")
+                return
+            if silent > interval and now - conn.last_ping_sent > interval:
+                self._nonce += 1
+                conn.last_ping_sent = now
+                self.send(pb.BotMessage(ping=pb.Ping(nonce=self._nonce)))
+
+
+def run(
+    bot: type[Bot] | Callable[[], Bot],
+    server: str = DEFAULT_SERVER,
+    token: str | None = None,
+    *,
+    max_workers: int = 8,
+    reconnect: bool = True,
+    max_reconnects: int | None = 100,
+    backoff: tuple[float, float] = (0.2, 10.0),
+    connect_timeout: float = 10.0,
+    keepalive: float = 20.0,
+    tls: bool = False,
+    stop: threading.Event | None = None,
+    handle_signals: bool = True,
+) -> None:
+    """Connect ``bot`` to the arena at ``server`` and play every match it is seated in.
+
+    - ``bot``: a :class:`~atout.Bot` subclass, or a zero-argument factory returning a fresh Bot;
+      one instance is made per match.
+    - ``token``: the bot's token (default: the ``ATOUT_TOKEN`` environment variable).
+    - ``max_workers``: matches whose decisions can be computed at the same time.
+    - ``reconnect``/``max_reconnects``/``backoff``: on a broken stream, retry after ``backoff[0]``
+      seconds doubling up to ``backoff[1]`` (with jitter), giving up after ``max_reconnects``
+      failed attempts in a row (``None``: never give up).
+    - ``connect_timeout``: seconds to wait for the arena's Welcome; ``keepalive``: seconds of
+      silence before pinging the arena when it did not announce its own interval (a stream silent
+      for three intervals is reconnected).
+    - ``stop``: an event that ends the runner when set. With ``handle_signals`` (and on the main
+      thread) Ctrl-C and SIGTERM end it cleanly too.
+
+    Returns ``None`` when stopped; raises :class:`AuthenticationError`, :class:`ConnectionReplacedError`,
+    :class:`ProtocolError` or :class:`ConnectionLostError` otherwise. Logs go to the ``"atout"`` logger
+    (configured at INFO level when the program configured no logging at all).
+    """
+    runner = Runner(
+        bot,
+        server,
+        token,
+        max_workers=max_workers,
+        reconnect=reconnect,
+        max_reconnects=max_reconnects,
+        backoff=backoff,
+        connect_timeout=connect_timeout,
+        keepalive=keepalive,
+        tls=tls,
+        stop=stop,
+    )
+    if not logging.getLogger().handlers and not log.handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    with _signals_stop(runner, handle_signals):
+        runner.run()
+
+
+@contextlib.contextmanager
+def _signals_stop(runner: Runner, enabled: bool) -> Iterator[None]:
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        log.info("%s received: closing", signal.Signals(signum).name)
+        runner.stop()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

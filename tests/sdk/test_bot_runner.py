@@ -1,0 +1,464 @@
+"""The runner (atout.run) against a fake in-process arena on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+from typing import Any, ClassVar
+
+import pytest
+from fake_arena import TOKEN, FakeArena, start_server
+
+import atout
+from atout import Bot, MatchInfo, MatchResult, Observation
+from atout.runner import (
+    AuthenticationError,
+    ConnectionLostError,
+    ConnectionReplacedError,
+    ProtocolError,
+    Runner,
+)
+from atout.v1 import atout_pb2 as pb
+
+pytestmark = pytest.mark.timeout(30)
+
+LEGAL = ["play Th", "play 9s"]
+
+
+def decision(
+    request_id: str, match: str = "m1", seat: int = 1, legal: list[str] | None = None, deadline_ms: int = 5000
+) -> pb.DecisionRequest:
+    obs = {"game": "merde", "seat": seat, "players": 3, "hand": ["Th", "9s"], "trump": "h"}
+    return pb.DecisionRequest(
+        request_id=request_id,
+        match_id=match,
+        game="merde",
+        seat=seat,
+        observation_json=json.dumps(obs),
+        legal_actions=legal or LEGAL,
+        deadline_ms=deadline_ms,
+    )
+
+
+def start(match: str = "m1", seat: int = 1) -> pb.MatchStart:
+    return pb.MatchStart(
+        match_id=match,
+        game="merde",
+        seat=seat,
+        players=3,
+        options_json=json.dumps({"deals": 2}),
+        seat_names=["a", "b", "c"],
+    )
+
+
+def end(match: str = "m1", seat: int = 1) -> pb.MatchEnd:
+    return pb.MatchEnd(match_id=match, seat=seat, scores=[3, 10, 1], ranking=[2, 1, 3], reason="finished")
+
+
+class RunnerThread:
+    """A Runner playing in a background thread, stopped at the end of the test."""
+
+    def __init__(self, bot: Any, port: int, **kwargs: Any) -> None:
+        kwargs.setdefault("backoff", (0.05, 0.2))
+        self.runner = Runner(bot, f"127.0.0.1:{port}", TOKEN, **kwargs)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.runner.run()
+        except BaseException as exc:
+            self.error = exc
+
+    def join(self, timeout: float = 5.0) -> BaseException | None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the runner did not stop"
+        return self.error
+
+    def stop(self) -> None:
+        self.runner.stop()
+        assert self.join() is None
+
+
+class Recorder(Bot):
+    """Records every call on every instance; answers the last legal action."""
+
+    instances: ClassVar[list[Recorder]] = []
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, Any]] = []
+        Recorder.instances.append(self)
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        self.calls.append(("start", match))
+
+    def act(self, observation: Observation) -> str:
+        self.calls.append(("act", observation))
+        return observation.legal_actions[-1]
+
+    def on_match_end(self, result: MatchResult) -> None:
+        self.calls.append(("end", result))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_recorder() -> None:
+    Recorder.instances = []
+
+
+def test_hello_and_welcome(arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="atout")
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    assert conn.metadata["authorization"] == f"Bearer {TOKEN}"
+    assert conn.hello is not None and conn.hello.protocol_version == 1
+    assert conn.hello.client.startswith(f"atout-sdk/{atout.__version__} python/3.")
+    deadline = time.monotonic() + 5
+    while f"connected as testbot to 127.0.0.1:{port}" not in caplog.text:
+        assert time.monotonic() < deadline, caplog.text
+        time.sleep(0.02)
+    rt.stop()
+
+
+def test_one_bot_per_match_with_hooks_in_order(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(match_start=start("m1", seat=1))
+    conn.send(match_start=start("m2", seat=2))
+    conn.send(decision=decision("r1", "m1", seat=1))
+    first = conn.expect("action")
+    conn.send(decision=decision("r2", "m2", seat=2, legal=["bid 0", "bid 1"]))
+    second = conn.expect("action")
+    assert (first.request_id, first.match_id, first.action) == ("r1", "m1", "play 9s")
+    assert (second.request_id, second.match_id, second.action) == ("r2", "m2", "bid 1")
+    conn.send(decision=decision("r3", "m1", seat=1))
+    assert conn.expect("action").request_id == "r3"
+    conn.send(match_end=end("m1", seat=1))
+    conn.send(match_end=end("m2", seat=2))
+    deadline = time.monotonic() + 5
+    while sum(1 for b in Recorder.instances for kind, _ in b.calls if kind == "end") < 2:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    rt.stop()
+
+    assert len(Recorder.instances) == 2
+    by_match = {b.match.match_id: b for b in Recorder.instances if b.match}
+    m1 = by_match["m1"]
+    assert [kind for kind, _ in m1.calls] == ["start", "act", "act", "end"]
+    info = m1.calls[0][1]
+    assert (info.game, info.seat, info.players, info.options, info.seat_names) == (
+        "merde",
+        1,
+        3,
+        {"deals": 2},
+        ["a", "b", "c"],
+    )
+    obs = m1.calls[1][1]
+    assert obs.hand == ["Th", "9s"] and obs.trump == "h" and obs.legal_actions == LEGAL
+    assert obs.match_id == "m1" and obs.deadline_ms == 5000
+    result = m1.calls[-1][1]
+    assert (result.scores, result.ranking, result.seat, result.reason) == (
+        [3, 10, 1],
+        [2, 1, 3],
+        1,
+        "finished",
+    )
+    assert [kind for kind, _ in by_match["m2"].calls] == ["start", "act", "end"]
+    assert rt.runner.active_matches() == []
+
+
+def test_matches_run_concurrently_but_one_match_in_order(arena: tuple[FakeArena, int]) -> None:
+    release = threading.Event()
+    lock = threading.Lock()
+    running: dict[str, int] = {}
+    overlap: list[str] = []
+
+    class Slow(Bot):
+        def act(self, observation: Observation) -> str:
+            with lock:
+                running[observation.match_id] = running.get(observation.match_id, 0) + 1
+                if running[observation.match_id] > 1:
+                    overlap.append(observation.match_id)
+            try:
+                if observation.match_id == "slow":
+                    assert release.wait(10)
+                return observation.legal_actions[0]
+            finally:
+                with lock:
+                    running[observation.match_id] -= 1
+
+    servicer, port = arena
+    rt = RunnerThread(Slow, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("s1", "slow"))
+    conn.send(decision=decision("s2", "slow"))
+    conn.send(decision=decision("f1", "fast"))
+    # The fast match is answered while the slow one is still thinking.
+    assert conn.expect("action").request_id == "f1"
+    release.set()
+    answers = [conn.expect("action").request_id, conn.expect("action").request_id]
+    assert answers == ["s1", "s2"]
+    assert overlap == []
+    rt.stop()
+
+
+def test_unknown_match_gets_a_bot_lazily(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("r1", "late", seat=2))
+    assert conn.expect("action").match_id == "late"
+    rt.stop()
+    (bot,) = Recorder.instances
+    assert bot.match is not None and (bot.match.game, bot.match.seat, bot.match.players) == ("merde", 2, 3)
+    assert [kind for kind, _ in bot.calls] == ["start", "act"]
+
+
+def test_answers_ping_and_pings_a_quiet_arena(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    servicer.welcome.keepalive_ms = 200
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(ping=pb.Ping(nonce=42))
+    assert conn.expect("pong").nonce == 42
+    # The arena stays silent for longer than its keep-alive interval: the runner pings it.
+    conn.expect("ping", timeout=2)
+    rt.stop()
+
+
+def test_silent_arena_is_reconnected(arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture) -> None:
+    servicer, port = arena
+    servicer.welcome.keepalive_ms = 100
+    rt = RunnerThread(Recorder, port)
+    servicer.next_connection()
+    servicer.next_connection(timeout=5)  # silent for 3 intervals + 1 s: a new stream
+    assert "the arena was silent" in caplog.text
+    rt.stop()
+
+
+def test_rejection_is_logged_and_the_bot_may_answer_again(
+    arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    rejections: list[tuple[str, str]] = []
+
+    class Sloppy(Bot):
+        def act(self, observation: Observation) -> str:
+            return "play Qs"  # not legal
+
+        def on_rejection(self, observation: Observation, action: str, reason: str) -> str | None:
+            rejections.append((action, reason))
+            return observation.legal_actions[0]
+
+    servicer, port = arena
+    rt = RunnerThread(Sloppy, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("r1"))
+    # Sent anyway: the arena's engine decides.
+    assert conn.expect("action").action == "play Qs"
+    assert "not one of the legal actions ['play Th', 'play 9s']; sending it anyway" in caplog.text
+    conn.send(
+        rejection=pb.Rejection(request_id="r1", match_id="m1", action="play Qs", reason="you hold no Qs")
+    )
+    again = conn.expect("action")
+    assert (again.request_id, again.action) == ("r1", "play Th")
+    assert rejections == [("play Qs", "you hold no Qs")]
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "rejected" in r.getMessage()]
+    assert warnings and "you hold no Qs" in warnings[0].getMessage() and "m1" in warnings[0].getMessage()
+    rt.stop()
+
+
+def test_default_bot_does_not_answer_a_rejection_again(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("r1"))
+    conn.expect("action")
+    conn.send(rejection=pb.Rejection(request_id="r1", match_id="m1", action="play 9s", reason="too late"))
+    conn.nothing("action")
+    rt.stop()
+
+
+def test_act_exception_is_logged_and_not_answered(
+    arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Buggy(Bot):
+        def act(self, observation: Observation) -> str:
+            if observation.legal_actions == ["boom"]:
+                raise ZeroDivisionError("oops")
+            if observation.legal_actions == ["none"]:
+                return None  # type: ignore[return-value]
+            return observation.legal_actions[0]
+
+    servicer, port = arena
+    rt = RunnerThread(Buggy, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("r1", legal=["boom"]))
+    conn.nothing("action")
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert errors and "match m1 seat 1: act() raised on request r1" in errors[0].getMessage()
+    assert errors[0].exc_info and errors[0].exc_info[0] is ZeroDivisionError
+    conn.send(decision=decision("r2", legal=["none"]))
+    conn.nothing("action")
+    assert "the bot returned None (NoneType), not an action string" in caplog.text
+    # The runner goes on with the next decision.
+    conn.send(decision=decision("r3"))
+    assert conn.expect("action").request_id == "r3"
+    rt.stop()
+
+
+def test_request_sent_again_is_answered_from_memory(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(decision=decision("r1"))
+    first = conn.expect("action")
+    conn.send(decision=decision("r1"))
+    assert conn.expect("action") == first
+    rt.stop()
+    (bot,) = Recorder.instances
+    assert [kind for kind, _ in bot.calls] == ["start", "act"]
+
+
+def test_messages_of_a_finished_match_are_ignored(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(match_start=start())
+    conn.send(match_end=end())
+    conn.send(decision=decision("r9"))
+    conn.nothing("action")
+    rt.stop()
+    assert len(Recorder.instances) == 1
+
+
+def test_reconnects_after_the_server_comes_back(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="atout")
+    servicer = FakeArena()
+    server, port = start_server(servicer)
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(match_start=start())
+    conn.send(decision=decision("r1"))
+    conn.expect("action")
+    server.stop(grace=None)
+    time.sleep(0.3)  # a few failed attempts while the server is away
+    server, _ = start_server(servicer, port)
+    try:
+        conn2 = servicer.next_connection(timeout=10)
+        assert conn2.hello is not None and conn2.hello.protocol_version == 1
+        conn2.send(decision=decision("r2"))
+        assert conn2.expect("action").request_id == "r2"
+        rt.stop()
+    finally:
+        server.stop(grace=None)
+    # The same bot instance played on across the reconnection.
+    (bot,) = Recorder.instances
+    assert [kind for kind, _ in bot.calls] == ["start", "act", "act"]
+    assert "reconnecting in" in caplog.text
+
+
+def test_wrong_token_stops_without_retrying(
+    arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    servicer, port = arena
+    started = time.monotonic()
+    with pytest.raises(AuthenticationError, match=r"the arena rejected the token for 127\.0\.0\.1"):
+        atout.run(Recorder, f"127.0.0.1:{port}", token="wrong", backoff=(0.01, 0.01))
+    assert time.monotonic() - started < 3
+    assert servicer.attempts == 1
+    assert "the arena rejected the token for" in caplog.text and "unknown bot token" in caplog.text
+
+
+def test_missing_token_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ATOUT_TOKEN", raising=False)
+    with pytest.raises(AuthenticationError, match="ATOUT_TOKEN"):
+        Runner(Recorder, "127.0.0.1:1")
+
+
+def test_token_from_environment(arena: tuple[FakeArena, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    servicer, port = arena
+    monkeypatch.setenv("ATOUT_TOKEN", TOKEN)
+    runner = Runner(Recorder, f"127.0.0.1:{port}")
+    thread = threading.Thread(target=runner.run, daemon=True)
+    thread.start()
+    assert servicer.next_connection().metadata["authorization"] == f"Bearer {TOKEN}"
+    runner.stop()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_replaced_connection_stops(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(error=pb.Error(code="replaced", message="a new connection of testbot"))
+    error = rt.join()
+    assert isinstance(error, ConnectionReplacedError)
+    assert servicer.attempts == 1
+
+
+def test_unsupported_version_stops(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    servicer.on_hello = lambda conn: pb.ArenaMessage(
+        error=pb.Error(code="unsupported_version", message="this arena speaks version 2")
+    )
+    rt = RunnerThread(Recorder, port)
+    assert isinstance(rt.join(), ProtocolError)
+    assert servicer.attempts == 1
+
+
+def test_missing_welcome_times_out_and_retries(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    servicer.on_hello = lambda conn: None
+    rt = RunnerThread(Recorder, port, connect_timeout=0.2, max_reconnects=1)
+    error = rt.join()
+    assert isinstance(error, ConnectionLostError) and "no Welcome within" in str(error)
+    assert servicer.attempts == 2
+
+
+def test_gives_up_after_max_reconnects() -> None:
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    rt = RunnerThread(Recorder, port, max_reconnects=3, backoff=(0.01, 0.05))
+    error = rt.join()
+    assert isinstance(error, ConnectionLostError) and "after 3 reconnection attempts" in str(error)
+    assert rt.runner.connections == 4
+
+
+def test_no_reconnect_option(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port, reconnect=False)
+    servicer.next_connection().close()  # the arena ends the stream
+    assert isinstance(rt.join(), ConnectionLostError)
+    assert servicer.attempts == 1
+
+
+def test_stop_event_ends_the_runner(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    stop = threading.Event()
+    thread = threading.Thread(
+        target=atout.run, args=(Recorder, f"127.0.0.1:{port}", TOKEN), kwargs={"stop": stop}, daemon=True
+    )
+    thread.start()
+    conn = servicer.next_connection()
+    time.sleep(0.1)
+    stopped = time.monotonic()
+    stop.set()
+    thread.join(5)
+    assert not thread.is_alive()
+    assert conn.ended.is_set()  # the bot closed its side of the stream...
+    assert time.monotonic() - stopped < 0.5  # ...and did not need to wait for the cancel grace
+
+
+def test_rejects_an_instance_or_a_bad_server() -> None:
+    with pytest.raises(TypeError, match="not an instance"):
+        Runner(Recorder(), "127.0.0.1:1", TOKEN)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="HOST:PORT"):
+        Runner(Recorder, "localhost", TOKEN)

@@ -1,0 +1,113 @@
+"""The runner's per-match bookkeeping (atout._dispatch), without a network."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
+from typing import Any
+
+import pytest
+
+from atout import Bot, Observation
+from atout._dispatch import MatchDispatcher
+from atout.bots import RandomBot
+from atout.v1 import atout_pb2 as pb
+
+
+class InlineExecutor(Executor):
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def _decision(request_id: str, match: str = "m1") -> pb.ArenaMessage:
+    obs = json.dumps({"game": "fool", "seat": 0, "players": 2, "hand": ["6h"]})
+    return pb.ArenaMessage(
+        decision=pb.DecisionRequest(
+            request_id=request_id,
+            match_id=match,
+            game="fool",
+            seat=0,
+            observation_json=obs,
+            legal_actions=["attack 6h", "take"],
+            deadline_ms=1000,
+        )
+    )
+
+
+def _dispatcher(factory: Callable[[], Bot], **kwargs: Any) -> tuple[MatchDispatcher, list[pb.BotMessage]]:
+    sent: list[pb.BotMessage] = []
+    return MatchDispatcher(factory, sent.append, InlineExecutor(), **kwargs), sent
+
+
+def test_a_failing_factory_leaves_the_match_unanswered(caplog: pytest.LogCaptureFixture) -> None:
+    def factory() -> Bot:
+        raise RuntimeError("no model file")
+
+    dispatcher, sent = _dispatcher(factory)
+    dispatcher.handle(
+        pb.ArenaMessage(match_start=pb.MatchStart(match_id="m1", game="fool", seat=0, players=2))
+    )
+    dispatcher.handle(_decision("r1"))
+    assert sent == []
+    assert "match m1 seat 0: could not start the bot" in caplog.text and "no model file" in caplog.text
+    assert "no bot for this match, not answering" in caplog.text
+
+
+def test_rejections_ask_the_bot_again_a_limited_number_of_times() -> None:
+    class Stubborn(Bot):
+        def act(self, observation: Observation) -> str:
+            return "attack Kh"
+
+        def on_rejection(self, observation: Observation, action: str, reason: str) -> str | None:
+            return "attack Kh"
+
+    dispatcher, sent = _dispatcher(Stubborn, max_rejection_retries=2)
+    dispatcher.handle(_decision("r1"))
+    for _ in range(5):
+        rejection = pb.Rejection(request_id="r1", match_id="m1", action="attack Kh", reason="not in hand")
+        dispatcher.handle(pb.ArenaMessage(rejection=rejection))
+    assert [m.action.action for m in sent] == ["attack Kh"] * 3
+
+
+def test_idle_matches_are_forgotten(caplog: pytest.LogCaptureFixture) -> None:
+    dispatcher, _ = _dispatcher(RandomBot, idle_timeout=0.0)
+    dispatcher.handle(_decision("r1", "old"))
+    assert dispatcher.active_matches() == ["old"]
+    dispatcher.handle(
+        pb.ArenaMessage(match_start=pb.MatchStart(match_id="new", game="fool", seat=0, players=2))
+    )
+    assert dispatcher.active_matches() == ["new"]
+    assert "match old: forgetting it" in caplog.text
+
+
+def test_bot_rng_is_seeded_by_match_and_seat() -> None:
+    def picks(match: str) -> list[str]:
+        dispatcher, sent = _dispatcher(RandomBot)
+        for i in range(30):
+            dispatcher.handle(_decision(f"r{i}", match))
+        return [m.action.action for m in sent]
+
+    assert picks("a") == picks("a")  # the same match and seat replay the same choices
+    assert picks("a") != picks("b")
+
+
+def test_unreadable_observation_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.ERROR, logger="atout")
+    dispatcher, sent = _dispatcher(RandomBot)
+    msg = _decision("r1")
+    msg.decision.observation_json = "{not json"
+    dispatcher.handle(msg)
+    assert sent == [] and "unreadable observation" in caplog.text
+
+
+def test_closed_dispatcher_ignores_messages() -> None:
+    dispatcher, sent = _dispatcher(RandomBot)
+    dispatcher.close()
+    dispatcher.handle(_decision("r1"))
+    assert sent == [] and dispatcher.active_matches() == []
+    with pytest.raises(ValueError, match="not a match message"):
+        dispatcher.handle(pb.ArenaMessage(ping=pb.Ping(nonce=1)))

@@ -1,0 +1,98 @@
+"""The SDK stands alone: no import of the arena, only grpcio and protobuf as dependencies."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SDK = ROOT / "sdk" / "atout"
+THIRD_PARTY_ALLOWED = {"grpc", "google"}  # grpcio, protobuf
+
+
+def _imported_top_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_sdk_imports_nothing_from_the_arena() -> None:
+    files = sorted(SDK.rglob("*.py"))
+    assert len(files) > 10
+    offenders = {
+        str(f.relative_to(ROOT)): sorted(m & {"server", "workers"})
+        for f in files
+        if (m := _imported_top_modules(f)) & {"server", "workers"}
+    }
+    assert offenders == {}
+
+
+def test_sdk_imports_only_the_stdlib_grpc_and_protobuf() -> None:
+    allowed = set(sys.stdlib_module_names) | THIRD_PARTY_ALLOWED | {"atout", "__future__"}
+    offenders = {
+        str(f.relative_to(ROOT)): sorted(extra)
+        for f in sorted(SDK.rglob("*.py"))
+        if (extra := _imported_top_modules(f) - allowed)
+    }
+    assert offenders == {}
+
+
+def test_scan_sees_an_arena_import(tmp_path: Path) -> None:
+    sample = tmp_path / "x.py"
+    sample.write_text("import os\nfrom server.db import Bot\nimport workers.tasks as t\nfrom . import bot\n")
+    assert _imported_top_modules(sample) == {"os", "server", "workers"}
+
+
+@pytest.mark.timeout(120)
+def test_built_wheel_depends_on_grpcio_and_protobuf_only(tmp_path: Path) -> None:
+    """What `pip install ./sdk` installs: build the wheel from a copy of sdk/ and read its METADATA."""
+    src = tmp_path / "sdk"
+    shutil.copytree(ROOT / "sdk", src, ignore=shutil.ignore_patterns("*.egg-info", "__pycache__", "build"))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    (wheel,) = (tmp_path / "dist").glob("atout-*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
+    requires = sorted(
+        line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")
+    )
+    assert [r.split(">")[0].split("=")[0].split("<")[0] for r in requires] == ["grpcio", "protobuf"], requires
+    assert "atout-bot = atout.cli:main" in entry_points
+    for needed in (
+        "atout/v1/atout_pb2.py",
+        "atout/v1/atout_pb2_grpc.py",
+        "atout/v1/atout_pb2.pyi",
+        "atout/runner.py",
+    ):
+        assert needed in names, f"{needed} missing from the wheel"
