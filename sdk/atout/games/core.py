@@ -154,6 +154,29 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_SHUFFLE_WALKS: dict[int, tuple[tuple[int, int], ...]] = {}
+
+
+def shuffle(cards: list[Any], rng: random.Random) -> None:
+    """Shuffle ``cards`` in place: exactly what ``rng.shuffle(cards)`` does, about twice as fast.
+
+    The same Fisher-Yates walk as CPython's ``Random.shuffle`` (3.11 to 3.13), drawing every
+    index with ``getrandbits`` as ``Random._randbelow`` does, so a seed deals the same cards
+    either way; it only saves the method calls. A seeded game shuffles once per deal, and for
+    short deals that shuffle is a good part of a random playout's time (bench/engines.py).
+    """
+    walk = _SHUFFLE_WALKS.get(len(cards))
+    if walk is None:  # (i, bits needed to draw 0..i) for i from the last index down to 1
+        walk = tuple((i, (i + 1).bit_length()) for i in range(len(cards) - 1, 0, -1))
+        _SHUFFLE_WALKS[len(cards)] = walk
+    getrandbits = rng.getrandbits
+    for i, bits in walk:
+        j = getrandbits(bits)
+        while j > i:  # draw again until j is in 0..i, as _randbelow(i + 1) does
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
 def ranking_from_scores(scores: Sequence[float]) -> list[int]:
     """Places by score, 1 = best; equal scores share the better place and skip the next ones.
 
@@ -255,7 +278,10 @@ class State:
     Subclasses keep ``self.current_player`` up to date (``None`` once the game is over), and
     implement ``_legal_actions()``, ``_do(action)``, ``observation(seat)`` and ``scores``.
     ``apply`` is the one checked entry point: an illegal action raises :class:`IllegalAction`
-    with a reason and leaves the state as it was.
+    with a reason and leaves the state as it was. ``apply`` empties the legal-actions cache
+    (``self._legal``) before calling ``_do``; a ``_do`` that already knows the next player's
+    legal actions may put a fresh list of them there, exactly what ``_legal_actions()`` would
+    return, to save working them out again.
 
     For the conformance suite every state also implements ``_locations()``: a dict from place
     name to the cards there, every card of the deck in exactly one place. ``"hand:N"`` is seat
@@ -268,6 +294,22 @@ class State:
     # The deck of this game; a subclass whose deck depends on options sets it on the
     # instance before calling ``State.__init__``.
     FULL_DECK: tuple[str, ...] = ()
+
+    # Slots only make the hot attributes faster to read (subclasses still get a __dict__).
+    __slots__ = (
+        "__dict__",
+        "_deals_started",
+        "_decks",
+        "_legal",
+        "_revealed",
+        "_rng",
+        "current_player",
+        "first_dealer",
+        "game",
+        "history",
+        "players",
+        "seed",
+    )
 
     def __init__(
         self, game: Game, seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
@@ -306,7 +348,7 @@ class State:
         if i < len(self._decks):
             return list(self._decks[i])
         deck = list(self.FULL_DECK)
-        self._rng.shuffle(deck)
+        shuffle(deck, self._rng)
         return deck
 
     # -- the public API --------------------------------------------------------------------

@@ -1,18 +1,345 @@
-"""Placeholder: being written. See RULES.md."""
+"""Merde (Zut, Eclipse): the exact-bid trick-taking game of the "Oh Hell" family.
+
+RULES.md, section "merde". Deal ``i`` gives every player ``i`` cards; the next card of the
+deck is turned and its suit is trump (none in the last deal); each player bids once the exact
+number of tricks they will take; then tricks are played, following suit if able. A player who
+takes exactly the bid scores ``10 + bid``, anyone else 0.
+
+Speed: a random playout of a whole game is the benchmark (bench/engines.py), so the hot paths
+work on precomputed tables: the action string of every card and bid is built once, each hand is
+kept as its sorted "play C" actions and split by suit (so "follow suit" is a list copy), the
+trick's current winner is updated card by card instead of re-scanning the trick, and ``_do``
+fills the legal-actions cache for the next player when it already knows the answer.
+"""
 
 from __future__ import annotations
 
-from .core import Game, State
+from typing import Any, ClassVar
+
+from .core import (
+    RANKS,
+    SUIT_NAMES,
+    SUIT_SYMBOLS,
+    Game,
+    Option,
+    State,
+    card_text,
+    cards_text,
+    make_deck,
+    parse_card,
+)
+
+DECK: tuple[str, ...] = tuple(make_deck(RANKS))  # suit-major: 2c..Ac, 2d..Ad, 2h..Ah, 2s..As
+PLAY = {card: "play " + card for card in DECK}  # the action string of each card, built once
+# What a "play C" action plays: (card, suit, rank), rank 0 for a 2 up to 12 for an ace.
+PLAYED = {PLAY[card]: (card, card[1], RANKS.index(card[0])) for card in DECK}
+ORDER_OF = {PLAY[card]: i for i, card in enumerate(DECK)}  # hands are listed by suit, then rank
+BIDS = [f"bid {n}" for n in range(14)]  # a hand holds at most 13 cards (4 players x 13)
+BID_OF = {action: n for n, action in enumerate(BIDS)}
+DEFAULT_DEALS = {3: 15, 4: 13, 5: 10, 6: 8, 7: 7}  # RULES.md, "Deals"
+
+BID, PLAY_PHASE, OVER = "bid", "play", "over"
+ALL = "all"  # the key, beside the suits, under which a hand keeps all its moves
 
 
 class MerdeState(State):
-    pass
+    FULL_DECK = DECK
+
+    def __init__(self, game: Game, seed: int | None, decks: Any, dealer: int | None, **kwargs: Any) -> None:
+        if kwargs:
+            raise ValueError(f"merde takes no {', '.join(map(repr, kwargs))} argument")
+        State.__init__(self, game, seed, decks, dealer)
+        n = self.players
+        self.deals: int = game.options["deals"]
+        self._five_plus = game.options["zero_bid"] == "five_plus_tricks"
+        self.totals = [0] * n  # running scores
+        self.deal = 0  # 1-based number of the deal being played
+        self.dealer = (self.first_dealer - 1) % n  # _start_deal moves it to the first dealer
+        self.last_deal: dict[str, list[Any]] | None = None  # see DESIGN.md, "last_deal"
+        # Decision (ours): the last completed trick stays shown until the next one is complete,
+        # across the start of a new deal too (the last trick of a deal is otherwise never seen
+        # in an observation, since the next deal starts at once).
+        self.last_trick: list[tuple[int, str]] | None = None
+        self.last_trick_winner: int | None = None
+        self._led = ""  # the suit of the trick's first card
+        self._best: tuple[int, str, int] = (0, "", 0)  # (seat, suit, rank) winning the trick so far
+        self._start_deal()
+
+    # -- the deal -----------------------------------------------------------------------------
+
+    def _start_deal(self) -> None:
+        n = self.players
+        self.deal += 1
+        # RULES.md, "Dealer": each later deal is dealt by the player to the left of the last dealer.
+        self.dealer = dealer = (self.dealer + 1) % n
+        size = self.deal  # deal i gives i cards to everyone
+        deck = self._next_deck()
+        dealt = n * size
+        # One card at a time from the top, starting with the player to the dealer's left: card k
+        # goes to seat (dealer + 1 + k) % n, so seat s gets every n-th card from its offset.
+        # A hand is kept as its "play C" moves, all of them under ALL and split by suit.
+        # Decision (ours): hands and legal plays are listed by suit (clubs, diamonds, hearts,
+        # spades), then rank; the legal plays are then always one of these lists, copied.
+        self._hands: list[dict[str, list[str]]] = []
+        for seat in range(n):
+            first = (seat - dealer - 1) % n
+            moves = sorted(map(PLAY.__getitem__, deck[first:dealt:n]), key=ORDER_OF.__getitem__)
+            hand = {ALL: moves, "c": [], "d": [], "h": [], "s": []}
+            for move in moves:
+                hand[move[6]].append(move)
+            self._hands.append(hand)
+        # RULES.md, "Trump": the next card is turned and its suit is trump; the last deal of the
+        # game is played without trump and turns no card.
+        # Decision (RULES.md): a deal that leaves no card to turn is also played without trump.
+        # (With deals x players <= 52 only the last deal can use up the deck.)
+        if size < self.deals and dealt < len(deck):
+            self.turned: str | None = deck[dealt]
+            self.trump: str | None = deck[dealt][1]
+            self._stock = deck[dealt + 1 :]  # the rest of the deck takes no part
+        else:
+            self.turned = self.trump = None
+            self._stock = deck[dealt:]
+        self.cards_per_player = size
+        self.bids: list[int | None] = [None] * n
+        self.tricks_won = [0] * n
+        self.trick: list[tuple[int, str]] = []  # (seat, card) in play order
+        self.phase = BID
+        # RULES.md, "Bidding": from the player to the dealer's left, ending with the dealer.
+        self.current_player = (dealer + 1) % n
+
+    def _end_deal(self) -> None:
+        points = []
+        for bid, won in zip(self.bids, self.tricks_won, strict=True):
+            if won != bid:
+                points.append(0)  # "bankrupt"
+            elif bid == 0 and self._five_plus:
+                points.append(5 + self.cards_per_player)  # option zero_bid="five_plus_tricks"
+            else:
+                points.append(10 + won)
+        for seat, p in enumerate(points):
+            self.totals[seat] += p
+        # Decision (ours): the breakdown beside "total" is each seat's bid and tricks taken.
+        self.last_deal = {"total": points, "bids": self.bids, "tricks": self.tricks_won}
+        if self.deal == self.deals:
+            self.phase = OVER
+            self.current_player = None
+        else:
+            self._start_deal()
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def _legal_actions(self) -> list[str]:
+        if self.phase == BID:
+            # RULES.md: 0 to the number of cards in hand; nobody passes; the sum is free.
+            return BIDS[: self.cards_per_player + 1]
+        hand = self._hands[self.current_player]  # type: ignore[index]
+        if self.trick:
+            # Following suit means playing the suit of the trick's first card, if able.
+            same = hand[self._led]
+            if same:
+                return same[:]
+        return hand[ALL][:]  # leading, or void in the suit led: any card
+
+    def _do(self, action: str) -> None:
+        seat: int = self.current_player  # type: ignore[assignment]
+        if self.phase == BID:
+            self.bids[seat] = BID_OF[action]
+            if seat == self.dealer:
+                # The dealer bids last; the player to the dealer's left leads the first trick.
+                self.phase = PLAY_PHASE
+            self.current_player = (seat + 1) % self.players
+            return
+        card, suit, rank = PLAYED[action]
+        hand = self._hands[seat]
+        hand[ALL].remove(action)
+        hand[suit].remove(action)
+        trick = self.trick
+        if not trick:
+            trick.append((seat, card))
+            self._led = suit
+            self._best = (seat, suit, rank)
+        else:
+            trick.append((seat, card))
+            # The trick goes to the highest trump in it, else to the highest card of the suit
+            # led: a card beats the best so far if it is higher in the same suit, or if it is
+            # a trump and the best so far is not.
+            _, best_suit, best_rank = self._best
+            if rank > best_rank if suit == best_suit else suit == self.trump:
+                self._best = (seat, suit, rank)
+            if len(trick) == self.players:
+                self._end_trick()
+                return
+        self.current_player = seat = (seat + 1) % self.players
+        # The next player's legal plays are known here: fill the cache that apply() emptied,
+        # rather than have _legal_actions() find them again. Follow suit if able.
+        hand = self._hands[seat]
+        self._legal = hand[self._led][:] or hand[ALL][:]
+
+    def _end_trick(self) -> None:
+        winner = self._best[0]
+        self.tricks_won[winner] += 1
+        self.last_trick, self.last_trick_winner = self.trick, winner
+        self.trick = []
+        if self._hands[winner][ALL]:
+            self.current_player = winner  # the winner leads the next trick
+        else:
+            self._end_deal()
+
+    def _why_illegal(self, action: str, original: str) -> str:
+        words = action.split()
+        verb = words[0] if words else ""
+        if self.phase == BID:
+            top = self.cards_per_player
+            if verb == "play":
+                why = "the bidding is not over: bid first"
+            elif verb == "pass":
+                why = f"nobody may pass: bid 0 to {top}"
+            elif verb != "bid" or len(words) != 2:
+                why = "bid with 'bid N'"
+            elif not words[1].isdigit():
+                why = f"a bid is a whole number of tricks from 0 to {top}"
+            else:
+                why = f"a bid is from 0 to {top} (the number of cards in your hand)"
+            return self._generic_reason(original, why)
+        seat: int = self.current_player  # type: ignore[assignment]
+        if verb == "bid":
+            why = "the bidding is over: play a card"
+        elif verb != "play" or len(words) != 2:
+            why = "play a card with 'play C'"
+        else:
+            try:
+                card = parse_card(original.split()[1])  # as typed, for the message
+            except ValueError as exc:
+                return self._generic_reason(original, str(exc))
+            hand = self.hand(seat)
+            if card not in hand:
+                why = f"you do not hold {card}"
+            else:
+                same = [c for c in hand if c[1] == self._led]
+                why = f"must follow {SUIT_NAMES[self._led]} (you hold {', '.join(same)})"
+        return self._generic_reason(original, why)
+
+    # -- what players see ---------------------------------------------------------------------
+
+    def hand(self, seat: int) -> list[str]:
+        """The cards in ``seat``'s hand, by suit (clubs, diamonds, hearts, spades) then rank."""
+        return [PLAYED[move][0] for move in self._hands[seat][ALL]]
+
+    @property
+    def scores(self) -> list[int]:
+        return self.totals[:]
+
+    def observation(self, seat: int) -> dict[str, Any]:
+        self._check_seat(seat)
+        bids = self.bids
+        total_vs = None
+        if None not in bids:
+            # RULES.md: once everyone has bid, over/under/exact is public.
+            total = sum(bids)  # type: ignore[arg-type]
+            size = self.cards_per_player
+            total_vs = "over" if total > size else "under" if total < size else "exact"
+        last = self.last_trick
+        last_deal = self.last_deal
+        return {
+            "game": "merde",
+            "seat": seat,
+            "players": self.players,
+            "hand": [PLAYED[move][0] for move in self._hands[seat][ALL]],
+            "current_player": self.current_player,
+            "phase": self.phase,
+            "deal": self.deal,
+            "deals": self.deals,
+            "cards_per_player": self.cards_per_player,
+            "dealer": self.dealer,
+            "turned": self.turned,
+            "trump": self.trump,
+            "bids": bids[:],
+            "bids_total_vs_tricks": total_vs,
+            "tricks_won": self.tricks_won[:],
+            "hand_sizes": [len(hand[ALL]) for hand in self._hands],
+            "trick": [[s, c] for s, c in self.trick],
+            "last_trick": None if last is None else [[s, c] for s, c in last],
+            "last_trick_winner": self.last_trick_winner,
+            "scores": self.totals[:],
+            "last_deal": None if last_deal is None else {k: v[:] for k, v in last_deal.items()},
+        }
+
+    def _locations(self) -> dict[str, list[str]]:
+        places = {f"hand:{seat}": self.hand(seat) for seat in range(self.players)}
+        places["turned"] = [self.turned] if self.turned else []
+        places["hidden:stock"] = self._stock[:]
+        places["trick"] = [card for _, card in self.trick]
+        elsewhere = {card for cards in places.values() for card in cards}
+        places["played"] = [card for card in DECK if card not in elsewhere]  # this deal's tricks
+        return places
+
+    def __str__(self) -> str:
+        trump = "no trump"
+        if self.trump:
+            trump = f"trump {SUIT_SYMBOLS[self.trump]} (turned {card_text(self.turned)})"  # type: ignore[arg-type]
+        lines = [
+            f"Merde, {self.players} players: deal {self.deal} of {self.deals} "
+            f"({self.cards_per_player} card{'s' if self.cards_per_player > 1 else ''} each), "
+            f"dealer seat {self.dealer}, {trump}"
+        ]
+        for seat in range(self.players):
+            hand = self.hand(seat)
+            bid = self.bids[seat]
+            lines.append(
+                f"Seat {seat}: {cards_text(hand):<40} bid {'-' if bid is None else bid}, "
+                f"tricks {self.tricks_won[seat]}, score {self.totals[seat]}"
+            )
+        if self.trick:
+            lines.append("Trick: " + ", ".join(f"seat {s} {card_text(c)}" for s, c in self.trick))
+        if self.current_player is None:
+            lines.append(f"Game over. Scores {self.totals}, ranking {self.ranking}")
+        else:
+            doing = "to bid" if self.phase == BID else "to play"
+            lines.append(f"Seat {self.current_player} {doing}")
+        return "\n".join(lines)
 
 
 class Merde(Game):
     id = "merde"
     name = "Merde"
-    min_players = 2
-    max_players = 2
-    default_players = 2
+    min_players = 3
+    max_players = 7
+    default_players = 4
+    OPTIONS: ClassVar[tuple[Option, ...]] = (
+        Option(
+            "deals",
+            None,
+            "number of deals; deal i gives every player i cards (default by players: "
+            "3: 15, 4: 13, 5: 10, 6: 8, 7: 7); deals x players must be at most 52",
+            minimum=1,
+        ),
+        Option(
+            "zero_bid",
+            "ten",
+            "score of a made zero bid: 'ten' (10 + 0, like any made bid) or "
+            "'five_plus_tricks' (5 + the number of cards each player held in that deal)",
+            choices=("ten", "five_plus_tricks"),
+        ),
+    )
+    SUMMARY = (
+        "Exact-bid trick taking (Oh Hell family) with a 52-card deck, 3 to 7 players. Deal i "
+        "gives everyone i cards; the next card is turned for trump (no trump in the last deal). "
+        "From the dealer's left, each player bids once the exact number of tricks they will "
+        "take (0 to hand size, no pass, any total). The dealer's left leads; follow suit if "
+        "able; highest trump, else highest card of the suit led, wins. Exactly the bid scores "
+        "10 + bid, anything else 0. Highest total after the last deal wins."
+    )
     state_class = MerdeState
+
+    def _default(self, opt: Option, players: int) -> Any:
+        if opt.name == "deals":
+            return DEFAULT_DEALS[players]
+        return opt.default
+
+    def _check_options(self, values: dict[str, Any]) -> None:
+        deals, players = values["deals"], values["players"]
+        if deals * players > len(DECK):
+            raise ValueError(
+                f"option 'deals': {deals} deals for {players} players need {deals * players} "
+                f"cards in the last deal; allowed: at most {len(DECK) // players} deals"
+            )
