@@ -1,19 +1,124 @@
-"""The ``atout-arena`` command."""
+"""The ``atout-arena`` command.
+
+    atout-arena bots add NAME [--owner OWNER]    register a bot; prints its token once
+    atout-arena bots list                        the registered bots
+    atout-arena bots rotate NAME                 a new token (the old one stops working)
+    atout-arena bots disable NAME | enable NAME
+    atout-arena gateway [--address HOST:PORT]    run a game server (until SIGTERM / Ctrl-C)
+
+Configuration comes from ``ATOUT_*`` environment variables (``server.settings``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
 import sys
+
+from .settings import Settings
+
+
+def _registry(settings: Settings):  # type: ignore[no-untyped-def]
+    from .db import create_all, make_engine, make_session_factory
+    from .registry import BotRegistry
+
+    engine = make_engine(settings.database_url)
+    create_all(engine)
+    return BotRegistry(make_session_factory(engine))
+
+
+def _bots(args: argparse.Namespace, settings: Settings) -> int:
+    from .registry import RegistryError
+
+    registry = _registry(settings)
+    try:
+        if args.bots_command == "add":
+            bot, token = registry.add(args.name, owner=args.owner)
+            print(f"bot {bot.name!r} added (id {bot.id}). Its token, shown only this once:", file=sys.stderr)
+            print(token)
+        elif args.bots_command == "list":
+            bots = registry.list()
+            if not bots:
+                print("no bots yet: atout-arena bots add NAME", file=sys.stderr)
+            for bot in bots:
+                state = "disabled" if bot.disabled else "enabled"
+                print(f"{bot.id}\t{bot.name}\t{bot.owner or '-'}\t{state}\t{bot.created_at:%Y-%m-%d %H:%M}")
+        elif args.bots_command == "rotate":
+            token = registry.rotate(args.name)
+            print(f"bot {args.name!r} has a new token (the old one no longer works):", file=sys.stderr)
+            print(token)
+        elif args.bots_command in ("disable", "enable"):
+            bot = registry.disable(args.name, disabled=args.bots_command == "disable")
+            print(f"bot {bot.name!r} is {'disabled' if bot.disabled else 'enabled'}")
+    except RegistryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _gateway(args: argparse.Namespace, settings: Settings) -> int:
+    from .embedded_redis import redis_url_for
+    from .grpc_server import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    registry = _registry(settings)
+    redis_url, embedded = redis_url_for(settings)
+    if embedded is not None:
+        print(f"embedded Redis at {redis_url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    address = args.address or settings.grpc_address
+
+    def ready(port: int) -> None:
+        host = address.rsplit(":", 1)[0]
+        print(f"game server {settings.server_id} listening on {host}:{port}", flush=True)
+
+    try:
+        asyncio.run(serve(settings, registry, address=address, redis_url=redis_url, on_ready=ready))
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
+    commands = parser.add_subparsers(dest="command")
+
+    bots = commands.add_parser("bots", help="register and manage bots")
+    bots_commands = bots.add_subparsers(dest="bots_command", required=True)
+    add = bots_commands.add_parser("add", help="register a bot and print its token (once)")
+    add.add_argument("name")
+    add.add_argument("--owner", default="", help="who the bot belongs to")
+    bots_commands.add_parser("list", help="list the registered bots")
+    for name, text in (
+        ("rotate", "give a bot a new token"),
+        ("disable", "stop a bot from connecting"),
+        ("enable", "let a disabled bot connect again"),
+    ):
+        bots_commands.add_parser(name, help=text).add_argument("name", help="bot name or id")
+
+    gateway = commands.add_parser("gateway", help="run a gRPC game server")
+    gateway.add_argument("--address", help="HOST:PORT to listen on (default: ATOUT_GRPC_ADDRESS)")
+    return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
-    parser.add_subparsers(dest="command")
+    parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return 0
-    return 0
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "bots":
+        return _bots(args, settings)
+    if args.command == "gateway":
+        return _gateway(args, settings)
+    parser.error(f"unknown command {args.command!r}")
+    return 2
 
 
 if __name__ == "__main__":

@@ -1,0 +1,350 @@
+"""Decision round trip: worker-side call -> Redis -> game server -> SDK bot, and back.
+
+    python bench/roundtrip.py                 # about 20 s on a 2-core machine
+    python bench/roundtrip.py --n 5000 --json results.json
+
+Measures, in one run and on loopback only:
+
+1. ``raw``: a plain gRPC bidirectional ping-pong (sync server in another process, sync
+   client, one stream): the floor for anything that crosses a gRPC stream.
+2. ``arena``: ``DecisionClient.request`` -> Redis (embedded, unix socket) -> the game server
+   (``atout-arena gateway``, another process) -> an SDK bot (``atout-bot run``, a third
+   process) -> back; one request in flight, p50 / p99.
+3. decisions/s with 1, 8 and 32 requests in flight (``AsyncDecisionClient``, one match per
+   request in flight, as one worker process playing that many matches would), with the CPU
+   time each process spends per decision: on 2 cores, 2 s / (their sum) bounds decisions/s.
+
+Targets (issue 3): arena p50 <= 3x raw p50, arena p99 <= 5 ms, >= 3,000 decisions/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+ECHO_METHOD = "/bench.Echo/PingPong"
+START_TIMEOUT_S = 20.0
+
+
+# ------------------------------------------------------------------ raw gRPC ping-pong
+
+
+def echo_server(port_file: str) -> None:
+    """A sync gRPC server echoing every message of a bidirectional stream (run in a child)."""
+
+    def pingpong(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+        yield from requests
+
+    handler = grpc.method_handlers_generic_handler(
+        "bench.Echo",
+        {"PingPong": grpc.stream_stream_rpc_method_handler(pingpong)},
+    )
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    Path(port_file).write_text(str(port))
+    server.wait_for_termination(timeout=600)
+
+
+def raw_pingpong(port: int, n: int, payload: bytes) -> list[float]:
+    import queue
+
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        grpc.channel_ready_future(channel).result(timeout=10)
+        call = channel.stream_stream(ECHO_METHOD, request_serializer=None, response_deserializer=None)
+        outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+        def requests() -> Iterator[bytes]:
+            while (item := outgoing.get()) is not None:
+                yield item
+
+        responses = call(requests(), timeout=120)
+        times = []
+        for i in range(n + 200):
+            started = time.perf_counter()
+            outgoing.put(payload)
+            next(responses)
+            if i >= 200:  # warm-up
+                times.append(time.perf_counter() - started)
+        outgoing.put(None)
+        return times
+
+
+def bare_bot(address: str, token: str) -> None:
+    """The least a bot can do: a sync gRPC stream answering the first legal action inline."""
+    import queue
+
+    from atout.v1 import atout_pb2 as pb
+    from atout.v1 import atout_pb2_grpc as pb_grpc
+
+    outgoing: queue.SimpleQueue[pb.BotMessage] = queue.SimpleQueue()
+
+    def requests() -> Iterator[pb.BotMessage]:
+        yield pb.BotMessage(hello=pb.Hello(protocol_version=1, client="bench-bare-bot"))
+        while True:
+            yield outgoing.get()
+
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.BotGatewayStub(channel)
+        for message in stub.Connect(requests(), metadata=(("authorization", f"Bearer {token}"),)):
+            kind = message.WhichOneof("kind")
+            if kind == "decision":
+                d = message.decision
+                action = pb.Action(request_id=d.request_id, match_id=d.match_id, action=d.legal_actions[0])
+                outgoing.put(pb.BotMessage(action=action))
+            elif kind == "ping":
+                outgoing.put(pb.BotMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+
+
+# ------------------------------------------------------------------ arena
+
+
+def wait_for_line(path: Path, pattern: str, process: subprocess.Popen) -> re.Match:
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while time.monotonic() < deadline:
+        found = re.search(pattern, path.read_text(errors="replace") if path.exists() else "")
+        if found:
+            return found
+        if process.poll() is not None:
+            break
+        time.sleep(0.02)
+    raise RuntimeError(f"no {pattern!r} in {path}:\n{path.read_text(errors='replace')}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process, from /proc (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def throughput(redis_url: str, bot_id: str, request: dict, in_flight: int, total: int) -> float:
+    from server.decisions import AsyncDecisionClient
+
+    client = AsyncDecisionClient(redis_url)
+    done = 0
+    faults = 0
+
+    async def match(number: int) -> None:
+        nonlocal done, faults
+        while done < total:
+            done += 1
+            decision = await client.request(bot_id, f"bench-{number}", deadline_ms=5000, **request)
+            faults += not decision.ok
+
+    try:
+        await asyncio.gather(*(match(i) for i in range(in_flight)))  # warm-up
+        done = 0
+        started = time.perf_counter()
+        await asyncio.gather(*(match(i) for i in range(in_flight)))
+        elapsed = time.perf_counter() - started
+    finally:
+        await client.aclose()
+    if faults:
+        raise RuntimeError(f"{faults} faults with {in_flight} in flight")
+    return done / elapsed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--n", type=int, default=3000, help="round trips per latency measure")
+    parser.add_argument("--total", type=int, default=6000, help="decisions per throughput measure")
+    parser.add_argument("--bot", default="random", help="the SDK bot to run (atout-bot run spec)")
+    parser.add_argument(
+        "--bare-bot",
+        action="store_true",
+        help="answer with a bare gRPC loop instead of the SDK runner (to see the runner's share)",
+    )
+    parser.add_argument("--bare-bot-run", nargs=2, metavar=("ADDRESS", "TOKEN"), help=argparse.SUPPRESS)
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--echo-server", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    if args.echo_server:
+        echo_server(args.echo_server)
+        return 0
+    if args.bare_bot_run:
+        bare_bot(*args.bare_bot_run)
+        return 0
+
+    from atout.games import new_game
+    from server.db import create_all, make_engine, make_session_factory
+    from server.decisions import DecisionClient
+    from server.embedded_redis import EmbeddedRedis
+    from server.registry import BotRegistry
+
+    state = new_game("merde", players=4).new_state(seed=3)
+    seat = state.current_player
+    legal = state.legal_actions()
+    request = {
+        "game": "merde",
+        "seat": seat,
+        "observation": state.observation(seat),
+        "legal_actions": legal,
+        "check": lambda action: None if action in legal else "illegal",
+    }
+    results: dict[str, object] = {
+        "load_average_before": load_before,
+        "cpus": os.cpu_count(),
+        "observation_bytes": len(json.dumps(request["observation"])),
+    }
+    children: list[subprocess.Popen] = []
+    with tempfile.TemporaryDirectory(prefix="atout-bench-") as tmp:
+        tmpdir = Path(tmp)
+        redis_server = EmbeddedRedis(tmpdir / "redis").start()
+        try:
+            # 1. raw ping-pong
+            port_file = tmpdir / "echo.port"
+            children.append(
+                subprocess.Popen(
+                    [sys.executable, __file__, "--echo-server", str(port_file)], stdin=subprocess.DEVNULL
+                )
+            )
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while not port_file.exists() or not port_file.read_text():
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the echo server did not start")
+                time.sleep(0.02)
+            payload = b"x" * results["observation_bytes"]  # same size as a decision request
+            raw = raw_pingpong(int(port_file.read_text()), args.n, payload)
+            children[-1].terminate()
+
+            # 2. the arena: database, game server, SDK bot
+            database_url = f"sqlite:///{tmpdir / 'atout.db'}"
+            engine = make_engine(database_url)
+            create_all(engine)
+            bot, token = BotRegistry(make_session_factory(engine)).add("bench-bot")
+            env = {
+                **os.environ,
+                "ATOUT_REDIS_URL": redis_server.url,
+                "ATOUT_DATABASE_URL": database_url,
+                "ATOUT_SERVER_ID": "bench",
+                "PYTHONUNBUFFERED": "1",
+            }
+            gateway_log = tmpdir / "gateway.log"
+            with open(gateway_log, "wb") as out:
+                gateway = subprocess.Popen(
+                    [sys.executable, "-m", "server.cli", "gateway", "--address", "127.0.0.1:0"],
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    cwd=ROOT,
+                )
+            children.append(gateway)
+            port = wait_for_line(gateway_log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+            bot_log = tmpdir / "bot.log"
+            with open(bot_log, "wb") as out:
+                command = [
+                    sys.executable,
+                    "-m",
+                    "atout.cli",
+                    "run",
+                    args.bot,
+                    "--server",
+                    f"127.0.0.1:{port}",
+                ]
+                command += ["--token", token, "--log-level", "WARNING", "--max-workers", "8"]
+                if args.bare_bot:
+                    command = [sys.executable, __file__, "--bare-bot-run", f"127.0.0.1:{port}", token]
+                bot_process = subprocess.Popen(
+                    command,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                    cwd=ROOT,
+                )
+            children.append(bot_process)
+            client = DecisionClient(redis_server.url)
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while not client.is_connected(bot.bot_id):
+                if time.monotonic() > deadline or bot_process.poll() is not None:
+                    raise RuntimeError(f"the bot did not connect:\n{bot_log.read_text()}")
+                time.sleep(0.02)
+
+            arena = []
+            for i in range(args.n + 200):
+                started = time.perf_counter()
+                decision = client.request(bot.bot_id, "bench-latency", deadline_ms=5000, **request)
+                if not decision.ok:
+                    raise RuntimeError(f"fault: {decision}")
+                if i >= 200:
+                    arena.append(time.perf_counter() - started)
+            client.close()
+
+            rates = {}
+            cpu_us: dict[str, dict[str, float]] = {}
+            processes = {"gateway": gateway.pid, "bot": bot_process.pid, "redis": redis_server.process.pid}
+            for k in (1, 8, 32):
+                before = {name: cpu_seconds(pid) for name, pid in processes.items()}
+                before["worker"] = time.process_time()
+                rates[k] = asyncio.run(throughput(redis_server.url, bot.bot_id, request, k, args.total))
+                after = {name: cpu_seconds(pid) for name, pid in processes.items()}
+                after["worker"] = time.process_time()
+                count = 2 * args.total  # warm-up round included
+                cpu_us[str(k)] = {name: (after[name] - before[name]) / count * 1e6 for name in before}
+        finally:
+            for child in children:
+                if child.poll() is None:
+                    child.terminate()
+                    try:
+                        child.wait(10)
+                    except subprocess.TimeoutExpired:
+                        child.kill()
+            redis_server.stop()
+
+    ms = 1000.0
+    results.update(
+        raw_p50_ms=statistics.median(raw) * ms,
+        raw_p99_ms=percentile(raw, 0.99) * ms,
+        arena_p50_ms=statistics.median(arena) * ms,
+        arena_p99_ms=percentile(arena, 0.99) * ms,
+        decisions_per_s={str(k): round(v) for k, v in rates.items()},
+        cpu_us_per_decision={k: {n: round(v) for n, v in d.items()} for k, d in cpu_us.items()},
+    )
+    ratio = results["arena_p50_ms"] / results["raw_p50_ms"]
+    bot_kind = "bare gRPC loop" if args.bare_bot else f"SDK runner ({args.bot})"
+    print(f"machine: {os.cpu_count()} cpus; observation {results['observation_bytes']} bytes; n={args.n}")
+    print(f"bot: {bot_kind}; load average before the run: {load_before}")
+    print(f"raw gRPC ping-pong      p50 {results['raw_p50_ms']:.3f} ms   p99 {results['raw_p99_ms']:.3f} ms")
+    print(
+        f"arena decision          p50 {results['arena_p50_ms']:.3f} ms   p99 {results['arena_p99_ms']:.3f} ms"
+        f"   (p50 = {ratio:.2f}x raw; target <= 3x, p99 <= 5 ms)"
+    )
+    for k, rate in rates.items():
+        spent = cpu_us[str(k)]
+        total = sum(spent.values())
+        parts = ", ".join(f"{name} {us:.0f}" for name, us in spent.items())
+        print(f"decisions/s, {k:2d} in flight: {rate:6.0f}   CPU µs/decision: {parts} (total {total:.0f})")
+    print(f"target >= 3000 decisions/s: {'met' if max(rates.values()) >= 3000 else 'NOT met'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

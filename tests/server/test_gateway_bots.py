@@ -1,0 +1,231 @@
+"""End to end: DecisionClient -> Redis -> game server (another process) -> SDK bot (another
+process) and back. Real Redis, real gRPC, loopback only."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from gateway_helpers import engine_request, read_events, wait_until
+
+from server.decisions import AsyncDecisionClient, Fault
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def address(game_server) -> str:
+    return game_server.info["address"]
+
+
+@pytest.fixture
+def events(tmp_path: Path) -> Path:
+    return tmp_path / "events.jsonl"
+
+
+def connected(decisions, bot_id: str, timeout: float = 15.0) -> None:
+    wait_until(lambda: decisions.is_connected(bot_id), timeout, what=f"bot {bot_id} to connect")
+
+
+def test_round_trip(address, make_bot, spawn_bot, decisions, events) -> None:
+    info, token = make_bot()
+    spawn_bot(address, token, "FirstLegal", ATOUT_TEST_EVENTS=str(events))
+    connected(decisions, info.bot_id)
+    decisions.match_start(info.bot_id, "m-rt", "merde", 1, 3, {"deals": 2}, ["x", info.name, "y"])
+    request = engine_request()
+    decision = decisions.request(info.bot_id, "m-rt", deadline_ms=5000, **request)
+    assert decision.ok, decision
+    assert decision.action == request["legal_actions"][0]
+    assert decision.fault is None and decision.rejected == ()
+    assert 0 < decision.think_ms < 5000
+    decisions.match_end(info.bot_id, "m-rt", 1, [3, 1, 0], [1, 2, 3])
+    wait_until(lambda: any(e["event"] == "match_end" for e in read_events(events)), what="match end")
+    seen = read_events(events)
+    assert [e["event"] for e in seen] == ["match_start", "act", "match_end"]
+    assert seen[0]["options"] == {"deals": 2} and seen[0]["seat"] == 1
+    assert seen[1]["hand"] == request["observation"]["hand"]
+    assert seen[2]["scores"] == [3, 1, 0]
+
+
+def test_a_bot_that_is_not_connected_is_faulted_at_once(make_bot, decisions) -> None:
+    info, _ = make_bot()
+    started = time.perf_counter()
+    decision = decisions.request(info.bot_id, "m-nc", deadline_ms=5000, **engine_request())
+    assert decision.fault == Fault.DISCONNECTED and decision.action is None
+    assert time.perf_counter() - started < 1.0
+
+
+def test_illegal_then_legal_answer(address, make_bot, spawn_bot, decisions, events) -> None:
+    info, token = make_bot()
+    spawn_bot(address, token, "IllegalFirst", ATOUT_TEST_EVENTS=str(events))
+    connected(decisions, info.bot_id)
+    request = engine_request()
+    decision = decisions.request(info.bot_id, "m-il", deadline_ms=5000, **request)
+    assert decision.ok, decision
+    assert decision.action == request["legal_actions"][0]
+    engine_reason = request["check"]("play 1x")
+    assert engine_reason and "illegal action 'play 1x'" in engine_reason
+    assert decision.rejected == (("play 1x", engine_reason),)
+    rejections = [e for e in read_events(events) if e["event"] == "rejection"]
+    assert rejections == [
+        {
+            "event": "rejection",
+            "pid": rejections[0]["pid"],
+            "match_id": "m-il",
+            "action": "play 1x",
+            "reason": engine_reason,
+        }
+    ]
+
+
+def test_timeout(address, make_bot, spawn_bot, decisions, events) -> None:
+    info, token = make_bot()
+    spawn_bot(address, token, "Slow", ATOUT_TEST_EVENTS=str(events), ATOUT_TEST_SLEEP_S="2")
+    connected(decisions, info.bot_id)
+    started = time.perf_counter()
+    decision = decisions.request(info.bot_id, "m-to", deadline_ms=300, **engine_request())
+    elapsed = time.perf_counter() - started
+    assert decision.fault == Fault.TIMEOUT and decision.action is None
+    assert 0.29 < elapsed < 0.7, elapsed  # not the bot's 2 s (Redis checks deadlines 100 times a second)
+    assert [e["event"] for e in read_events(events) if e["event"] != "match_start"] == ["act"]
+
+
+def test_illegal_answer_then_nothing_is_an_illegal_fault(address, make_bot, spawn_bot, decisions) -> None:
+    info, token = make_bot()
+    spawn_bot(address, token, "random")  # RandomBot gives no second answer after a rejection
+    connected(decisions, info.bot_id)
+    request = engine_request()
+    decision = decisions.request(
+        info.bot_id, "m-if", deadline_ms=400, **{**request, "check": lambda action: "nothing is legal today"}
+    )
+    assert decision.fault == Fault.ILLEGAL
+    assert len(decision.rejected) == 1 and decision.rejected[0][1] == "nothing is legal today"
+
+
+def test_a_bot_killed_mid_request_gets_the_request_again(
+    address, make_bot, spawn_bot, decisions, events
+) -> None:
+    info, token = make_bot()
+    first = spawn_bot(address, token, "Slow", ATOUT_TEST_EVENTS=str(events), ATOUT_TEST_SLEEP_S="60")
+    connected(decisions, info.bot_id)
+    decisions.match_start(info.bot_id, "m-kill", "merde", 1, 3, {}, [])
+    request = engine_request()
+
+    def kill_and_restart() -> None:
+        wait_until(
+            lambda: any(e["event"] == "act" for e in read_events(events)), what="the first bot to think"
+        )
+        first.kill()  # SIGKILL: no goodbye
+        spawn_bot(address, token, "FirstLegal", ATOUT_TEST_EVENTS=str(events))
+
+    import threading
+
+    thread = threading.Thread(target=kill_and_restart)
+    thread.start()
+    decision = decisions.request(info.bot_id, "m-kill", deadline_ms=15_000, **request)
+    thread.join(10)
+    assert decision.ok, decision
+    assert decision.action == request["legal_actions"][0]
+    seen = read_events(events)
+    pids = {e["pid"] for e in seen}
+    assert len(pids) == 2
+    second = [e["event"] for e in seen if e["pid"] != first.popen.pid]
+    assert second == ["match_start", "act"]  # the running match and the request, sent again
+
+
+def test_a_second_connection_replaces_the_first(address, make_bot, spawn_bot, decisions) -> None:
+    info, token = make_bot()
+    first = spawn_bot(address, token, "FirstLegal")
+    connected(decisions, info.bot_id)
+    first.wait_for_log("connected as")
+    second = spawn_bot(address, token, "LastLegal")
+    second.wait_for_log("connected as")
+    assert first.popen.wait(10) == 3  # atout-bot's exit code for "replaced"
+    assert "another connection took over this bot" in first.log()
+    request = engine_request()
+    for _ in range(3):
+        decision = decisions.request(info.bot_id, "m-rep", deadline_ms=5000, **request)
+        assert decision.action == request["legal_actions"][-1]
+    assert second.alive()
+
+
+def test_two_game_servers_share_one_redis(
+    make_bot, spawn_bot, start_game_server, decisions, game_server, redis_client
+):
+    other = start_game_server("gs-other")
+    bots = []
+    for server, kind in ((game_server, "FirstLegal"), (other, "LastLegal")):
+        info, token = make_bot()
+        spawn_bot(server.info["address"], token, kind)
+        bots.append(info)
+    for info in bots:
+        connected(decisions, info.bot_id)
+    owners = [redis_client.get(f"atout:bot:{info.bot_id}:conn").decode() for info in bots]
+    assert owners[0].startswith("gs-main/") and owners[1].startswith("gs-other/")
+    request = engine_request()
+    for _ in range(3):
+        first = decisions.request(bots[0].bot_id, "m-two", deadline_ms=5000, **request)
+        last = decisions.request(bots[1].bot_id, "m-two", deadline_ms=5000, **request)
+        assert (first.action, last.action) == (request["legal_actions"][0], request["legal_actions"][-1])
+
+
+def test_a_connection_on_another_server_replaces_the_first(
+    make_bot, spawn_bot, start_game_server, decisions, game_server, redis_client
+):
+    other = start_game_server("gs-other2")
+    info, token = make_bot()
+    first = spawn_bot(game_server.info["address"], token, "FirstLegal")
+    first.wait_for_log("connected as")
+    second = spawn_bot(other.info["address"], token, "LastLegal")
+    second.wait_for_log("connected as")
+    assert first.popen.wait(10) == 3
+    assert redis_client.get(f"atout:bot:{info.bot_id}:conn").decode().startswith("gs-other2/")
+    request = engine_request()
+    assert (
+        decisions.request(info.bot_id, "m-x", deadline_ms=5000, **request).action
+        == request["legal_actions"][-1]
+    )
+
+
+def test_graceful_shutdown_tells_the_bots_and_releases_them(
+    make_bot, spawn_bot, start_game_server, decisions
+):
+    server = start_game_server()
+    info, token = make_bot()
+    bot = spawn_bot(server.info["address"], token, "FirstLegal")
+    connected(decisions, info.bot_id)
+    started = time.perf_counter()
+    assert server.stop(signal.SIGTERM) == 0
+    assert time.perf_counter() - started < 5
+    bot.wait_for_log("shutting down")
+    assert not decisions.is_connected(info.bot_id)
+    decision = decisions.request(info.bot_id, "m-down", deadline_ms=5000, **engine_request())
+    assert decision.fault == Fault.DISCONNECTED
+
+
+def test_one_worker_keeps_many_matches_in_flight(address, make_bot, spawn_bot, redis_url) -> None:
+    info, token = make_bot()
+    spawn_bot(address, token, "Slow", "--max-workers", "32", ATOUT_TEST_SLEEP_S="0.3")
+
+    async def play() -> list:
+        client = AsyncDecisionClient(redis_url)
+        try:
+            wait_s = 15.0
+            while not await client.is_connected(info.bot_id) and wait_s > 0:
+                await asyncio.sleep(0.02)
+                wait_s -= 0.02
+            request = engine_request()
+            started = time.perf_counter()
+            decisions = await asyncio.gather(
+                *(client.request(info.bot_id, f"m-par-{i}", deadline_ms=5000, **request) for i in range(24))
+            )
+            return [time.perf_counter() - started, decisions]
+        finally:
+            await client.aclose()
+
+    elapsed, decisions = asyncio.run(play())
+    assert all(d.ok for d in decisions), decisions
+    assert elapsed < 3.0, elapsed  # 24 matches x 0.3 s of thinking each: 7.2 s one after the other

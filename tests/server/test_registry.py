@@ -1,0 +1,107 @@
+"""The bot registry and settings, without a network."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from server.db import create_all, make_engine, make_session_factory
+from server.models import Bot
+from server.registry import BotRegistry, RegistryError
+from server.settings import Settings
+
+
+@pytest.fixture
+def memory_registry() -> tuple[BotRegistry, object]:
+    engine = make_engine("sqlite://")
+    create_all(engine)
+    sessions = make_session_factory(engine)
+    return BotRegistry(sessions), sessions
+
+
+def test_add_returns_a_token_that_verifies_and_is_stored_hashed(memory_registry) -> None:
+    registry, sessions = memory_registry
+    bot, token = registry.add("alice", owner="ann")
+    assert (bot.name, bot.owner, bot.disabled) == ("alice", "ann", False)
+    assert len(token) > 40
+    assert registry.verify(token) == bot
+    with sessions() as session:
+        stored = session.scalars(select(Bot)).one()
+    assert stored.token_hash == hashlib.sha256(token.encode()).hexdigest()
+    assert token not in repr(stored.__dict__)
+
+
+def test_verify_refuses_wrong_and_empty_tokens(memory_registry) -> None:
+    registry, _ = memory_registry
+    _, token = registry.add("alice")
+    assert registry.verify(token + "x") is None
+    assert registry.verify("") is None
+    assert registry.verify(token.upper()) is None
+
+
+def test_names_are_unique_and_checked(memory_registry) -> None:
+    registry, _ = memory_registry
+    registry.add("alice")
+    with pytest.raises(RegistryError, match="already exists"):
+        registry.add("alice")
+    for bad in ("", "a b", "-x", "x" * 65, "é"):
+        with pytest.raises(RegistryError, match="bad bot name"):
+            registry.add(bad)
+
+
+def test_rotate_replaces_the_token(memory_registry) -> None:
+    registry, _ = memory_registry
+    bot, old = registry.add("alice")
+    new = registry.rotate("alice")
+    assert registry.verify(old) is None
+    assert registry.verify(new) == bot
+    with pytest.raises(RegistryError, match="no bot named"):
+        registry.rotate("nobody")
+
+
+def test_disable_and_list(memory_registry) -> None:
+    registry, _ = memory_registry
+    a, token = registry.add("alice")
+    registry.add("bob")
+    assert registry.disable("alice").disabled
+    verified = registry.verify(token)
+    assert verified is not None and verified.disabled
+    assert [(b.name, b.disabled) for b in registry.list()] == [("alice", True), ("bob", False)]
+    assert not registry.disable(str(a.id), disabled=False).disabled
+
+
+def test_sqlite_file_uses_wal(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'sub' / 'atout.db'}")
+    create_all(engine)
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10_000
+
+
+def test_settings_defaults_and_environment() -> None:
+    default = Settings.from_env({})
+    assert default.redis_url is None
+    assert default.grpc_address == "127.0.0.1:50051"
+    assert default.database_url == f"sqlite:///{Path('var') / 'atout.db'}"
+    custom = Settings.from_env(
+        {
+            "ATOUT_DATA_DIR": "/data",
+            "ATOUT_REDIS_URL": "redis://127.0.0.1:6379/0",
+            "ATOUT_KEEPALIVE_MS": "500",
+            "ATOUT_SERVER_ID": "gs-1",
+        }
+    )
+    assert custom.database_url == "sqlite:////data/atout.db"
+    assert (custom.redis_url, custom.keepalive_ms, custom.presence_ttl_ms, custom.server_id) == (
+        "redis://127.0.0.1:6379/0",
+        500,
+        1500,
+        "gs-1",
+    )
+    with pytest.raises(ValueError, match="ATOUT_KEEPALIVE_MS"):
+        Settings.from_env({"ATOUT_KEEPALIVE_MS": "soon"})
+    with pytest.raises(ValueError, match="ATOUT_GRPC_ADDRESS"):
+        Settings.from_env({"ATOUT_GRPC_ADDRESS": "nowhere"})

@@ -1,0 +1,220 @@
+"""The relay's Redis contract, driven by raw gRPC bots: keys, resends, deadlines, presence."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import pytest
+from gateway_helpers import RawBot, engine_request, wait_until
+
+from atout.v1 import atout_pb2 as pb
+from server.decisions import Decision, Fault
+from server.relay import conn_key, matches_key, pending_key, reply_key, req_key
+
+pytestmark = pytest.mark.timeout(60)
+
+pool = ThreadPoolExecutor(4)
+
+
+@pytest.fixture
+def address(game_server) -> str:
+    return game_server.info["address"]
+
+
+def ask(decisions, bot_id: str, match_id: str, deadline_ms: int, **overrides) -> Future[Decision]:
+    return pool.submit(
+        decisions.request, bot_id, match_id, deadline_ms=deadline_ms, **{**engine_request(), **overrides}
+    )
+
+
+def connect(address: str, token: str, decisions, bot_id: str) -> RawBot:
+    bot = RawBot(address, token)
+    bot.connect()
+    wait_until(lambda: decisions.is_connected(bot_id), what="presence")
+    return bot
+
+
+def test_a_legal_answer_leaves_no_keys_behind(address, make_bot, decisions, redis_client) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        future = ask(decisions, info.bot_id, "m-keys", 5000)
+        request = bot.recv().decision
+        assert redis_client.zscore(pending_key(info.bot_id), request.request_id) == request.deadline_unix_ms
+        assert redis_client.exists(req_key(request.request_id))
+        assert 0 < request.deadline_ms <= 5000
+        assert abs(request.deadline_unix_ms - time.time() * 1000 - request.deadline_ms) < 200
+        bot.answer(request, request.legal_actions[0])
+        assert future.result(5).ok
+        assert redis_client.zcard(pending_key(info.bot_id)) == 0
+        assert not redis_client.exists(req_key(request.request_id), reply_key(request.request_id))
+    finally:
+        bot.close()
+
+
+def test_a_timeout_leaves_no_keys_behind_and_a_late_answer_is_refused(
+    address, make_bot, decisions, redis_client
+) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        decision = ask(decisions, info.bot_id, "m-late", 200).result(5)
+        assert decision.fault == Fault.TIMEOUT
+        request = bot.recv().decision
+        assert redis_client.zcard(pending_key(info.bot_id)) == 0
+        assert not redis_client.exists(req_key(request.request_id))
+        bot.answer(request, request.legal_actions[0])
+        rejection = bot.recv().rejection
+        assert rejection.request_id == request.request_id and rejection.reason.startswith("too late")
+        assert not redis_client.exists(reply_key(request.request_id))
+    finally:
+        bot.close()
+
+
+def test_an_illegal_answer_is_rejected_with_the_reason_and_can_be_corrected(
+    address, make_bot, decisions, redis_client
+) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        request_args = engine_request()
+        future = ask(decisions, info.bot_id, "m-ill", 5000)
+        request = bot.recv().decision
+        bot.answer(request, "bid 99")
+        rejection = bot.recv().rejection
+        assert (rejection.request_id, rejection.match_id, rejection.action) == (
+            request.request_id,
+            "m-ill",
+            "bid 99",
+        )
+        assert rejection.reason == request_args["check"]("bid 99")
+        # still open, and still resent to a reconnecting bot
+        assert redis_client.zscore(pending_key(info.bot_id), request.request_id) is not None
+        bot.answer(request, request.legal_actions[-1])
+        decision = future.result(5)
+        assert decision.action == request.legal_actions[-1]
+        assert decision.rejected == (("bid 99", rejection.reason),)
+    finally:
+        bot.close()
+
+
+def test_a_reconnecting_bot_gets_running_matches_and_open_requests_again(
+    address, make_bot, decisions
+) -> None:
+    info, token = make_bot()
+    first = connect(address, token, decisions, info.bot_id)
+    decisions.match_start(info.bot_id, "m-old", "merde", 0, 3, {}, ["a", "b", "c"])
+    decisions.match_end(info.bot_id, "m-old", 0, [1, 2, 3], [3, 2, 1])
+    decisions.match_start(info.bot_id, "m-re", "merde", 2, 3, {"deals": 3}, ["a", "b", info.name])
+    assert first.recv().match_start.match_id == "m-old"
+    assert first.recv().match_end.match_id == "m-old"
+    assert first.recv().match_start.match_id == "m-re"
+    expired = ask(decisions, info.bot_id, "m-re", 800)
+    future = ask(decisions, info.bot_id, "m-re", 10_000)
+    sent = {first.recv().decision.request_id, first.recv().decision.request_id}
+    first.close()
+    assert expired.result(5).fault == Fault.DISCONNECTED  # its stream was gone at its deadline
+    second = RawBot(address, token)
+    try:
+        second.connect()
+        start = second.recv().match_start
+        assert (start.match_id, start.seat, start.seat_names[2]) == ("m-re", 2, info.name)
+        again = second.recv().decision
+        assert again.request_id in sent and again.match_id == "m-re"
+        assert 0 < again.deadline_ms < 10_000
+        second.answer(again, again.legal_actions[0])
+        assert future.result(5).action == again.legal_actions[0]
+    finally:
+        second.close()
+
+
+def test_a_broken_stream_is_released_at_once(address, make_bot, decisions) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    bot.close()  # cancels the call: like a bot process that died
+    wait_until(lambda: not decisions.is_connected(info.bot_id), timeout=2, what="release")
+    started = time.perf_counter()
+    assert ask(decisions, info.bot_id, "m-gone", 5000).result(5).fault == Fault.DISCONNECTED
+    assert time.perf_counter() - started < 1.0
+
+
+def test_presence_lost_in_redis_is_taken_back_by_the_heartbeat(
+    address, make_bot, decisions, redis_client
+) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        redis_client.delete(conn_key(info.bot_id))  # e.g. a Redis restarted empty
+        assert not decisions.is_connected(info.bot_id)
+        wait_until(lambda: decisions.is_connected(info.bot_id), timeout=3, what="the heartbeat")
+        assert bot.recv(timeout=0.1, skip=()) is not None  # a Ping, not an Error "replaced"
+    finally:
+        bot.close()
+
+
+def test_match_messages_reach_a_connected_bot_in_order(address, make_bot, decisions, redis_client) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        decisions.match_start(info.bot_id, "m-order", "fool", 1, 2, {"deck": 36}, ["x", info.name])
+        future = ask(decisions, info.bot_id, "m-order", 5000)
+        kinds = []
+        start = bot.recv()
+        kinds.append(start.WhichOneof("kind"))
+        request = bot.recv().decision
+        kinds.append("decision")
+        bot.answer(request, request.legal_actions[0])
+        assert future.result(5).ok
+        decisions.match_end(info.bot_id, "m-order", 1, [0, 1], [2, 1], reason="finished")
+        end = bot.recv().match_end
+        assert kinds == ["match_start", "decision"]
+        assert (end.match_id, list(end.scores), list(end.ranking), end.reason) == (
+            "m-order",
+            [0, 1],
+            [2, 1],
+            "finished",
+        )
+        assert start.match_start.options_json == '{"deck": 36}'
+        assert not redis_client.hexists(matches_key(info.bot_id), "m-order")
+    finally:
+        bot.close()
+
+
+def test_many_requests_of_one_bot_in_flight(address, make_bot, decisions) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        futures = [ask(decisions, info.bot_id, f"m-par-{i}", 5000) for i in range(4)]
+        requests = [bot.recv().decision for _ in futures]
+        for request in reversed(requests):  # answered in another order than asked
+            bot.answer(request, request.legal_actions[-1])
+        results = [f.result(5) for f in futures]
+        assert all(r.ok for r in results)
+        assert sorted(r.request_id for r in results) == sorted(r.request_id for r in requests)
+    finally:
+        bot.close()
+
+
+def test_stream_ends_when_the_client_half_closes(address, make_bot, decisions) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    bot.outgoing.put(None)  # the bot says goodbye: end of its messages
+    assert bot.recv() is None
+    assert bot.error is None  # the server ends the call cleanly
+    wait_until(lambda: not decisions.is_connected(info.bot_id), timeout=2, what="release")
+    bot.close()
+
+
+def test_unknown_message_kinds_do_not_reach_redis(address, make_bot, decisions, redis_client) -> None:
+    info, token = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        bot.send(pb.BotMessage(action=pb.Action(request_id="x" * 5000, action="play Th")))
+        assert "unknown request_id" in bot.recv().rejection.reason
+        assert not redis_client.exists(reply_key("x" * 5000))
+        threading.Event().wait(0.05)
+        assert decisions.is_connected(info.bot_id)
+    finally:
+        bot.close()
