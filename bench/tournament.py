@@ -1,0 +1,239 @@
+"""Tournament throughput: matches/s and decisions/s through every real part, 1 worker vs 2.
+
+    python bench/tournament.py                       # about a minute on a 2-core machine
+    python bench/tournament.py --workers 1,2,4 --games-per-pairing 40 --json results.json
+
+Starts, on loopback only: an embedded Redis, a temporary SQLite database, a game server
+(``atout-arena gateway``), 4 SDK bots (``atout-bot run random``, one process each) and, for
+each entry of ``--workers``, that many Celery worker processes (``atout-arena worker``,
+``--concurrency`` threads each). Then it creates a round-robin tournament of the 4 bots
+(by default merde, 4 players... see ``--game``), starts it and measures from the dispatch of
+its matches to its finalize: matches/s, decisions/s (every decision a bot answered through
+the relay), and the peak number of matches in flight in one worker process.
+
+Every part runs on the same machine, so workers, the game server, the bots and Redis share
+its cores: the figures say what one small machine does, not how far the design scales.
+``cpu_s`` in the JSON lines splits the CPU time between the parts.
+
+Measured on the 2-core development machine, shared with other test runs (load 3-7),
+merde 4 players, 4 deals, 64 matches of 56 decisions, 32 threads per worker:
+
+- ``random`` bots (answer at once): the machine's two cores are the limit. 1 worker:
+  13.5 matches/s, 750 decisions/s; 2 workers: 14.4-15.3 matches/s, 800-860 decisions/s. CPU
+  per decision: worker 0.65 ms, game server 0.35 ms, bot 0.45 ms, Redis 0.12 ms.
+- bots that think 200 ms (``ATOUT_TEST_THINK_S=0.2 python bench/tournament.py --bot
+  tests/workers/worker_bots.py:Sleepy --bot-threads 64``): 1 worker 2.1 matches/s, 120
+  decisions/s; 2 workers 4.3 matches/s, 243 decisions/s — each worker keeps its 32 matches in
+  flight, so throughput grows with the workers until the CPU runs out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+START_TIMEOUT_S = 30.0
+
+
+def wait_for(path: Path, pattern: str, process: subprocess.Popen,
+             timeout: float = START_TIMEOUT_S) -> re.Match:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = re.search(pattern, path.read_text(errors="replace")) if path.exists() else None
+        if found:
+            return found
+        if process.poll() is not None:
+            break
+        time.sleep(0.05)
+    tail = path.read_text(errors="replace")[-3000:]
+    raise RuntimeError(f"{path.name}: no {pattern!r} within {timeout} s:\n{tail}")
+
+
+class Children:
+    def __init__(self, directory: Path, env: dict[str, str]) -> None:
+        self.directory = directory
+        self.env = env
+        self.started: list[tuple[subprocess.Popen, Path]] = []
+
+    def start(self, name: str, args: list[str], **env: str) -> tuple[subprocess.Popen, Path]:
+        log = self.directory / f"{name}.log"
+        with open(log, "wb") as out:
+            process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       cwd=ROOT, env={**os.environ, **self.env, **env})
+        self.started.append((process, log))
+        return process, log
+
+    def stop(self, process: subprocess.Popen) -> None:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(15)
+
+    def stop_all(self) -> None:
+        for process, _ in reversed(self.started):
+            self.stop(process)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_in_flight(matches: list) -> int:
+    """The most matches one worker process had running at once."""
+    by_process: dict[str, list[tuple[object, int]]] = {}
+    for m in matches:
+        process = m.runner.rsplit(":", 1)[0]
+        by_process.setdefault(process, []).extend([(m.started_at, 1), (m.finished_at, -1)])
+    peak = 0
+    for events in by_process.values():
+        level = 0
+        for _, step in sorted(events, key=lambda e: (e[0], e[1])):
+            level += step
+            peak = max(peak, level)
+    return peak
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    from sqlalchemy import select
+
+    from server.db import create_all, make_engine, make_session_factory
+    from server.embedded_redis import EmbeddedRedis
+    from server.models import Match, Tournament
+    from server.registry import BotRegistry
+    from workers.celery_app import app, configure
+    from workers.tasks import dispatch_matches
+    from workers.tournaments import create_tournament, start_tournament
+
+    directory = Path(tempfile.mkdtemp(prefix="atout-bench-"))
+    redis_server = EmbeddedRedis(directory / "redis").start()
+    database_url = f"sqlite:///{directory / 'atout.db'}"
+    engine = make_engine(database_url)
+    create_all(engine)
+    sessions = make_session_factory(engine)
+    env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
+           "ATOUT_DATA_DIR": str(directory)}
+    configure(app, redis_server.url)
+    children = Children(directory, env)
+    results = []
+    try:
+        gateway, log = children.start("gateway", [sys.executable, "-m", "server.cli", "gateway",
+                                                  "--address", "127.0.0.1:0"])
+        address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+        registry = BotRegistry(sessions)
+        bots = []
+        bot_processes = []
+        for i in range(4):
+            bot, token = registry.add(f"bench-{i}")
+            bots.append(bot.name)
+            process, log = children.start(f"bot-{i}", [sys.executable, "-m", "atout.cli", "run", args.bot,
+                                                       "--server", address, "--token", token,
+                                                       "--max-workers", str(args.bot_threads), "--log-level",
+                                                       "WARNING"])
+            bot_processes.append(process)
+        import redis
+
+        client = redis.Redis.from_url(redis_server.url)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while client.zcard("atout:connected") < 4:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the bots did not connect")
+            time.sleep(0.05)
+
+        for n_workers in args.workers:
+            workers = []
+            for w in range(n_workers):
+                process, log = children.start(f"worker-{n_workers}-{w}", [
+                    sys.executable, "-m", "workers.cli", "worker", "--concurrency", str(args.concurrency),
+                    "--hostname", f"bench{n_workers}-{w}@%h", "--loglevel", "info"])
+                workers.append((process, log))
+            for process, log in workers:
+                wait_for(log, r"\bready\b", process)
+            options = json.loads(args.options)
+            tid = create_tournament(sessions, name=f"bench-{n_workers}", game=args.game, bots=bots,
+                                    players=args.players, options=options,
+                                    games_per_pairing=args.games_per_pairing, move_ms=args.move_ms, seed=1)
+            groups = {"workers": [p.pid for p, _ in workers], "gateway": [gateway.pid],
+                      "bots": [p.pid for p in bot_processes], "redis": [redis_server.process.pid]}
+            cpu_before = {k: sum(cpu_seconds(pid) for pid in pids) for k, pids in groups.items()}
+            started = time.perf_counter()
+            dispatch_matches(start_tournament(sessions, tid))
+            while True:
+                with sessions() as session:
+                    if session.get(Tournament, tid).status == "finished":
+                        break
+                time.sleep(0.02)
+            elapsed = time.perf_counter() - started
+            cpu = {k: round(sum(cpu_seconds(pid) for pid in pids) - cpu_before[k], 2)
+                   for k, pids in groups.items()}
+            with sessions() as session:
+                matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
+                decisions = sum(1 for m in matches for a in (m.actions or []) if a[2] == "bot")
+                think = [a[3] for m in matches for a in (m.actions or []) if a[2] == "bot"]
+                faults = sum(len(a[4]) for m in matches for a in (m.actions or []))
+                failed = sum(m.status != "finished" for m in matches)
+                peak = peak_in_flight(matches)
+            row = {
+                "workers": n_workers, "concurrency": args.concurrency, "game": args.game,
+                "players": args.players,
+                "matches": len(matches), "failed": failed, "decisions": decisions, "faults": faults,
+                "seconds": round(elapsed, 2), "matches_per_s": round(len(matches) / elapsed, 1),
+                "decisions_per_s": round(decisions / elapsed), "peak_in_flight_per_process": peak,
+                "think_ms_mean": round(sum(think) / max(1, len(think)), 2),
+                "cpu_s": cpu,
+            }
+            results.append(row)
+            print(json.dumps(row), flush=True)
+            for process, _ in workers:
+                children.stop(process)
+    finally:
+        children.stop_all()
+        redis_server.stop()
+        engine.dispose()
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workers", default="1,2", help="worker process counts to compare (default 1,2)")
+    parser.add_argument("--concurrency", type=int, default=32, help="threads (matches in flight) per worker")
+    parser.add_argument("--game", default="merde")
+    parser.add_argument("--players", type=int, default=4)
+    parser.add_argument("--options", default='{"deals": 4}', help="game options as JSON")
+    parser.add_argument("--games-per-pairing", type=int, default=64)
+    parser.add_argument("--move-ms", type=int, default=5000)
+    parser.add_argument("--bot", default="random", help="what each of the 4 bots runs (atout-bot run BOT)")
+    parser.add_argument("--bot-threads", type=int, default=32, help="--max-workers of each bot")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    args.workers = [int(w) for w in args.workers.split(",")]
+    results = run(args)
+    print()
+    print("| workers | matches | decisions | seconds | matches/s | decisions/s | peak in flight / process |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        print(f"| {r['workers']} | {r['matches']} | {r['decisions']:,} | {r['seconds']} "
+              f"| {r['matches_per_s']} | {r['decisions_per_s']:,} | {r['peak_in_flight_per_process']} |")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

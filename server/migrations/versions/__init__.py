@@ -1,0 +1,1 @@
+"""Alembic revisions (a package, so that installs carry them)."""

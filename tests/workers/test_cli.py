@@ -1,0 +1,94 @@
+"""The workers' subcommands: tournament, league and replay (the worker and beat commands are
+exercised by the end-to-end tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+
+from server.models import Match
+from workers.cli import main
+from workers.match import Answer
+from workers.runner import run_match
+from workers.tournaments import start_tournament
+
+
+@pytest.fixture
+def env(monkeypatch, database_url: str, redis_url: str) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("ATOUT_DATABASE_URL", database_url)
+    monkeypatch.setenv("ATOUT_REDIS_URL", redis_url)
+    return {"ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url}
+
+
+def test_tournament_create_and_show(env, make_bot, capsys) -> None:  # type: ignore[no-untyped-def]
+    names = [make_bot("cli")[0].name for _ in range(4)]
+    assert main(["tournament", "create", "cup", "--game", "merde", "--bots", ",".join(names),
+                 "--players", "3", "--option", "deals=2", "--games-per-pairing", "2", "--seed", "9"]) == 0
+    out = capsys.readouterr().out
+    assert "created: 4 matches" in out
+    tid = int(out.split()[1])
+    assert main(["tournament", "show", str(tid), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["status"] == "created" and shown["matches"] == {"pending": 4}
+    assert shown["options"] == {"deals": 2} and shown["seed"] == 9 and shown["entrants"] == names
+    assert main(["tournament", "create", "bad", "--game", "merde", "--bots", ",".join(names),
+                 "--option", "deals=99"]) == 2
+    assert "deals" in capsys.readouterr().err
+    assert main(["tournament", "create", "bad", "--game", "merde", "--bots", "nobody,else,at,all"]) == 2
+    assert "no bot named 'nobody'" in capsys.readouterr().err
+
+
+def test_league_create_join_leave_show(env, make_bot, capsys) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("lg")[0].name for _ in range(4)]
+    name = f"league-{bots[0]}"
+    assert main(["league", "create", name, "--game", "fool", "--players", "2", "--bots", ",".join(bots[:3]),
+                 "--every", "1d"]) == 0
+    assert main(["league", "join", name, bots[3]]) == 0
+    assert main(["league", "leave", name, bots[0]]) == 0
+    assert capsys.readouterr().out.splitlines()[-1].endswith(f"members: {', '.join(bots[1:])}")
+    assert main(["league", "show", name, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["every_s"] == 86400 and sorted(info["members"]) == sorted(bots[1:]) and info["seasons"] == []
+    assert main(["league", "create", name, "--game", "fool", "--bots", bots[0]]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env, make_bot, sessions) -> None:  # type: ignore[no-untyped-def]
+    from server.settings import Settings
+    from workers.config import WorkerConfig
+    from workers.tournaments import create_tournament
+    from workers.world import build_world
+
+    bots = [make_bot("replay")[0].name for _ in range(3)]
+    tid = create_tournament(sessions, name="r", game="merde", bots=bots, players=3, options={"deals": 2})
+    [mid] = start_tournament(sessions, tid)
+    world = build_world(Settings.from_env(), WorkerConfig())
+    rng = random.Random(1)
+    try:
+        assert run_match(world, mid, asker=lambda a: Answer(rng.choice(a.legal_actions), 1.0)) == "finished"
+    finally:
+        world.close()
+
+    def replay() -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "workers.cli", "replay", str(mid)], capture_output=True,
+                              text=True, timeout=60, env={**os.environ, **env})
+
+    ok = replay()
+    assert ok.returncode == 0, ok.stderr
+    assert f"match {mid}:" in ok.stdout and "as stored" in ok.stdout
+    with sessions() as session:
+        match = session.get(Match, mid)
+        actions = [list(a) for a in match.actions]
+        actions[-1][1] = actions[-2][1]  # the last action replaced: illegal there
+        match.actions = actions
+        session.commit()
+    bad = replay()
+    assert bad.returncode == 1 and "DIVERGES" in bad.stdout and f"action {len(actions) - 1} " in bad.stdout
+    missing = subprocess.run([sys.executable, "-m", "workers.cli", "replay", "999999"], capture_output=True,
+                             text=True, timeout=60, env={**os.environ, **env})
+    assert missing.returncode == 2 and "no match 999999" in missing.stderr

@@ -1,0 +1,173 @@
+"""Tournaments, leagues and the sweeper as plain functions (real database and Redis, fake bots)."""
+
+from __future__ import annotations
+
+import random
+import time
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select, update
+
+from server.models import League, Match, Tournament
+from server.settings import Settings
+from workers.config import WorkerConfig
+from workers.leagues import create_league, due_leagues, league_standings, set_members, start_season
+from workers.match import Answer
+from workers.runner import run_match
+from workers.store import utcnow
+from workers.sweeper import sweep
+from workers.tournaments import (
+    TournamentError,
+    cancel_tournament,
+    create_tournament,
+    finalize_tournament,
+    start_tournament,
+)
+from workers.world import build_world
+
+
+@pytest.fixture
+def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+    w = build_world(Settings(database_url=database_url, redis_url=redis_url), WorkerConfig())
+    yield w
+    w.close()
+
+
+def play_all(world, ids: list[int]) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(2)
+    for mid in ids:
+        assert run_match(world, mid, asker=lambda a: Answer(rng.choice(a.legal_actions), 1.0)) == "finished"
+
+
+def test_tournaments_check_what_they_are_given(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    names = [make_bot("chk")[0].name for _ in range(3)]
+    cases = [
+        ({"game": "chess"}, "unknown game 'chess'"),
+        ({"game": "merde", "options": {"deals": 99}}, "'deals'"),
+        ({"game": "merde", "players": 9}, "'players'"),
+        ({"game": "merde", "players": 4}, "need at least 4 bots"),
+        ({"game": "merde", "move_ms": 0}, "move_ms"),
+        ({"game": "merde", "move_ms": 200_000, "time_bank_ms": 200_000}, "at most"),
+        ({"game": "merde", "games_per_pairing": 0}, "games_per_pairing"),
+    ]
+    for spec, message in cases:
+        with pytest.raises(TournamentError, match=message):
+            create_tournament(world.sessions, name="x", bots=names, **{"players": 3, **spec})
+    with pytest.raises(TournamentError, match="entered more than once"):
+        create_tournament(world.sessions, name="x", game="merde", players=3, bots=[*names[:2], names[0]])
+
+
+def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("sch")[0] for _ in range(4)]
+    tid = create_tournament(world.sessions, name="s", game="tiercon", bots=[b.name for b in bots],
+                            games_per_pairing=2, duplicate=True, move_ms=250, time_bank_ms=1000, max_faults=5,
+                            seed=42)
+    with world.sessions() as session:
+        t = session.get(Tournament, tid)
+        assert (t.status, t.players, t.seed) == ("created", 2, 42)
+        assert [e.bot_id for e in t.entries] == [b.id for b in bots]
+        query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
+        matches = session.scalars(query).all()
+        assert len(matches) == 12 and {m.status for m in matches} == {"pending"}
+        assert {(m.move_ms, m.time_bank_ms, m.max_faults) for m in matches} == {(250, 1000, 5)}
+        groups: dict[int, list[Match]] = {}
+        for m in matches:
+            groups.setdefault(m.deal_group, []).append(m)
+        for group in groups.values():  # a duplicate deal group: one seed, both seatings
+            assert len(group) == 2 and group[0].seed == group[1].seed
+            seats = [[s.bot_id for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
+            assert seats[0] == seats[1][::-1]
+
+
+def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("lea")[0].name for _ in range(4)]
+    lid = create_league(world.sessions, name=f"l-{bots[0]}", game="merde", players=3, options={"deals": 1},
+                        bots=bots[:3], every_s=3600)
+    assert lid in due_leagues(world.sessions)  # a new league with an interval starts at once
+    first = start_season(world.sessions, lid)
+    assert first is not None
+    tid1, ids1 = first
+    assert start_season(world.sessions, lid) is None  # season 1 still runs
+    assert lid not in due_leagues(world.sessions)  # next season in an hour
+    play_all(world, ids1)
+    assert finalize_tournament(world.sessions, tid1)
+    set_members(world.sessions, lid, join=[bots[3]])
+    tid2, ids2 = start_season(world.sessions, lid)
+    play_all(world, ids2)
+    assert finalize_tournament(world.sessions, tid2)
+    info = league_standings(world.sessions, lid)
+    assert [(s["season"], s["status"]) for s in info["seasons"]] == [(1, "finished"), (2, "finished")]
+    played = {row["bot"]: row["matches"] for row in info["standings"]}
+    assert played[bots[3]] == len(ids2) * 3 // 4  # joined for season 2 only
+    assert sum(played.values()) == 3 * (len(ids1) + len(ids2))
+    with world.sessions() as session:
+        assert session.get(Tournament, tid2).season == 2 and session.get(Tournament, tid2).league_id == lid
+        session.execute(update(League).where(League.id == lid).values(next_season_at=utcnow() - timedelta(1)))
+        session.commit()
+    assert lid in due_leagues(world.sessions)
+    set_members(world.sessions, lid, leave=bots)
+    with pytest.raises(TournamentError, match="0 active members"):
+        start_season(world.sessions, lid)
+
+
+def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("swp")[0].name for _ in range(3)]
+    tid = create_tournament(world.sessions, name="sw", game="merde", players=3, options={"deals": 1},
+                            bots=bots, games_per_pairing=3)
+    ids = start_tournament(world.sessions, tid)
+    assert len(ids) == 3
+    from workers import store
+
+    assert store.claim_match(world.sessions, ids[0], "dead-worker", 30)
+    sent: list[int] = []
+    finalize: list[int] = []
+    queue = [5]
+
+    def run(**kw: float) -> object:
+        return sweep(world.sessions, stale_s=kw.get("stale_s", 30), requeue_after_s=kw.get("requeue", 60),
+                     queue_length=lambda: queue[0], dispatch_match=sent.append,
+                     dispatch_finalize=finalize.append)
+
+    # the session's database holds other tests' matches too: look at this tournament's only
+    mine = set(ids)
+    report = run()
+    assert not mine & {*report.stale, *report.requeued, *sent}
+    time.sleep(0.05)
+    report = run(stale_s=0.01)  # the dead worker's match goes back; the queue is busy: nothing else
+    assert mine & set(report.stale) == {ids[0]} and mine & set(sent) == {ids[0]} and report.requeued == []
+    queue[0] = 0
+    sent.clear()
+    time.sleep(0.05)
+    report = run(requeue=0.01)  # the queue is empty and matches still wait: their tasks are lost
+    assert mine <= set(report.requeued) and mine <= set(sent)
+    report = run(requeue=60)  # sent again at most once per period
+    assert not mine & set(report.requeued)
+    play_all(world, ids)
+    # the last result's finalize went missing: the sweeper finds the tournament
+    with world.sessions() as session:
+        assert session.get(Tournament, tid).status == "running"
+    assert tid in run().finalize and tid in finalize
+
+
+def test_a_cancelled_tournament_plays_no_more_matches(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("cancel")[0].name for _ in range(3)]
+    tid = create_tournament(world.sessions, name="c", game="merde", players=3, options={"deals": 1},
+                            bots=bots, games_per_pairing=3)
+    ids = start_tournament(world.sessions, tid)
+    play_all(world, ids[:1])
+    assert cancel_tournament(world.sessions, tid) == 2
+    assert cancel_tournament(world.sessions, tid) == 0
+    assert run_match(world, ids[1]) == "skipped"
+    assert finalize_tournament(world.sessions, tid) is False
+    with world.sessions() as session:
+        statuses = [session.get(Match, m).status for m in ids]
+        assert statuses == ["finished", "cancelled", "cancelled"]
+    finished = create_tournament(world.sessions, name="f", game="merde", players=3, options={"deals": 1},
+                                 bots=bots)
+    play_all(world, start_tournament(world.sessions, finished))
+    assert finalize_tournament(world.sessions, finished)
+    with pytest.raises(TournamentError, match="finished: it cannot be cancelled"):
+        cancel_tournament(world.sessions, finished)
+    with pytest.raises(TournamentError, match="no tournament"):
+        cancel_tournament(world.sessions, 10**9)

@@ -1,0 +1,272 @@
+"""Tournaments with every real part: Redis, the game server, SDK bots in their own processes,
+Celery worker processes (and beat), the database.
+
+Timing settings of the workers are in conftest.FAST (a silent match is taken over after 2 s).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from e2e_helpers import wait_until
+from sqlalchemy import func, select
+
+from server.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
+from server.models import Match, Rating, RatingChange, Tournament
+from workers.replay import load_match, replay_match, replay_views
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def matches_of(sessions, tid: int) -> list[Match]:  # type: ignore[no-untyped-def]
+    with sessions() as session:
+        query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
+        matches = session.scalars(query).all()
+        for m in matches:
+            _ = m.seats
+        return list(matches)
+
+
+def assert_one_result_each(sessions, tid: int, expected: int) -> list[Match]:  # type: ignore[no-untyped-def]
+    matches = matches_of(sessions, tid)
+    assert len(matches) == expected
+    for m in matches:
+        assert m.status == "finished", (m.id, m.status, m.error)
+        assert m.scores is not None and len(m.ranking) == len(m.seats) and m.actions
+        assert all(s.place is not None for s in m.seats)
+    with sessions() as session:
+        bots = {s.bot_id for m in matches for s in m.seats}
+        # one rating change per (match, bot): nothing counted twice
+        changes = session.scalar(select(func.count()).select_from(RatingChange)
+                                 .where(RatingChange.match_id.in_([m.id for m in matches])))
+        assert changes == sum(len(m.seats) for m in matches)
+        assert session.get(Tournament, tid).status == "finished"
+        assert len(session.get(Tournament, tid).standings) == len(bots)
+    return matches
+
+
+ROUND_ROBINS = [
+    # game, spec, matches for 4 bots
+    ("merde", {"players": 3, "options": {"deals": 2}}, 4),
+    ("tiercon", {"games_per_pairing": 2}, 12),
+    ("regicide", {"players": 3}, 4),
+    ("fool", {"players": 2, "games_per_pairing": 2}, 12),
+]
+
+
+@pytest.mark.parametrize(("game", "spec", "expected"), ROUND_ROBINS, ids=[g for g, _, _ in ROUND_ROBINS])
+def test_a_round_robin_of_four_bots_ends_with_one_result_per_match(
+    game, spec, expected, arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["random"] * 4, prefix=game)
+    start_worker()
+    tid = run_tournament(bots, game=game, move_ms=3000, **spec)
+    wait_finished(tid)
+    matches = assert_one_result_each(sessions, tid, expected)
+    # the schedule: every pair of bots met, every bot played as often as the others
+    plays = {b.id: 0 for b in bots}
+    for m in matches:
+        for s in m.seats:
+            plays[s.bot_id] += 1
+    assert len(set(plays.values())) == 1
+    assert replay_match(load_match(sessions, matches[0].id)).ok
+
+
+def test_the_cli_creates_starts_and_waits_for_a_tournament(
+    arena_bots, start_worker, sessions, worker_env, clean_queues
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["random"] * 3)
+    start_worker()
+    done = subprocess.run(
+        [sys.executable, "-m", "workers.cli", "tournament", "create", "cli-cup", "--game", "regicide",
+         "--players", "3", "--bots", ",".join(b.name for b in bots), "--start", "--wait"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, **worker_env},
+    )
+    assert done.returncode == 0, done.stderr
+    tid = int(done.stdout.split()[1])
+    assert "1 matches sent to the workers" in done.stdout
+    assert "rating   95% interval" in done.stdout and all(b.name in done.stdout for b in bots)
+    assert_one_result_each(sessions, tid, 1)
+
+
+def test_two_workers_share_a_tournament_and_their_metrics_add_up(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    registry = metrics_registry(redis_client)
+    labels = {"game": "merde", "outcome": "finished"}
+    before = registry.get_sample_value(MATCHES_TOTAL.name, labels) or 0.0
+    bots = arena_bots(["Sleepy"] * 4, "--max-workers", "16", ATOUT_TEST_THINK_S="0.01")
+    start_worker("w1", concurrency=4)
+    start_worker("w2", concurrency=4)
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, games_per_pairing=8,
+                         via_task=True)
+    wait_finished(tid)
+    matches = assert_one_result_each(sessions, tid, 16)
+    with sessions() as session:
+        runners = session.scalars(select(Match.runner).where(Match.tournament_id == tid)).all()
+    processes = {r.split(":")[1] for r in runners}
+    assert len(processes) == 2, f"one worker played everything: {runners}"
+    assert registry.get_sample_value(MATCHES_TOTAL.name, labels) - before == len(matches)
+
+
+def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
+    arena_bots, start_worker, start_beat, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["Sleepy"] * 4, "--max-workers", "32", ATOUT_TEST_THINK_S="0.03")
+    victim = start_worker("victim", concurrency=4)
+    start_worker("survivor", concurrency=4)
+    start_beat()
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, games_per_pairing=16)
+    mark = f"%:{victim.popen.pid}:%"
+
+    def victim_busy() -> bool:
+        with sessions() as session:
+            mine = select(func.count()).select_from(Match).where(Match.tournament_id == tid,
+                                                                  Match.runner.like(mark))
+            running = session.scalar(mine.where(Match.status == "running"))
+            finished = session.scalar(mine.where(Match.status == "finished"))
+        return running >= 1 and finished >= 1
+
+    wait_until(victim_busy, 60, "the victim to be mid-tournament")
+    victim.kill()  # SIGKILL: no warm shutdown, no acknowledgement, heartbeats stop
+    wait_finished(tid, 120)
+    matches = assert_one_result_each(sessions, tid, 32)
+    rerun = [m for m in matches if m.attempts >= 2]
+    assert rerun, "no match of the killed worker was played again"
+    assert all(f":{victim.popen.pid}:" not in m.runner for m in rerun)
+    for m in rerun:
+        assert replay_match(load_match(sessions, m.id)).ok
+
+
+def test_a_bot_that_hangs_is_timed_out_and_forfeits(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    quick = arena_bots(["random", "random"])
+    hanging = arena_bots(["Slow"], ATOUT_TEST_SLEEP_S="1")[0]
+    start_worker()
+    tid = run_tournament([*quick, hanging], game="merde", players=3, options={"deals": 2}, move_ms=300,
+                         max_faults=2)
+    started = time.monotonic()
+    wait_finished(tid, 60)
+    assert time.monotonic() - started < 20  # two deadlines of 0.3 s, then no more waiting
+    [match] = assert_one_result_each(sessions, tid, 1)
+    seat = next(s for s in match.seats if s.bot_id == hanging.id)
+    assert (seat.faults, seat.forfeited, seat.place) == (2, True, 3)
+    assert match.outcome == "forfeit"
+    steps = [a for a in match.actions if a[0] == seat.seat]
+    assert [a[4] for a in steps[:2]] == [["timeout"], ["timeout"]] and all(a[2] == "fallback" for a in steps)
+    assert all(a[5] == "forfeited" for a in steps[2:])
+    faults = metrics_registry(redis_client).get_sample_value(FAULTS_TOTAL.name,
+                                                            {"bot": hanging.name, "kind": "timeout"})
+    assert faults == 2
+
+
+def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    quick = arena_bots(["random", "random"])
+    quitter = arena_bots(["QuitAfter"], "--no-reconnect", ATOUT_TEST_QUIT_AFTER="2")[0]
+    start_worker()
+    tid = run_tournament([*quick, quitter], game="merde", players=3, options={"deals": 2}, move_ms=1000,
+                         max_faults=2)
+    wait_finished(tid, 60)
+    [match] = assert_one_result_each(sessions, tid, 1)
+    seat = next(s for s in match.seats if s.bot_id == quitter.id)
+    assert (seat.forfeited, seat.place) == (True, 3)
+    steps = [a for a in match.actions if a[0] == seat.seat]
+    assert [a[2] for a in steps[:2]] == ["bot", "bot"]
+    kinds = [k for a in steps for k in a[4]]
+    assert len(kinds) == 2 and "disconnected" in kinds and set(kinds) <= {"disconnected", "timeout"}
+
+
+def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["random"] * 3)
+    start_worker()
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, duplicate=True)
+    wait_finished(tid)
+    matches = assert_one_result_each(sessions, tid, 3)
+    assert len({m.seed for m in matches}) == 1 and len({m.deal_group for m in matches}) == 1
+    # every bot sits in every seat once
+    for seat in range(3):
+        assert {next(s.bot_id for s in m.seats if s.seat == seat) for m in matches} == {b.id for b in bots}
+    records = [load_match(sessions, m.id) for m in matches]
+    for seat in range(3):
+        for deal in (1, 2):
+            hands = []
+            for record in records:
+                views = replay_views(record, seat)
+                first = next(e["view"] for e in views if e["view"]["deal"] == deal)
+                hands.append(first["hand"])
+            assert hands[0] and all(h == hands[0] for h in hands), (seat, deal, hands)
+
+
+def test_ratings_move_the_right_way_for_a_strong_bot(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    """The heuristic bot wins about 9 fool games in 10 against random bots. Thresholds from
+    300 simulated tournaments of this size (atout.local, the same ratings code): the batch fit
+    put it first every time (its lead was at least 11 Elo), its online rating ended at 1533 or
+    more, its likelihood of superiority over the next bot at 0.6 or more."""
+    strong = arena_bots(["heuristic"])[0]
+    weak = arena_bots(["random"] * 3)
+    start_worker()
+    tid = run_tournament([strong, *weak], game="fool", players=2, games_per_pairing=8)
+    wait_finished(tid)
+    assert_one_result_each(sessions, tid, 48)
+    with sessions() as session:
+        ids = [strong.id] + [b.id for b in weak]
+        query = select(Rating).where(Rating.game == "fool", Rating.bot_id.in_(ids))
+        online = {r.bot_id: r.rating for r in session.scalars(query)}
+        fitted = session.get(Tournament, tid).fitted
+        assert fitted[0].bot_id == strong.id and fitted[0].los_next > 0.5
+        assert all(f.ci_low < f.rating < f.ci_high for f in fitted)
+    assert online[strong.id] > 1525  # it went up...
+    assert sum(online.values()) == pytest.approx(4 * 1500)  # ...and the random bots down as much
+
+
+def test_one_worker_process_keeps_many_matches_in_flight(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["Sleepy"] * 3, "--max-workers", "32", ATOUT_TEST_THINK_S="0.3")
+    start_worker(concurrency=32)
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 1}, games_per_pairing=20)
+    wait_finished(tid, 60)
+    matches = assert_one_result_each(sessions, tid, 20)
+    events = sorted([(m.started_at, 1) for m in matches] + [(m.finished_at, -1) for m in matches])
+    in_flight = peak = 0
+    for _, step in events:
+        in_flight += step
+        peak = max(peak, in_flight)
+    assert peak >= 16, f"only {peak} matches in flight at once"
+
+
+def test_a_league_runs_seasons_under_beat_with_standings_across_them(
+    arena_bots, start_worker, start_beat, sessions, celery_app, clean_queues
+) -> None:  # type: ignore[no-untyped-def]
+    from workers.leagues import create_league, league_standings, set_members
+
+    bots = arena_bots(["random"] * 3)
+    league = create_league(sessions, name=f"league-{bots[0].name}", game="merde", players=3,
+                           options={"deals": 1}, bots=[b.name for b in bots], every_s=1)
+    start_worker()
+    start_beat()
+
+    def seasons_done() -> bool:
+        info = league_standings(sessions, league)
+        return sum(s["status"] == "finished" for s in info["seasons"]) >= 2
+
+    wait_until(seasons_done, 60, "two finished seasons", poll_s=0.2)
+    set_members(sessions, league, leave=[b.name for b in bots])  # no more seasons can start
+    info = league_standings(sessions, league)
+    finished = [s for s in info["seasons"] if s["status"] == "finished"]
+    assert [s["season"] for s in info["seasons"]][:2] == [1, 2]
+    assert {row["bot"] for row in info["standings"]} >= {b.name for b in bots}
+    played = {row["bot"]: row["matches"] for row in info["standings"]}
+    assert all(played[b.name] >= len(finished) for b in bots)
+

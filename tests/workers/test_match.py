@@ -1,0 +1,211 @@
+"""The match loop alone, with fake askers: the fault policy of DESIGN.md, step by step."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from atout.games import new_game
+from workers.match import (
+    DISCONNECTED,
+    FALLBACK,
+    ILLEGAL,
+    TIMEOUT,
+    Answer,
+    DecisionAsk,
+    FaultPolicy,
+    MatchSetup,
+    SeatBot,
+    play_match,
+    ranking_with_forfeits,
+)
+
+GAMES = [("merde", {"deals": 2}, 4), ("tiercon", {}, 2), ("regicide", {}, 3), ("fool", {}, 3)]
+
+
+def setup(game: str = "merde", options: dict | None = None, players: int = 3, seed: int = 7,
+          **policy: int) -> MatchSetup:
+    options = {"deals": 2} if options is None and game == "merde" else (options or {})
+    return MatchSetup("m1", game, options, seed, tuple(SeatBot(i + 1, f"bot{i}") for i in range(players)),
+                      FaultPolicy(**{"move_ms": 100, **policy}))
+
+
+def random_asker(seed: int = 1):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+    asks: list[DecisionAsk] = []
+
+    def ask(a: DecisionAsk) -> Answer:
+        asks.append(a)
+        return Answer(rng.choice(a.legal_actions), 2.0)
+
+    ask.asks = asks  # type: ignore[attr-defined]
+    return ask
+
+
+@pytest.mark.parametrize(("game", "options", "players"), GAMES)
+def test_a_clean_match_plays_to_the_end_as_the_engine_says(game: str, options: dict, players: int) -> None:
+    ask = random_asker()
+    out = play_match(setup(game, options, players), ask)
+    # the same actions on a fresh engine give the same result
+    state = new_game(game, players=players, **options).new_state(seed=7)
+    for step in out.steps:
+        assert step.seat == state.current_player
+        assert step.by == "bot" and step.faults == ()
+        state.apply(step.action)
+    assert state.is_terminal
+    assert out.scores == state.scores and out.ranking == state.ranking == out.engine_ranking
+    assert out.faults == [0] * players and out.forfeited == [False] * players
+    assert out.outcome == "finished"
+    assert len(ask.asks) == len(out.steps)
+    assert all(a.deadline_ms == 100 for a in ask.asks)
+    assert all("hand" in a.observation and a.observation["seat"] == a.seat for a in ask.asks)
+
+
+def test_a_timeout_is_played_by_the_first_legal_action_and_recorded() -> None:
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 1:
+            return Answer(None, 100.0, TIMEOUT)
+        return Answer(a.legal_actions[-1], 1.0)
+
+    out = play_match(setup(max_faults=0), ask)
+    seat1 = [s for s in out.steps if s.seat == 1]
+    assert seat1 and all(s.by == FALLBACK and s.faults == (TIMEOUT,) for s in seat1)
+    others = [s for s in out.steps if s.seat != 1]
+    assert all(s.by == "bot" and not s.faults for s in others)
+    assert out.faults == [0, len(seat1), 0]
+    assert out.forfeited == [False, False, False]  # max_faults=0: never forfeit
+    # each fallback is the first legal action at that point
+    state = setup().new_state()
+    for step in out.steps:
+        if step.by == FALLBACK:
+            assert step.action == state.legal_actions()[0]
+        state.apply(step.action)
+
+
+def test_max_faults_forfeits_the_bot_which_ranks_last_and_is_not_asked_again() -> None:
+    asked_seat0 = []
+
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 0:
+            asked_seat0.append(a)
+            return Answer(None, 0.0, DISCONNECTED, "not connected")
+        return Answer(a.legal_actions[0], 1.0)
+
+    out = play_match(setup(max_faults=2), ask)
+    assert len(asked_seat0) == 2  # asked twice, then forfeited
+    assert out.forfeited == [True, False, False]
+    assert out.faults == [2, 0, 0]
+    assert out.outcome == "forfeit"
+    assert out.ranking[0] == 3 and sorted(out.ranking[1:]) == sorted(ranking_with_forfeits(
+        out.scores, out.engine_ranking, out.forfeited)[1:])
+    later = [s for s in out.steps if s.seat == 0][2:]
+    assert later and all(s.by == FALLBACK and s.faults == () and s.detail == "forfeited" for s in later)
+
+
+def test_illegal_replies_count_one_fault_each_and_a_legal_reply_still_counts() -> None:
+    def ask(a: DecisionAsk) -> Answer:
+        assert a.check("play 1x") is not None  # the engine's reason
+        assert a.check(a.legal_actions[0]) is None
+        if a.seat == 2:
+            return Answer(a.legal_actions[-1], 3.0, rejected=2)  # two illegal replies, then a legal one
+        return Answer(a.legal_actions[0], 1.0)
+
+    out = play_match(setup(max_faults=5), ask)
+    first = next(s for s in out.steps if s.seat == 2)
+    assert first.by == "bot" and first.faults == (ILLEGAL, ILLEGAL)
+    # after five faults (the third decision: 2 + 2 + 2 >= 5) seat 2 forfeits
+    assert out.forfeited == [False, False, True]
+    assert out.faults[2] == 6
+
+
+def test_illegal_then_nothing_is_one_fault_per_reply_not_two() -> None:
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 0:
+            return Answer(None, 100.0, ILLEGAL, "'play 1x': not a card", rejected=1)
+        return Answer(a.legal_actions[0], 1.0)
+
+    out = play_match(setup(max_faults=0), ask)
+    first = next(s for s in out.steps if s.seat == 0)
+    assert first.by == FALLBACK and first.faults == (ILLEGAL,)
+
+
+def test_the_time_bank_extends_deadlines_and_is_spent_by_overruns() -> None:
+    deadlines: list[int] = []
+
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 0:
+            deadlines.append(a.deadline_ms)
+            return Answer(a.legal_actions[0], 130.0)  # 30 ms over the move time each time
+        return Answer(a.legal_actions[0], 1.0)
+
+    play_match(setup(move_ms=100, time_bank_ms=100), ask)
+    assert deadlines[:5] == [200, 170, 140, 110, 100]  # the bank shrinks by 30 ms, never below 0
+    assert all(d == 100 for d in deadlines[4:])
+
+
+def test_a_timeout_spends_the_whole_bank() -> None:
+    deadlines: list[int] = []
+
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 0:
+            deadlines.append(a.deadline_ms)
+            if len(deadlines) == 1:
+                return Answer(None, 600.0, TIMEOUT)
+        return Answer(a.legal_actions[0], 1.0)
+
+    play_match(setup(move_ms=100, time_bank_ms=500), ask)
+    assert deadlines[0] == 600 and deadlines[1] == 100
+
+
+def test_on_step_sees_every_step_and_can_stop_the_match() -> None:
+    seen = []
+
+    class StopError(Exception):
+        pass
+
+    def on_step(state, step):  # type: ignore[no-untyped-def]
+        seen.append(step.ply)
+        if step.ply == 4:
+            raise StopError
+
+    with pytest.raises(StopError):
+        play_match(setup(), random_asker(), on_step)
+    assert seen == [0, 1, 2, 3, 4]
+
+
+def test_ranking_with_forfeits() -> None:
+    assert ranking_with_forfeits([5, 9, 9], [3, 1, 1], [False, False, False]) == [3, 1, 1]
+    assert ranking_with_forfeits([5, 9, 9], [3, 1, 1], [False, True, False]) == [2, 3, 1]
+    assert ranking_with_forfeits([5, 9, 9, 1], [3, 1, 1, 4], [True, False, True, False]) == [3, 1, 3, 2]
+    # teams (1, 3, 1, 3): a forfeiting member is last, the partner keeps the team's place
+    assert ranking_with_forfeits([10, 4, 10, 4], [1, 3, 1, 3], [False, True, False, False]) == [1, 4, 1, 3]
+
+
+def test_policy_and_answers_are_checked() -> None:
+    with pytest.raises(ValueError, match="move_ms"):
+        FaultPolicy(move_ms=0)
+    with pytest.raises(ValueError, match="max_faults"):
+        FaultPolicy(max_faults=-1)
+    with pytest.raises(ValueError, match="either"):
+        Answer("play Th", 1.0, TIMEOUT)
+    with pytest.raises(ValueError, match="unknown fault"):
+        Answer(None, 1.0, "slow")
+
+
+@pytest.mark.parametrize(("game", "options", "players"), GAMES)
+def test_the_same_seed_deals_the_same_cards(game: str, options: dict, players: int) -> None:
+    """Duplicate mode rests on this: ``new_state(seed=s)`` deals the same cards, and later deals
+    do not depend on the actions played before them."""
+    rules = new_game(game, players=players, **options)
+    hands = [rules.new_state(seed=11).observation(s)["hand"] for s in range(players)]
+    assert hands == [rules.new_state(seed=11).observation(s)["hand"] for s in range(players)]
+    assert hands != [rules.new_state(seed=12).observation(s)["hand"] for s in range(players)]
+    if game == "merde":  # the second deal too, after different plays of the first
+        firsts = []
+        for pick in (0, -1):
+            state = rules.new_state(seed=11)
+            while state.observation(0)["deal"] == 1:
+                state.apply(state.legal_actions()[pick])
+            firsts.append([state.observation(s)["hand"] for s in range(players)])
+        assert firsts[0] == firsts[1]

@@ -1,0 +1,79 @@
+"""``alembic upgrade head`` on an empty database gives exactly the schema of the models."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import inspect, text
+
+from server.db import Base, create_all, make_engine
+from server.migrations import upgrade
+
+
+def _schema(url: str) -> dict:
+    engine = make_engine(url)
+    inspector = inspect(engine)
+    schema = {}
+    for table in inspector.get_table_names():
+        if table == "alembic_version":
+            continue
+        schema[table] = {
+            "columns": {(c["name"], str(c["type"]), c["nullable"]) for c in inspector.get_columns(table)},
+            "pk": tuple(inspector.get_pk_constraint(table)["constrained_columns"]),
+            "indexes": {(i["name"], tuple(i["column_names"]), bool(i["unique"]))
+                        for i in inspector.get_indexes(table)},
+            "unique": {tuple(u["column_names"]) for u in inspector.get_unique_constraints(table)},
+            "fks": {(tuple(f["constrained_columns"]), f["referred_table"])
+                    for f in inspector.get_foreign_keys(table)},
+        }
+    engine.dispose()
+    return schema
+
+
+def test_upgrade_head_gives_the_models_schema(tmp_path: Path) -> None:
+    migrated = f"sqlite:///{tmp_path / 'migrated.db'}"
+    upgrade(migrated)
+    engine = make_engine(migrated)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        diff = compare_metadata(context, Base.metadata)
+    engine.dispose()
+    assert diff == [], f"the migrations and the models differ (write a new migration): {diff}"
+
+    created = f"sqlite:///{tmp_path / 'created.db'}"
+    create_all(make_engine(created))
+    assert _schema(migrated) == _schema(created)
+    assert {"bots", "tournaments", "leagues", "matches", "match_seats", "ratings", "rating_history",
+            "tournament_ratings", "tournament_entries", "league_members"} <= set(_schema(migrated))
+
+
+def test_the_api_queries_are_indexed(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'migrated.db'}"
+    upgrade(url)
+    indexed = {table: {cols[0] for _, cols, _ in spec["indexes"]} | {spec["pk"][0]}
+               for table, spec in _schema(url).items()}
+    assert "tournament_id" in indexed["matches"]  # matches by tournament
+    assert "status" in indexed["matches"]  # matches by status (the sweeper)
+    assert "bot_id" in indexed["match_seats"]  # matches by bot
+    assert "game" in indexed["ratings"]  # ratings by game
+
+
+@pytest.mark.skipif(not os.environ.get("ATOUT_TEST_POSTGRES_URL"), reason="ATOUT_TEST_POSTGRES_URL not set")
+def test_upgrade_head_on_postgresql_matches_the_models() -> None:
+    url = os.environ["ATOUT_TEST_POSTGRES_URL"]  # an empty database: everything in it is dropped
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        Base.metadata.drop_all(connection)
+        connection.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
+    upgrade(url)
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        diff = compare_metadata(context, Base.metadata)
+    engine.dispose()
+    assert diff == []

@@ -1,0 +1,201 @@
+"""The worker's body without Celery: claim, play, publish, store, finalize, replay — with the
+real database and Redis, and fake bots (an in-process asker)."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+
+import pytest
+from sqlalchemy import select
+
+from server.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
+from server.models import Match, Rating, Tournament, TournamentRating
+from server.settings import Settings
+from workers import store
+from workers.config import WorkerConfig
+from workers.match import Answer, DecisionAsk
+from workers.replay import load_match, replay_match, replay_views
+from workers.runner import run_match
+from workers.tournaments import create_tournament, finalize_tournament, start_tournament, tournament_summary
+from workers.views import public_channel, seat_channel
+from workers.world import build_world
+
+
+@pytest.fixture
+def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+    w = build_world(Settings(database_url=database_url, redis_url=redis_url),
+                    WorkerConfig(heartbeat_s=0.1, stale_s=0.5))
+    yield w
+    w.close()
+
+
+def random_asker(seed: int = 0, think_ms: float = 2.0):  # type: ignore[no-untyped-def]
+    rng = random.Random(seed)
+
+    def ask(a: DecisionAsk) -> Answer:
+        return Answer(rng.choice(a.legal_actions), think_ms)
+
+    return ask
+
+
+def _tournament(world, make_bot, n_bots: int = 3, **spec):  # type: ignore[no-untyped-def]
+    bots = [make_bot("fake")[0] for _ in range(n_bots)]
+    spec = {"game": "merde", "players": 3, "options": {"deals": 2}, **spec}
+    tid = create_tournament(world.sessions, name="unit", bots=[b.name for b in bots], seed=3, **spec)
+    return tid, bots, start_tournament(world.sessions, tid)
+
+
+def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_replays(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    tid, bots, ids = _tournament(world, make_bot, n_bots=4, games_per_pairing=2)
+    assert start_tournament(world.sessions, tid) == []  # starting twice sends nothing more
+    finalized: list[int] = []
+    for i, mid in enumerate(ids):
+        assert run_match(world, mid, asker=random_asker(i), on_finalize=finalized.append) == "finished"
+        assert run_match(world, mid, asker=random_asker(i)) == "skipped"  # a second delivery
+    assert finalized == [tid]
+    assert finalize_tournament(world.sessions, tid) is True
+    assert finalize_tournament(world.sessions, tid) is False  # once
+    summary = tournament_summary(world.sessions, tid)
+    assert summary["status"] == "finished" and summary["matches"] == {"finished": len(ids)}
+    assert [row["bot"] for row in summary["standings"]] and len(summary["standings"]) == 4
+    assert sum(row["matches"] for row in summary["standings"]) == 3 * len(ids)
+    assert sum(row["points"] for row in summary["standings"]) == 3 * len(ids)  # 3 pairs per match
+    assert len(summary["ratings"]) == 4
+    assert all(r["ci_low"] < r["rating"] < r["ci_high"] for r in summary["ratings"])
+    assert all(0 <= r["los_next"] <= 1 for r in summary["ratings"][:-1])
+    assert summary["ratings"][-1]["los_next"] is None
+    with world.sessions() as session:
+        ratings = session.scalars(select(Rating).where(Rating.bot_id.in_([b.id for b in bots]))).all()
+        assert sorted(r.matches for r in ratings) == [3 * len(ids) // 4] * 4
+        fitted = session.scalars(select(TournamentRating).where(TournamentRating.tournament_id == tid))
+        assert len(fitted.all()) == 4
+    for mid in ids:
+        report = replay_match(load_match(world.sessions, mid))
+        assert report.ok, report.divergence
+        assert report.plies == len(load_match(world.sessions, mid).actions) > 0
+
+
+def test_replay_reports_the_first_divergence(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot)
+    assert run_match(world, ids[0], asker=random_asker()) == "finished"
+    record = load_match(world.sessions, ids[0])
+    assert replay_match(record).ok
+    with world.sessions() as session:
+        match = session.get(Match, ids[0])
+        actions = [list(a) for a in match.actions]
+        actions[1][1] = "bid 13"  # an action the engine refuses there
+        match.actions = actions
+        session.commit()
+    report = replay_match(load_match(world.sessions, ids[0]))
+    assert not report.ok and report.divergence.startswith("action 1 ")
+    with world.sessions() as session:
+        match = session.get(Match, ids[0])
+        match.actions = record.actions
+        match.scores = [s + 1 for s in record.scores]
+        session.commit()
+    report = replay_match(load_match(world.sessions, ids[0]))
+    assert not report.ok and "final scores" in report.divergence
+
+
+def test_spectators_see_every_step_without_hidden_cards(world, make_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot)
+    mid = ids[0]
+    pubsub = redis_client.pubsub()
+    pubsub.subscribe(public_channel(mid), *(seat_channel(mid, s) for s in range(3)))
+    for _ in range(4):
+        pubsub.get_message(timeout=1)  # the subscribe confirmations
+    assert run_match(world, mid, asker=random_asker()) == "finished"
+    events: dict[str, list[dict]] = {}
+    while (message := pubsub.get_message(timeout=0.5)) is not None:
+        if message["type"] == "message":
+            events.setdefault(message["channel"].decode(), []).append(json.loads(message["data"]))
+    pubsub.close()
+    record = load_match(world.sessions, mid)
+    public = events[public_channel(mid)]
+    assert [e["type"] for e in public] == ["start"] + ["step"] * len(record.actions) + ["end"]
+    assert [e["action"] for e in public[1:-1]] == [a[1] for a in record.actions]
+    assert public[-1]["ranking"] == record.ranking
+    assert all("hand" not in e.get("view", {}) for e in public)
+    for seat in range(3):
+        seen = events[seat_channel(mid, seat)]
+        assert len(seen) == len(public)
+        assert all(e["view"]["seat"] == seat and "hand" in e["view"] for e in seen[:-1])
+    # the replay gives the same views as were published
+    assert [e["view"] for e in replay_views(record, None)] == [e["view"] for e in public[:-1]]
+    seat1 = events[seat_channel(mid, 1)][:-1]
+    assert [e["view"] for e in replay_views(record, 1)] == [e["view"] for e in seat1]
+    with pytest.raises(ValueError, match="not a seat"):
+        replay_views(record, 3)
+
+
+def test_a_match_taken_over_stops_and_stores_nothing(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot)
+    mid = ids[0]
+    started = threading.Event()
+
+    def slow(a: DecisionAsk) -> Answer:
+        started.set()
+        time.sleep(0.05)
+        return Answer(a.legal_actions[0], 50.0)
+
+    result: list[str] = []
+    thread = threading.Thread(target=lambda: result.append(run_match(world, mid, asker=slow)))
+    thread.start()
+    assert started.wait(5)
+    # another worker takes the match over (as after the sweeper found it stale)
+    with world.sessions() as session:
+        session.execute(Match.__table__.update().where(Match.id == mid).values(status="queued", runner=None))
+        session.commit()
+    assert store.claim_match(world.sessions, mid, "other", 30) is not None
+    thread.join(10)
+    assert result == ["lost"]
+    with world.sessions() as session:
+        match = session.get(Match, mid)
+        assert match.status == "running" and match.runner == "other" and match.actions is None
+        match.status = "cancelled"  # leave nothing running for the sweepers of later tests
+        session.commit()
+
+
+def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    tid, _, ids = _tournament(world, make_bot)
+
+    def broken(a: DecisionAsk) -> Answer:
+        raise RuntimeError("a bug")
+
+    finalized: list[int] = []
+    assert run_match(world, ids[0], asker=broken, on_finalize=finalized.append) == "failed"
+    for mid in ids[1:]:
+        assert run_match(world, mid, asker=random_asker(), on_finalize=finalized.append) == "finished"
+    assert finalized == [tid]
+    assert finalize_tournament(world.sessions, tid)
+    with world.sessions() as session:
+        failed = session.get(Match, ids[0])
+        assert failed.status == "failed" and "a bug" in failed.error
+        assert session.get(Tournament, tid).status == "finished"
+
+
+def test_too_many_attempts_fail_the_match(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot)
+    with world.sessions() as session:
+        session.get(Match, ids[0]).attempts = world.config.match_attempts
+        session.commit()
+    assert run_match(world, ids[0], asker=random_asker()) == "failed"
+    with world.sessions() as session:
+        assert "gave up after" in session.get(Match, ids[0]).error
+
+
+def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+    world.metrics.reset()
+    _, bots, ids = _tournament(world, make_bot)
+    for mid in ids:
+        run_match(world, mid, asker=random_asker(think_ms=3.0))
+    decisions = sum(len(load_match(world.sessions, mid).actions) for mid in ids)
+    registry = metrics_registry(redis_client)
+    assert registry.get_sample_value(MATCHES_TOTAL.name, {"game": "merde", "outcome": "finished"}) == len(ids)
+    name = f"{DECISION_SECONDS.name}_count"
+    counted = sum(registry.get_sample_value(name, {"game": "merde", "bot": b.name}) for b in bots)
+    assert counted == decisions
+    assert registry.get_sample_value("atout_rating", {"game": "merde", "bot": bots[0].name}) is not None

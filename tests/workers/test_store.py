@@ -1,0 +1,220 @@
+"""The workers' transactions: claims, leases, exactly one result, ratings that never lose an
+update under concurrency (threads and processes), on SQLite and — when
+``ATOUT_TEST_POSTGRES_URL`` names an empty database — PostgreSQL."""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select, text
+
+from server.db import Base, create_all, make_engine, make_session_factory
+from server.models import Bot, Match, MatchSeat, Rating, RatingChange, Tournament
+from workers import store
+from workers.match import MatchOutcome, Step
+
+DATABASES = ["sqlite"] + (["postgresql"] if os.environ.get("ATOUT_TEST_POSTGRES_URL") else [])
+
+
+@pytest.fixture(params=DATABASES)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        url = os.environ["ATOUT_TEST_POSTGRES_URL"]
+        engine = make_engine(url)
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+    engine = make_engine(url)
+    create_all(engine)
+    engine.dispose()
+    return url
+
+
+@pytest.fixture
+def sessions(db_url: str):  # type: ignore[no-untyped-def]
+    engine = make_engine(db_url)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+def add_bots(sessions, n: int) -> list[int]:  # type: ignore[no-untyped-def]
+    with sessions() as session:
+        bots = [Bot(name=f"b{i}-{random.random()}", owner="t", token_hash=f"{random.random()}")
+                for i in range(n)]
+        session.add_all(bots)
+        session.commit()
+        return [b.id for b in bots]
+
+
+def add_match(sessions, seats: list[int], status: str = "queued", tournament_id: int | None = None,
+              number: int | None = None) -> int:  # type: ignore[no-untyped-def]
+    """A match of ``seats`` (in a new running tournament unless one is given: rated)."""
+    with sessions() as session:
+        if tournament_id is None:
+            t = Tournament(name="t", game="merde", options={}, players=len(seats), status="running")
+            session.add(t)
+            session.flush()
+            tournament_id = t.id
+        number = 0 if number is None else number
+        match = Match(game="merde", options={"deals": 1}, seed=1, status=status, tournament_id=tournament_id,
+                      number=number)
+        match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(seats)]
+        session.add(match)
+        session.commit()
+        return match.id
+
+
+def outcome(ranking: list[int]) -> MatchOutcome:
+    n = len(ranking)
+    return MatchOutcome(scores=[10 * (n - p) for p in ranking], ranking=ranking, engine_ranking=ranking,
+                        faults=[0] * n, forfeited=[False] * n, think_ms=[1.0] * n,
+                        steps=[Step(0, 0, "bid 0", "bot", 1.0)])
+
+
+def test_a_match_is_claimed_once_and_stored_once(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 3)
+    mid = add_match(sessions, bots)
+    claimed = store.claim_match(sessions, mid, "r1", stale_s=30)
+    assert claimed is not None
+    setup, attempts = claimed
+    assert attempts == 1 and [s.bot_id for s in setup.seats] == bots and setup.options == {"deals": 1}
+    assert store.claim_match(sessions, mid, "r2", stale_s=30) is None  # alive elsewhere
+    assert store.store_result(sessions, mid, "r2", outcome([1, 2, 3])) is None  # not the holder
+    done = store.store_result(sessions, mid, "r1", outcome([1, 2, 3]))
+    assert done is not None and set(done.ratings) == set(bots) and done.tournament_done is True
+    assert store.store_result(sessions, mid, "r1", outcome([3, 2, 1])) is None  # never twice
+    assert store.claim_match(sessions, mid, "r3", stale_s=0) is None  # finished: nobody plays it again
+    with sessions() as session:
+        match = session.get(Match, mid)
+        assert match.status == "finished" and match.ranking == [1, 2, 3] and match.outcome == "finished"
+        assert [(s.place, s.score) for s in match.seats] == [(1, 20), (2, 10), (3, 0)]
+        assert len(session.scalars(select(RatingChange).where(RatingChange.match_id == mid)).all()) == 3
+
+
+def test_practice_matches_are_not_rated(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 2)
+    with sessions() as session:
+        match = Match(game="fool", options={}, seed=1, status="queued")
+        match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(bots)]
+        session.add(match)
+        session.commit()
+        mid = match.id
+    assert store.claim_match(sessions, mid, "r", 30)
+    done = store.store_result(sessions, mid, "r", outcome([1, 2]))
+    assert done is not None and done.ratings == {} and done.tournament_id is None
+    with sessions() as session:
+        assert session.scalars(select(Rating).where(Rating.bot_id.in_(bots))).all() == []
+
+
+def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 3)
+    mid = add_match(sessions, bots)
+    assert store.claim_match(sessions, mid, "r1", stale_s=30)
+    assert store.heartbeat(sessions, [(mid, "r1")]) == set()
+    time.sleep(0.05)
+    assert store.stale_running(sessions, stale_s=10) == []
+    assert store.stale_running(sessions, stale_s=0.01) == [mid]  # back to queued
+    claimed = store.claim_match(sessions, mid, "r2", stale_s=30)
+    assert claimed is not None and claimed[1] == 2
+    assert store.heartbeat(sessions, [(mid, "r1"), (mid, "r2")]) == {mid}  # r1's lease is lost
+    assert store.store_result(sessions, mid, "r1", outcome([1, 2, 3])) is None
+    assert store.store_result(sessions, mid, "r2", outcome([1, 2, 3])) is not None
+
+
+def test_a_running_match_with_a_stale_heartbeat_can_be_claimed_directly(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 3)
+    mid = add_match(sessions, bots)
+    assert store.claim_match(sessions, mid, "r1", stale_s=30)
+    time.sleep(0.05)
+    assert store.claim_match(sessions, mid, "r2", stale_s=30) is None
+    assert store.claim_match(sessions, mid, "r2", stale_s=0.01) is not None
+
+
+def test_the_last_result_of_a_tournament_says_so(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 3)
+    with sessions() as session:
+        t = Tournament(name="t", game="merde", options={}, players=3, status="running")
+        session.add(t)
+        session.commit()
+        tid = t.id
+    ids = [add_match(sessions, bots, tournament_id=tid, number=i) for i in range(3)]
+    flags = []
+    for i, mid in enumerate(ids):
+        assert store.claim_match(sessions, mid, f"r{i}", 30)
+        if i == 1:
+            flags.append(store.fail_match(sessions, mid, f"r{i}", "boom").tournament_done)
+        else:
+            flags.append(store.store_result(sessions, mid, f"r{i}", outcome([1, 2, 3])).tournament_done)
+    assert flags == [False, False, True]
+    assert store.unfinalized_tournaments(sessions) == [tid]
+
+
+def _store_many(url: str, jobs: list[tuple[int, str, list[int]]]) -> int:
+    engine = make_engine(url)
+    sessions = make_session_factory(engine)
+    stored = 0
+    for mid, runner, ranking in jobs:
+        for attempt in range(50):
+            try:
+                if store.store_result(sessions, mid, runner, outcome(ranking)) is not None:
+                    stored += 1
+                break
+            except Exception as exc:  # PostgreSQL may end a transaction as a deadlock victim: retry
+                if "deadlock" not in str(exc).lower() or attempt == 49:
+                    raise
+    engine.dispose()
+    return stored
+
+
+def test_concurrent_results_never_lose_a_rating_update(sessions, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """Many matches between the same few bots stored at once by 6 threads and 2 processes:
+    every rating change is chained on the one before it (no lost update), the ratings add up
+    (Elo is zero-sum) and each bot counts every one of its matches."""
+    rng = random.Random(5)
+    bots = add_bots(sessions, 4)
+    jobs = []
+    for i in range(120):
+        seats = rng.sample(bots, rng.choice([2, 3, 4]))
+        mid = add_match(sessions, seats)
+        assert store.claim_match(sessions, mid, f"r{i}", 30)
+        ranking = rng.sample(range(1, len(seats) + 1), len(seats))
+        jobs.append((mid, f"r{i}", ranking))
+    # every match twice: a duplicate delivery must not count
+    chunks = [jobs[i::8] + jobs[(i + 1) % 8::8] for i in range(8)]
+    results: list[int] = []
+    threads = [threading.Thread(target=lambda c=c: results.append(_store_many(db_url, c)))
+               for c in chunks[:6]]
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        async_results = [pool.apply_async(_store_many, (db_url, c)) for c in chunks[6:]]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        results += [r.get(timeout=120) for r in async_results]
+    assert sum(results) == len(jobs)  # each match stored exactly once
+    with sessions() as session:
+        ratings = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.game == "merde"))}
+        per_bot = {b: 0 for b in bots}
+        for mid, _, _ in jobs:
+            for seat in session.get(Match, mid).seats:
+                per_bot[seat.bot_id] += 1
+        assert {b: r.matches for b, r in ratings.items()} == per_bot
+        assert sum(r.rating for r in ratings.values()) == pytest.approx(1500 * len(bots))
+        for bot in bots:
+            history = session.scalars(
+                select(RatingChange).where(RatingChange.bot_id == bot).order_by(RatingChange.id)
+            ).all()
+            assert len(history) == per_bot[bot]
+            for before, after in itertools.pairwise(history):
+                assert after.before == pytest.approx(before.after)  # chained: nothing lost
+            assert history[-1].after == pytest.approx(ratings[bot].rating)
+        assert session.execute(text("SELECT count(*) FROM rating_history")).scalar() == sum(per_bot.values())

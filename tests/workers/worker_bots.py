@@ -1,0 +1,29 @@
+"""Bots for the workers' end-to-end tests (``atout-bot run tests/workers/worker_bots.py:NAME``)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+from atout import Bot, Observation
+
+
+class Sleepy(Bot):
+    """A random legal action after thinking ``$ATOUT_TEST_THINK_S`` seconds (default 0.05)."""
+
+    def act(self, observation: Observation) -> str:
+        time.sleep(float(os.environ.get("ATOUT_TEST_THINK_S", "0.05")))
+        return self.rng.choice(observation.legal_actions)
+
+
+class QuitAfter(Bot):
+    """Plays the first legal action ``$ATOUT_TEST_QUIT_AFTER`` times (default 3), then its
+    process dies at once, as a crashed bot does."""
+
+    acted = 0
+
+    def act(self, observation: Observation) -> str:
+        QuitAfter.acted += 1
+        if QuitAfter.acted > int(os.environ.get("ATOUT_TEST_QUIT_AFTER", "3")):
+            os._exit(17)
+        return observation.legal_actions[0]

@@ -1,0 +1,150 @@
+"""One thread per worker process that writes every match's spectator events and metrics to
+Redis, many per round trip.
+
+A match thread only serialises its events and puts a small writer function on a queue; the
+sink thread takes everything queued, runs the writers on one Redis pipeline and executes it.
+With 32 matches in flight that is one round trip for many steps instead of one per step,
+and the match threads never wait on Redis for spectators. Order is kept (one queue, one
+thread), so a match's events reach its channels in the order they were played.
+
+The sink also keeps track of which channels have subscribers (``PUBSUB NUMSUB``, asked in
+its own pipelines every :data:`LISTEN_CHECK_S`), so that matches serialise a seat's view only
+for someone listening.
+
+Delivery is best effort: a batch that fails (Redis gone) is logged and dropped; the match
+goes on. The queue is bounded: when Redis is slower than the matches, they wait for room.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import redis
+
+log = logging.getLogger(__name__)
+
+Writer = Callable[[Any], None]  # adds commands to a pipeline
+LISTEN_CHECK_S = 0.5
+MAX_BATCH = 2000
+QUEUE_SIZE = 20_000
+
+
+class EventSink:
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self._queue: queue.Queue[Writer | threading.Event] = queue.Queue(QUEUE_SIZE)
+        self._channels: dict[str, int] = {}  # watched channel -> matches watching it
+        self._listening: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._checked = 0.0
+
+    # -- match side ---------------------------------------------------------------------------
+
+    def put(self, writer: Writer) -> None:
+        self._start()
+        self._queue.put(writer, timeout=60)
+
+    def watch(self, channels: Iterable[str]) -> None:
+        """Start tracking whether these channels have subscribers (asked at once)."""
+        channels = list(channels)
+        with self._lock:
+            for channel in channels:
+                self._channels[channel] = self._channels.get(channel, 0) + 1
+        try:
+            counts = self.client.pubsub_numsub(*channels)
+        except redis.RedisError:
+            return
+        with self._lock:
+            for channel, count in counts:
+                name = channel.decode() if isinstance(channel, bytes) else channel
+                if count:
+                    self._listening.add(name)
+
+    def unwatch(self, channels: Iterable[str]) -> None:
+        with self._lock:
+            for channel in channels:
+                left = self._channels.get(channel, 0) - 1
+                if left <= 0:
+                    self._channels.pop(channel, None)
+                    self._listening.discard(channel)
+                else:
+                    self._channels[channel] = left
+
+    def listening(self, channel: str) -> bool:
+        return channel in self._listening
+
+    def flush(self, timeout: float = 10.0) -> bool:
+        """Wait until everything queued so far is written (True) or ``timeout`` passes."""
+        done = threading.Event()
+        self.put(done)
+        return done.wait(timeout)
+
+    # -- sink side ----------------------------------------------------------------------------
+
+    def _start(self) -> None:
+        if self._thread is not None and self._thread.is_alive():
+            return
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="atout-events", daemon=True)
+                self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                first = self._queue.get(timeout=LISTEN_CHECK_S)
+            except queue.Empty:
+                first = None
+            batch = [] if first is None else [first]
+            while len(batch) < MAX_BATCH:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._write(batch)
+            except Exception:  # keep the sink alive whatever happens; the batch is lost
+                log.exception("writing %d spectator events / metrics failed", len(batch))
+
+    def _write(self, batch: list[Writer | threading.Event]) -> None:
+        done = [item for item in batch if isinstance(item, threading.Event)]
+        try:
+            pipe = self.client.pipeline(transaction=False)
+            for item in batch:
+                if isinstance(item, threading.Event):
+                    continue
+                try:
+                    item(pipe)
+                except Exception:  # one bad writer (a bug) must not cost the others their events
+                    log.exception("a spectator event / metrics writer failed; skipped")
+            check = time.monotonic() - self._checked >= LISTEN_CHECK_S
+            with self._lock:
+                channels = list(self._channels) if check else []
+            numsub_at = len(pipe)
+            if channels:
+                pipe.pubsub_numsub(*channels)
+                self._checked = time.monotonic()
+            if not len(pipe):
+                return
+            try:
+                replies = pipe.execute()
+            except redis.RedisError:
+                log.exception("could not write %d spectator events / metrics to Redis: dropped", len(batch))
+                return
+            if channels:
+                heard = {(c.decode() if isinstance(c, bytes) else c) for c, n in replies[numsub_at] if n}
+                with self._lock:
+                    self._listening = heard & set(self._channels)
+        finally:
+            for event in done:
+                event.set()
+
+    def stop(self) -> None:
+        self._stop.set()
