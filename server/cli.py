@@ -5,6 +5,11 @@
     atout-arena bots rotate NAME                 a new token (the old one stops working)
     atout-arena bots disable NAME | enable NAME
     atout-arena gateway [--address HOST:PORT]    run a game server (until SIGTERM / Ctrl-C)
+    atout-arena api [--host H] [--port P]        run the REST API and the dashboard
+    atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
+
+The workers' commands (``worker``, ``beat``, ``replay``, ``tournament``, ``league``) come from
+:mod:`workers.cli`, imported here because this is the one command of the whole arena.
 
 Configuration comes from ``ATOUT_*`` environment variables (``server.settings``).
 """
@@ -99,6 +104,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     gateway = commands.add_parser("gateway", help="run a gRPC game server")
     gateway.add_argument("--address", help="HOST:PORT to listen on (default: ATOUT_GRPC_ADDRESS)")
+
+    api = commands.add_parser("api", help="run the REST API and the web dashboard")
+    api.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    api.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 takes a free one)")
+
+    from workers.cli import register
+
+    register(commands)
     return parser
 
 
@@ -117,6 +130,13 @@ def main(argv: list[str] | None = None) -> int:
         return _bots(args, settings)
     if args.command == "gateway":
         return _gateway(args, settings)
+    if args.command == "api":
+        from .api import serve_api
+
+        serve_api(args.host, args.port, settings)
+        return 0
+    if hasattr(args, "func"):
+        return int(args.func(args))
     parser.error(f"unknown command {args.command!r}")
     return 2
 
