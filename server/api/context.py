@@ -1,0 +1,95 @@
+"""What the API's routes share: database, Redis, the bot registry, task dispatch, practice.
+
+One :class:`Arena` per app, built by :func:`server.api.create_app` and reached by the routes
+through ``deps.ArenaDep``. It holds a workers' :class:`~workers.world.World` (engine,
+sessions, Redis, decision client, metrics, heartbeat thread): the API reads and writes with
+the workers' plain functions, and plays practice matches with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from server.registry import BotRegistry
+from server.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Dispatch = Callable[[Iterable[int]], int]
+
+
+def find_redis_url(settings: Settings) -> tuple[str, Any]:
+    """``ATOUT_REDIS_URL``; else the embedded Redis of the data dir when one is running (the
+    game server's or a worker's); else a new embedded Redis. Returns (url, server to stop or
+    None). The same lookup as the workers' CLI, so every part of ``atout-arena`` on one
+    machine finds the same Redis."""
+    if settings.redis_url:
+        return settings.redis_url, None
+    from server.embedded_redis import redis_url_for
+
+    socket_path = Path(settings.data_dir).resolve() / "redis" / "redis.sock"
+    if socket_path.exists():
+        url = f"unix://{socket_path}"
+        try:
+            client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+            try:
+                if client.ping():
+                    return url, None
+            finally:
+                client.close()
+        except (redis.RedisError, OSError):
+            log.info("no Redis answers on %s: starting an embedded one", socket_path)
+    return redis_url_for(settings)
+
+
+def celery_dispatch(redis_url: str) -> Dispatch:
+    """Send ``atout.play_match`` tasks through the workers' Celery app, pointed at ``redis_url``."""
+    from workers.celery_app import app, configure
+
+    configure(app, redis_url)
+    from workers.tasks import dispatch_matches
+
+    return dispatch_matches
+
+
+class Arena:
+    """The API's shared resources. ``close()`` releases them (the app's lifespan calls it)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        admin_token: str | None = None,
+        dispatch: Dispatch | None = None,
+    ) -> None:
+        from server.practice import Practice
+        from workers.config import WorkerConfig
+        from workers.world import build_world
+
+        self.admin_token = admin_token if admin_token is not None else os.environ.get("ATOUT_ADMIN_TOKEN")
+        self.admin_token = (self.admin_token or "").strip() or None
+        url, self.embedded = find_redis_url(settings)
+        self.settings = dataclasses.replace(settings, redis_url=url)
+        self.redis_url = url
+        self.world = build_world(self.settings, WorkerConfig.from_env())
+        self.sessions = self.world.sessions
+        self.redis = self.world.redis
+        self.registry = BotRegistry(self.sessions)
+        self.dispatch: Dispatch = dispatch or celery_dispatch(url)
+        self.practice = Practice(self.world)
+        self.cache: dict[Any, Any] = {}  # leaderboards, keyed by what they were computed from
+        self.cache_lock = threading.Lock()
+
+    def close(self) -> None:
+        self.practice.close()
+        self.world.close()
+        if self.embedded is not None:
+            self.embedded.stop()

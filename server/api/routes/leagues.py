@@ -1,0 +1,141 @@
+"""Leagues: create, members, start a season, standings across seasons."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from server.models import League, Tournament
+from workers.leagues import create_league, league_standings, set_members, start_season
+from workers.tournaments import TournamentError
+
+from .. import queries
+from ..deps import ArenaDep, LeaguePath, OrganizerDep, SessionDep, name_or_id
+from ..schemas import LeagueCreate, LeagueMembers, LeaguePublic, LeagueStandings, MembersUpdate, SeasonStarted
+from .tournaments import check_competition, check_entrants
+
+router = APIRouter(prefix="/v1/leagues", tags=["leagues"])
+
+NOT_FOUND = {404: {"description": "no such league"}}
+AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
+
+
+def _league(session: Session, ref: str) -> League:
+    league = queries.find_league(session, name_or_id(ref))
+    if league is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no league {ref!r}")
+    return league
+
+
+def _public(arena: ArenaDep, league_id: int) -> LeaguePublic:
+    with arena.sessions() as session:
+        league = session.get(League, league_id, options=[selectinload(League.members)])
+        assert league is not None
+        return LeaguePublic.model_validate(queries.league_public(session, league))
+
+
+@router.post(
+    "",
+    response_model=LeaguePublic,
+    status_code=status.HTTP_201_CREATED,
+    responses={**AUTH, 409: {"description": "the name is taken"}},
+)
+def create(body: LeagueCreate, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> LeaguePublic:
+    """Create a league: a standing competition on one game and options, with its first
+    members. A season is a tournament of its active members; with ``every_s`` a season starts
+    every so many seconds (under ``atout-arena beat``), otherwise on demand."""
+    check_competition(body, body.bots)
+    check_entrants(session, body.bots)
+    if queries.find_league(session, body.name) is not None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"a league named {body.name!r} already exists")
+    try:
+        league_id = create_league(
+            arena.sessions,
+            name=body.name,
+            game=body.game,
+            bots=body.bots,
+            players=body.players,
+            options=body.options,
+            games_per_pairing=body.games_per_pairing,
+            duplicate=body.duplicate,
+            move_ms=body.move_ms,
+            time_bank_ms=body.time_bank_ms,
+            max_faults=body.max_faults,
+            every_s=body.every_s,
+        )
+    except TournamentError as exc:
+        code = (
+            status.HTTP_409_CONFLICT
+            if "already exists" in str(exc)
+            else status.HTTP_422_UNPROCESSABLE_CONTENT
+        )
+        raise HTTPException(code, str(exc)) from None
+    return _public(arena, league_id)
+
+
+@router.get("", response_model=list[LeaguePublic])
+def list_leagues(session: SessionDep, limit: Annotated[int, Query(ge=1, le=500)] = 100) -> list[LeaguePublic]:
+    """Leagues, with their members and seasons."""
+    leagues = session.scalars(
+        select(League).options(selectinload(League.members)).order_by(League.id).limit(limit)
+    )
+    return [LeaguePublic.model_validate(queries.league_public(session, lg)) for lg in leagues]
+
+
+@router.get("/{league}", response_model=LeaguePublic, responses=NOT_FOUND)
+def show(league: LeaguePath, session: SessionDep) -> LeaguePublic:
+    """A league (by name or id): game, options, active members, seasons."""
+    return LeaguePublic.model_validate(queries.league_public(session, _league(session, league)))
+
+
+@router.post("/{league}/members", response_model=LeagueMembers, responses={**AUTH, **NOT_FOUND})
+def members(
+    league: LeaguePath, body: MembersUpdate, arena: ArenaDep, session: SessionDep, _: OrganizerDep
+) -> LeagueMembers:
+    """Bots join (or come back to) and leave the league; the answer lists the active members.
+    Leaving keeps a bot's past seasons in the standings; the next season counts the members
+    of the moment it starts."""
+    found = _league(session, league)
+    check_entrants(session, [*body.join, *body.leave])
+    active = set_members(arena.sessions, found.id, join=body.join, leave=body.leave)
+    return LeagueMembers(league_id=found.id, members=active)
+
+
+@router.post(
+    "/{league}/seasons",
+    response_model=SeasonStarted,
+    status_code=status.HTTP_201_CREATED,
+    responses={**AUTH, **NOT_FOUND, 409: {"description": "a season still runs, or too few members"}},
+)
+def new_season(league: LeaguePath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> SeasonStarted:
+    """Start the league's next season now: a tournament of its active members, started at
+    once. A 409 while the previous season still runs."""
+    found = _league(session, league)
+    league_id = found.id
+    session.close()
+    try:
+        started = start_season(arena.sessions, league_id)
+    except TournamentError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    if started is None:
+        raise HTTPException(status.HTTP_409_CONFLICT, f"league {found.name!r} has a season still running")
+    tournament_id, match_ids = started
+    arena.dispatch(match_ids)
+    with arena.sessions() as s:
+        season = s.scalar(select(Tournament.season).where(Tournament.id == tournament_id))
+    return SeasonStarted(
+        league_id=league_id, season=season or 0, tournament_id=tournament_id, matches=len(match_ids)
+    )
+
+
+@router.get("/{league}/standings", response_model=LeagueStandings, responses=NOT_FOUND)
+def standings(league: LeaguePath, arena: ArenaDep, session: SessionDep) -> LeagueStandings:
+    """Standings across every season so far (every finished match of every season)."""
+    found = _league(session, league)
+    data = league_standings(arena.sessions, found.id)
+    return LeagueStandings(
+        league_id=found.id, name=data["name"], seasons=data["seasons"], standings=data["standings"]
+    )

@@ -1,0 +1,554 @@
+// The dashboard: a hash-routed page of plain DOM, fed by the REST API (polling) and the
+// matches' server-sent events.
+//
+//   #/                    overview: leaderboards, tournaments, live matches
+//   #/tournaments         every tournament       #/tournaments/ID   one, with standings
+//   #/matches             live and recent        #/matches/ID       live view or replay viewer
+//   #/games               the rulesets
+
+import { ApiError, api, followEvents, token } from "./api.js";
+import { actionEl, el } from "./cards.js";
+import { renderTable } from "./table.js";
+
+const POLL_MS = 2000;
+const GAME_NAMES = { merde: "Merde", tiercon: "Tierçon", regicide: "Régicide", fool: "Fool compris" };
+const view = document.getElementById("view");
+
+// -- page life: timers and streams stop when the route changes --------------------------------
+
+let page = { alive: false, timers: [], streams: [] };
+
+function newPage() {
+  page.alive = false;
+  page.timers.forEach(clearInterval);
+  page.streams.forEach((s) => s.stop());
+  page = { alive: true, timers: [], streams: [] };
+  return page;
+}
+
+function every(ms, fn) {
+  const mine = page;
+  const run = async () => {
+    if (!mine.alive) return;
+    try {
+      await fn();
+    } catch (error) {
+      if (mine.alive) console.warn(error);
+    }
+  };
+  run();
+  mine.timers.push(setInterval(run, ms));
+}
+
+// -- small builders ---------------------------------------------------------------------------
+
+function link(href, text, className) {
+  const a = el("a", className, text);
+  a.href = href;
+  return a;
+}
+
+function section(title, ...children) {
+  const box = el("section", "panel");
+  if (title) box.append(el("h2", null, title));
+  box.append(...children);
+  return box;
+}
+
+function chip(text, kind = "") {
+  return el("span", `chip ${kind}`, text);
+}
+
+function statusChip(status) {
+  const kinds = { running: "live", finished: "done", cancelled: "muted", failed: "bad", queued: "wait", pending: "wait", created: "wait" };
+  const c = chip(status, kinds[status] || "");
+  if (status === "running") c.prepend(el("i", "dot"));
+  return c;
+}
+
+function gameChip(game) {
+  return chip(GAME_NAMES[game] || game, `game ${game}`);
+}
+
+function progressBar(progress) {
+  const bar = el("div", "progress");
+  bar.title = `${progress.done} of ${progress.total} matches done`;
+  const fill = el("div", "fill");
+  fill.style.width = `${progress.percent}%`;
+  bar.append(fill, el("span", "label", `${progress.done} / ${progress.total}`));
+  return bar;
+}
+
+function table(headers, rows, className = "") {
+  const t = el("table", `data ${className}`);
+  const head = el("tr");
+  for (const h of headers) head.append(el("th", null, h));
+  t.append(el("thead"), el("tbody"));
+  t.tHead.append(head);
+  for (const row of rows) {
+    const tr = el("tr");
+    for (const cell of row) {
+      const td = el("td");
+      if (cell instanceof Node) td.append(cell);
+      else td.textContent = cell === null || cell === undefined ? "–" : String(cell);
+      tr.append(td);
+    }
+    t.tBodies[0].append(tr);
+  }
+  return t;
+}
+
+function empty(text) {
+  return el("p", "empty", text);
+}
+
+function errorBox(error) {
+  return el("p", "error", error instanceof ApiError ? `${error.status}: ${error.message}` : String(error));
+}
+
+function fmt(x, digits = 0) {
+  return x === null || x === undefined ? "–" : Number(x).toFixed(digits);
+}
+
+// -- leaderboards -----------------------------------------------------------------------------
+
+function leaderboardEl(board) {
+  if (!board.rows.length) return empty("No rated match yet.");
+  const low = Math.min(...board.rows.map((r) => r.ci_low));
+  const high = Math.max(...board.rows.map((r) => r.ci_high));
+  const span = Math.max(high - low, 1);
+  const rows = board.rows.map((r) => {
+    const rating = el("span", "rating");
+    rating.append(el("b", null, fmt(r.rating)), el("small", null, ` ± ${fmt((r.ci_high - r.ci_low) / 2)}`));
+    const ci = el("div", "ci");
+    const bar = el("i");
+    bar.style.left = `${((r.ci_low - low) / span) * 100}%`;
+    bar.style.width = `${Math.max(((r.ci_high - r.ci_low) / span) * 100, 1)}%`;
+    const mark = el("b");
+    mark.style.left = `${((r.rating - low) / span) * 100}%`;
+    ci.append(bar, mark);
+    ci.title = `95% interval ${fmt(r.ci_low)} – ${fmt(r.ci_high)}`;
+    return [String(r.rank), el("span", "bot-name", r.bot), rating, ci, fmt(r.online), String(r.matches)];
+  });
+  const t = table(["#", "bot", "Elo ± 95%", "", "live Elo", "matches"], rows, "leaderboard");
+  t.dataset.rows = String(board.rows.length);
+  return t;
+}
+
+function leaderboardsPanel(games, selected) {
+  const panel = section("Leaderboards");
+  panel.classList.add("leaderboards");
+  const tabs = el("div", "tabs");
+  const body = el("div", "tab-body");
+  let current = selected || games[0];
+  const draw = async () => {
+    for (const b of tabs.children) b.classList.toggle("active", b.dataset.game === current);
+    const board = await api(`/v1/ratings?game=${encodeURIComponent(current)}`);
+    const note = el("p", "hint", `${board.rated_matches} rated matches · ratings fitted over all of them, with 95% intervals`);
+    body.replaceChildren(leaderboardEl(board), note);
+    body.dataset.game = current;
+  };
+  for (const g of games) {
+    const b = el("button", "tab", GAME_NAMES[g] || g);
+    b.dataset.game = g;
+    b.onclick = () => { current = g; draw(); };
+    tabs.append(b);
+  }
+  panel.append(tabs, body);
+  return { panel, refresh: draw };
+}
+
+// -- tournaments ------------------------------------------------------------------------------
+
+function tournamentCard(t) {
+  const card = el("a", `tcard status-${t.status}`);
+  card.href = `#/tournaments/${t.id}`;
+  card.dataset.tournament = String(t.id);
+  const head = el("div", "tcard-head");
+  head.append(el("b", null, t.name), gameChip(t.game), statusChip(t.status));
+  card.append(head, progressBar(t.progress));
+  card.append(el("small", null, `${t.entrants.length} bots · ${t.players} per match${t.duplicate ? " · duplicate" : ""}`));
+  return card;
+}
+
+function liveMatchRow(m) {
+  const row = el("a", "live-row");
+  row.href = `#/matches/${m.id}`;
+  row.dataset.match = String(m.id);
+  row.append(gameChip(m.game), el("span", "who", m.seats.map((s) => s.bot).join(" · ")), chip("watch", "live"));
+  return row;
+}
+
+async function homePage() {
+  const games = (await api("/v1/games")).map((g) => g.id);
+  const boards = leaderboardsPanel(games, sessionStorage.getItem("atout-board"));
+  const tournaments = el("div", "tcards");
+  const live = el("div", "live-list");
+  const grid = el("div", "grid home");
+  grid.append(boards.panel, el("div", "stack"));
+  grid.lastChild.append(section("Tournaments", tournaments), section("Live matches", live));
+  view.replaceChildren(grid);
+  every(POLL_MS, async () => {
+    const [ts, running] = await Promise.all([api("/v1/tournaments?limit=8"), api("/v1/matches?status=running&limit=12")]);
+    tournaments.replaceChildren(...(ts.length ? ts.map(tournamentCard) : [empty("No tournament yet.")]));
+    live.replaceChildren(...(running.items.length ? running.items.map(liveMatchRow) : [empty("No match is being played right now.")]));
+    await boards.refresh();
+  });
+}
+
+async function tournamentsPage() {
+  const list = el("div", "tcards wide");
+  view.replaceChildren(section("Tournaments", list));
+  every(POLL_MS, async () => {
+    const ts = await api("/v1/tournaments?limit=200");
+    list.replaceChildren(...(ts.length ? ts.map(tournamentCard) : [empty("No tournament yet.")]));
+  });
+}
+
+function seatsCell(match) {
+  const span = el("span", "seats");
+  match.seats.forEach((s, i) => {
+    if (i) span.append(" · ");
+    const name = el("span", s.place === 1 ? "winner" : "", s.bot);
+    if (s.place) name.title = `place ${s.place}, score ${s.score}`;
+    span.append(name);
+  });
+  return span;
+}
+
+function matchRows(items) {
+  return items.map((m) => [
+    link(`#/matches/${m.id}`, `#${m.id}`),
+    seatsCell(m),
+    statusChip(m.status),
+    m.scores ? m.scores.join(" : ") : "",
+    link(`#/matches/${m.id}`, m.status === "finished" ? "replay" : m.status === "running" ? "watch live" : "open",
+      m.status === "running" ? "btn live" : "btn"),
+  ]);
+}
+
+async function tournamentPage(id) {
+  const head = el("div", "page-head");
+  const standings = el("div");
+  const ratings = el("div");
+  const matches = el("div");
+  let filter = "";
+  const filters = el("div", "tabs small");
+  for (const [label, value] of [["all", ""], ["running", "running"], ["finished", "finished"], ["queued", "queued"]]) {
+    const b = el("button", `tab ${value === filter ? "active" : ""}`, label);
+    b.onclick = () => {
+      filter = value;
+      for (const x of filters.children) x.classList.toggle("active", x === b);
+      refresh();
+    };
+    filters.append(b);
+  }
+  const grid = el("div", "grid two");
+  grid.append(section("Standings", standings), section("Ratings (fitted at the end)", ratings));
+  view.replaceChildren(head, grid, section("Matches", filters, matches));
+  const refresh = async () => {
+    const [t, page_] = await Promise.all([
+      api(`/v1/tournaments/${id}`),
+      api(`/v1/tournaments/${id}/matches?limit=500${filter ? `&status=${filter}` : ""}`),
+    ]);
+    const title = el("h1");
+    title.append(t.name, " ", gameChip(t.game), " ", statusChip(t.status));
+    const facts = el("p", "facts", `${t.entrants.length} bots · ${t.players} per match · ${t.games_per_pairing} game(s) per pairing` +
+      `${t.duplicate ? " · duplicate deals" : ""} · ${t.move_ms} ms per move · forfeit after ${t.max_faults || "∞"} faults` +
+      `${Object.keys(t.options).length ? ` · options ${JSON.stringify(t.options)}` : ""}`);
+    head.replaceChildren(title, facts, progressBar(t.progress));
+    standings.replaceChildren(t.standings.length ? table(["#", "bot", "points", "matches", "wins", "mean place", "faults", "forfeits"],
+      t.standings.map((s) => [String(s.rank), s.bot, fmt(s.points, 1), String(s.matches), String(s.wins), fmt(s.mean_place, 2), String(s.faults), String(s.forfeits)]),
+      "standings") : empty("No result yet."));
+    ratings.replaceChildren(t.ratings.length ? table(["#", "bot", "rating", "95% interval", "P(> next)", "games"],
+      t.ratings.map((r) => [String(r.rank), r.bot, fmt(r.rating), `${fmt(r.ci_low)} – ${fmt(r.ci_high)}`, r.los_next === null ? "–" : `${fmt(r.los_next * 100)}%`, String(r.games)]))
+      : empty(t.status === "finished" ? "No rated result." : "Fitted once every match is played."));
+    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(page_.items), "matches") : empty("No match here."));
+    if (t.status !== "running" && t.status !== "created") page.timers.forEach(clearInterval);
+  };
+  every(POLL_MS, refresh);
+}
+
+async function matchesPage() {
+  const live = el("div");
+  const recent = el("div");
+  view.replaceChildren(section("Live now", live), section("Recent matches", recent));
+  every(POLL_MS, async () => {
+    const [running, finished] = await Promise.all([api("/v1/matches?status=running&limit=50"), api("/v1/matches?status=finished&limit=30")]);
+    live.replaceChildren(running.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(running.items)) : empty("Nothing is being played right now."));
+    recent.replaceChildren(finished.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(finished.items)) : empty("No finished match yet."));
+  });
+}
+
+async function gamesPage() {
+  const games = await api("/v1/games");
+  const list = el("div", "games");
+  for (const g of games) {
+    const card = section(null);
+    const title = el("h2");
+    title.append(g.name, " ", chip(g.id, `game ${g.id}`));
+    card.append(title, el("p", "facts", `${g.players.join(", ")} players (default ${g.default_players})`), el("p", null, g.summary));
+    if (g.options.length) {
+      card.append(table(["option", "default", "allowed", "meaning"], g.options.map((o) => [o.name, JSON.stringify(o.default), o.allowed, o.doc])));
+    }
+    list.append(card);
+  }
+  view.replaceChildren(list);
+}
+
+// -- one match: live view and replay viewer ---------------------------------------------------
+
+function scoreboard(match, viewData, ended) {
+  const rows = match.seats.map((s) => {
+    const score = viewData && viewData.scores ? viewData.scores[s.seat] : s.score;
+    const place = ended && ended.ranking ? ended.ranking[s.seat] : s.place;
+    const name = el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.bot);
+    name.title = s.bot;
+    return [String(s.seat), name, fmt(score), place ? String(place) : "–", String(s.faults)];
+  });
+  return table(["seat", "bot", "score", "place", "faults"], rows, "scoreboard");
+}
+
+function logLine(event, names, onClick) {
+  const li = el("li", event.by === "fallback" ? "fallback" : "");
+  li.dataset.ply = String(event.ply);
+  const who = el("b", "who", names[event.seat] || `seat ${event.seat}`);
+  who.title = who.textContent;
+  const what = el("span", "what");
+  what.append(actionEl(event.action));
+  li.append(el("span", "ply", String(event.ply + 1)), who, what);
+  if (event.by === "fallback") what.append(" ", chip("fallback", "bad"));
+  for (const f of event.faults || []) what.append(" ", chip(f, "bad"));
+  if (event.think_ms !== undefined) li.append(el("small", "think", `${fmt(event.think_ms, 1)} ms`));
+  if (event.detail) li.title = event.detail;
+  if (onClick) li.onclick = onClick;
+  return li;
+}
+
+function viewerSelect(match, current, onChange, withFull) {
+  const select = el("select", "viewer-select");
+  select.setAttribute("aria-label", "whose view");
+  const option = (value, label) => {
+    const o = el("option", null, label);
+    o.value = value;
+    if (value === current) o.selected = true;
+    select.append(o);
+  };
+  option("", "Spectator (public view)");
+  for (const s of match.seats) option(String(s.seat), `Seat ${s.seat}: ${s.bot}`);
+  if (withFull) option("full", "Organizer: every hand");
+  select.onchange = () => onChange(select.value);
+  return select;
+}
+
+function matchHeader(match) {
+  const head = el("div", "page-head");
+  const title = el("h1");
+  title.append(`Match #${match.id} `, gameChip(match.game), " ", statusChip(match.status));
+  const where = match.tournament_id ? link(`#/tournaments/${match.tournament_id}`, `tournament ${match.tournament_id}, match ${match.number + 1}`) : el("span", null, "practice match");
+  const facts = el("p", "facts");
+  facts.append(where, ` · ${match.players} players · ${match.move_ms} ms per move` +
+    `${Object.keys(match.options).length ? ` · options ${JSON.stringify(match.options)}` : ""}`);
+  head.append(title, facts);
+  return head;
+}
+
+function matchLayout(match) {
+  const felt = el("div", "table-area");
+  const side = el("aside", "side");
+  const grid = el("div", "grid match");
+  grid.append(felt, side);
+  view.replaceChildren(matchHeader(match), grid);
+  return { felt, side };
+}
+
+function liveView(match, seatChoice = "") {
+  const { felt, side } = matchLayout(match);
+  const names = match.seats.map((s) => s.bot);
+  const state = el("div", "live-state", "connecting…");
+  const board = el("div");
+  const log = el("ol", "log");
+  const select = viewerSelect(match, seatChoice, (value) => {
+    newPage();
+    liveView(match, value);
+  }, false);
+  const controls = el("div", "controls");
+  controls.append(state, select);
+  side.append(section("Live", controls), section("Seats", board), section("Moves", log));
+  felt.append(empty("Waiting for the match to start…"));
+  let viewer = seatChoice === "" ? null : Number(seatChoice);
+  let last = null;
+  let ended = null;
+  const draw = (lastStep) => {
+    if (!last) return;
+    renderTable(felt, { game: match.game, view: last, names, viewer, hands: null, ended, lastStep });
+    board.replaceChildren(scoreboard(match, last, ended));
+  };
+  const path = `/v1/matches/${match.id}/events${viewer === null ? "" : `?seat=${viewer}`}`;
+  const stream = followEvents(path, (type, event) => {
+    if (type === "start" || type === "step") {
+      last = event.view;
+      felt.dataset.ply = type === "step" ? String(event.ply) : "start";
+      if (type === "step") {
+        log.prepend(logLine(event, names));
+        while (log.children.length > 200) log.lastChild.remove();
+      }
+      draw(type === "step" ? { seat: event.seat, action: event.action } : null);
+    } else if (type === "end") {
+      ended = event;
+      felt.dataset.ended = "true";
+      draw(null);
+      const done = el("div", "end-banner");
+      done.append(`Match over (${event.reason}). `, link(`#/matches/${match.id}?replay`, "Open the replay", "btn"));
+      side.prepend(done);
+    }
+  }, {
+    onState: (s, detail) => {
+      state.className = `live-state ${s}`;
+      state.textContent = { live: "● live", reconnecting: "reconnecting…", ended: "match over", error: detail || "error" }[s] || s;
+    },
+  });
+  page.streams.push(stream);
+}
+
+async function replayView(match, choice = "") {
+  const { felt, side } = matchLayout(match);
+  const names = match.seats.map((s) => s.bot);
+  const select = viewerSelect(match, choice, (value) => {
+    newPage();
+    replayView(match, value);
+  }, true);
+  const controls = el("div", "controls");
+  const note = el("div", "hint");
+  controls.append(select);
+  const board = el("div");
+  const log = el("ol", "log replay");
+  side.append(section("Replay", controls, note), section("Seats", board), section("Moves", log));
+  let replay;
+  try {
+    const path = choice === "full" ? `/v1/matches/${match.id}/replay/full`
+      : `/v1/matches/${match.id}/replay${choice === "" ? "" : `?seat=${choice}`}`;
+    replay = await api(path);
+  } catch (error) {
+    felt.replaceChildren(errorBox(error));
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
+      note.textContent = "A seat's view needs the organizer token or that seat's bot token: paste it in the token field above.";
+    }
+    return;
+  }
+  const events = replay.events;
+  const viewer = replay.viewer === "seat" ? replay.seat : null;
+  let index = 0;
+  let timer = null;
+  const slider = el("input", "slider");
+  Object.assign(slider, { type: "range", min: "0", max: String(events.length - 1), value: "0" });
+  slider.setAttribute("aria-label", "step");
+  const counter = el("span", "counter");
+  const buttons = el("div", "buttons");
+  const button = (label, title, fn) => {
+    const b = el("button", "step-btn", label);
+    b.title = title;
+    b.onclick = fn;
+    buttons.append(b);
+    return b;
+  };
+  const go = (i) => {
+    index = Math.max(0, Math.min(events.length - 1, i));
+    const event = events[index];
+    const atEnd = index === events.length - 1;
+    const ended = atEnd ? { ranking: match.ranking, scores: match.scores } : null;
+    renderTable(felt, {
+      game: match.game, view: event.view, names, viewer, hands: event.hands || null, ended,
+      lastStep: event.type === "step" ? { seat: event.seat, action: event.action } : null,
+    });
+    felt.dataset.ply = String(index);
+    slider.value = String(index);
+    counter.textContent = `${index} / ${events.length - 1}`;
+    board.replaceChildren(scoreboard(match, event.view, ended));
+    for (const li of log.children) li.classList.toggle("current", Number(li.dataset.ply) === index - 1);
+    const current = log.querySelector(".current");
+    if (current) { // scroll the log only, never the page
+      const top = current.offsetTop - log.offsetTop;
+      if (top < log.scrollTop) log.scrollTop = top;
+      else if (top + current.offsetHeight > log.scrollTop + log.clientHeight) log.scrollTop = top + current.offsetHeight - log.clientHeight;
+    }
+  };
+  const stop = () => { clearInterval(timer); timer = null; play.textContent = "▶"; };
+  button("⇤", "first", () => { stop(); go(0); });
+  button("‹", "previous (←)", () => { stop(); go(index - 1); });
+  const play = button("▶", "play / pause (space)", () => {
+    if (timer) return stop();
+    play.textContent = "❚❚";
+    timer = setInterval(() => (index >= events.length - 1 ? stop() : go(index + 1)), 350);
+    page.timers.push(timer);
+  });
+  button("›", "next (→)", () => { stop(); go(index + 1); });
+  button("⇥", "last", () => { stop(); go(events.length - 1); });
+  slider.oninput = () => { stop(); go(Number(slider.value)); };
+  controls.prepend(buttons, slider, counter);
+  note.textContent = replay.viewer === "public" ? "Spectator view: no hidden card." :
+    replay.viewer === "seat" ? `What seat ${replay.seat} (${names[replay.seat]}) saw.` : "Organizer view: every hand.";
+  events.forEach((event) => {
+    if (event.type === "step") log.append(logLine(event, names, () => { stop(); go(event.ply + 1); }));
+  });
+  const keys = (e) => {
+    if (!document.body.contains(slider)) return document.removeEventListener("keydown", keys);
+    if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
+    if (e.key === "ArrowLeft") { stop(); go(index - 1); }
+    else if (e.key === "ArrowRight") { stop(); go(index + 1); }
+    else if (e.key === " ") { e.preventDefault(); play.click(); }
+  };
+  document.addEventListener("keydown", keys);
+  go(0);
+}
+
+async function matchPage(id, query) {
+  const match = await api(`/v1/matches/${id}`);
+  if (match.status === "finished") return replayView(match);
+  if (["running", "queued", "pending"].includes(match.status) && query !== "replay") return liveView(match);
+  const { felt } = matchLayout(match);
+  felt.replaceChildren(empty(`This match is ${match.status}${match.error ? `: ${match.error}` : ""}.`));
+}
+
+// -- routing ----------------------------------------------------------------------------------
+
+const ROUTES = [
+  [/^\/?$/, "home", homePage],
+  [/^\/tournaments\/?$/, "tournaments", tournamentsPage],
+  [/^\/tournaments\/(\d+)$/, "tournaments", tournamentPage],
+  [/^\/matches\/?$/, "matches", matchesPage],
+  [/^\/matches\/(\d+)$/, "matches", matchPage],
+  [/^\/games\/?$/, "games", gamesPage],
+];
+
+async function route() {
+  newPage();
+  const [path, query] = (location.hash.replace(/^#/, "") || "/").split("?");
+  for (const [pattern, nav, render] of ROUTES) {
+    const found = path.match(pattern);
+    if (!found) continue;
+    for (const a of document.querySelectorAll("[data-nav]")) a.classList.toggle("active", a.dataset.nav === nav);
+    try {
+      await render(...found.slice(1), query);
+    } catch (error) {
+      view.replaceChildren(errorBox(error));
+    }
+    return;
+  }
+  view.replaceChildren(empty(`No page at ${path}.`), link("#/", "Back to the overview", "btn"));
+}
+
+const form = document.getElementById("token-form");
+const input = document.getElementById("token-input");
+input.value = token.get();
+form.onsubmit = (e) => {
+  e.preventDefault();
+  token.set(input.value);
+  route();
+};
+document.addEventListener("click", (e) => {
+  const tab = e.target.closest(".leaderboards .tab");
+  if (tab) sessionStorage.setItem("atout-board", tab.dataset.game);
+});
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,104 @@
+"""Fixtures of the API tests: the real API served by uvicorn on 127.0.0.1 (port 0), on the
+session's real Redis and SQLite database (tests/conftest.py), with the workers' fixtures
+(tests/workers/conftest.py: Celery worker processes, SDK bots in their own processes).
+
+- ``api``: the session's API server; ``api.url``, ``api.client`` (httpx, no token),
+  ``api.organizer`` (httpx with the organizer token), ``api.as_bot(token)``.
+- ``organizer_headers`` / ``ADMIN_TOKEN``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from unittest import mock
+
+import pytest
+from api_helpers import ADMIN_TOKEN, Api, serve_in_thread
+
+# The workers' fixtures (worker processes, bots, tournaments), shared rather than copied.
+WORKERS_TESTS = Path(__file__).resolve().parent.parent / "workers"
+if str(WORKERS_TESTS) not in sys.path:
+    sys.path.insert(0, str(WORKERS_TESTS))  # their conftest imports its helpers as top-level modules
+_spec = importlib.util.spec_from_file_location("atout_workers_fixtures", WORKERS_TESTS / "conftest.py")
+assert _spec is not None and _spec.loader is not None
+_workers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_workers)
+sessions = _workers.sessions
+celery_app = _workers.celery_app
+worker_env = _workers.worker_env
+start_worker = _workers.start_worker
+arena_bots = _workers.arena_bots
+wait_finished = _workers.wait_finished
+clean_queues = _workers.clean_queues
+FAST = _workers.FAST
+wait_until = _workers.wait_until
+
+
+@pytest.fixture(scope="session")
+def api(redis_url: str, database_url: str, celery_app: Any) -> Iterator[Api]:
+    """The session's API: ``create_app`` on the session's Redis and database, served by uvicorn.
+    Its practice matches heartbeat as fast as the test workers' sweeper expects (FAST)."""
+    from server.api import create_app
+    from server.settings import Settings
+
+    settings = Settings(database_url=database_url, redis_url=redis_url)
+    with mock.patch.dict(os.environ, FAST):
+        app = create_app(settings, admin_token=ADMIN_TOKEN)
+    url, server, thread = serve_in_thread(app)
+    handle = Api(url, app)
+    yield handle
+    handle.close()
+    server.should_exit = True
+    thread.join(10)
+    app.state.arena.close()
+
+
+@pytest.fixture
+def organizer_headers() -> dict[str, str]:
+    return {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+
+
+@pytest.fixture
+def new_bot(api: Api) -> Any:
+    """``new_bot(prefix) -> (name, id, token)``: a bot registered through the API."""
+    numbers = iter(range(1, 10**6))
+
+    def make(prefix: str = "api") -> tuple[str, int, str]:
+        name = f"{prefix}-{os.getpid()}-{time.monotonic_ns() % 10**9}-{next(numbers)}"
+        response = api.organizer.post("/v1/bots", json={"name": name, "owner": "tests"})
+        assert response.status_code == 201, response.text
+        body = response.json()
+        return name, body["id"], body["token"]
+
+    return make
+
+
+@pytest.fixture
+def connected_bots(api: Api, game_server: Any, spawn_bot: Any, redis_client: Any, new_bot: Any) -> Any:
+    """``connected_bots(n, spec="random", **env) -> [(name, id, token)]``: bots registered
+    through the API and run by ``atout-bot run`` in their own processes, connected."""
+    from server.relay import is_connected
+
+    def make(n: int, spec: str = "random", prefix: str = "api", **env: str) -> list[tuple[str, int, str]]:
+        bots = [new_bot(prefix) for _ in range(n)]
+        if spec[0].isupper():  # a class of tests/workers/worker_bots.py, importable by module name
+            spec = f"worker_bots:{spec}"
+            env = {
+                "PYTHONPATH": os.pathsep.join(
+                    filter(None, [str(WORKERS_TESTS), os.environ.get("PYTHONPATH")])
+                ),
+                **env,
+            }
+        for _, _, token in bots:
+            spawn_bot(game_server.info["address"], token, spec, **env)
+        for name, bot_id, _ in bots:
+            wait_until(lambda b=bot_id: is_connected(redis_client, str(b)), 30, f"bot {name} to connect")
+        return bots
+
+    return make

@@ -1,0 +1,110 @@
+"""Schemathesis against the real server's OpenAPI: no request, however odd, gets a 5xx.
+
+Bounded with ``-n`` (examples per operation) and a fixed seed; every phase runs (examples,
+coverage, fuzzing, stateful), with the organizer token so that mutating endpoints are reached.
+The API under test has a database of its own and sends no task anywhere: what the fuzzer
+creates (bots, tournaments it starts) never reaches the other tests' workers.
+The live event stream is left out (a stream of a running match does not end: it is tested in
+test_live.py), and unknown ids are tested directly in test_http.py (schemathesis reuses ids it
+has seen, which can hide a 5xx on an unknown one).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from api_helpers import ADMIN_TOKEN, serve_in_thread
+
+pytestmark = pytest.mark.timeout(180)
+
+EXAMPLES = 20
+SEED = 2
+
+
+def seed_arena(sessions) -> None:  # type: ignore[no-untyped-def]
+    """Bots, a finished tournament (ids 1, 2...) and a league, so that the fuzzer also meets
+    ids that exist: matches with replays, standings, fitted ratings."""
+    from server.registry import BotRegistry
+    from workers import store
+    from workers.leagues import create_league
+    from workers.match import Answer, play_match
+    from workers.tournaments import create_tournament, finalize_tournament, start_tournament
+
+    registry = BotRegistry(sessions)
+    names = [registry.add(f"seeded-{i}")[0].name for i in range(3)]
+    tid = create_tournament(sessions, name="seeded", game="tiercon", bots=names[:2], seed=1)
+    for match_id in start_tournament(sessions, tid):
+        claimed = store.claim_match(sessions, match_id, "seeder", 60)
+        assert claimed is not None
+        outcome = play_match(claimed[0], lambda ask: Answer(ask.legal_actions[0], 1.0))
+        store.store_result(sessions, match_id, "seeder", outcome)
+    assert finalize_tournament(sessions, tid)
+    create_league(sessions, name="seeded", game="regicide", bots=names, players=3)
+
+
+@pytest.fixture
+def fuzzed_api(redis_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from server.api import create_app
+    from server.db import create_all, make_engine, make_session_factory
+    from server.settings import Settings
+
+    database_url = f"sqlite:///{tmp_path / 'fuzz.db'}"
+    engine = make_engine(database_url)
+    create_all(engine)
+    seed_arena(make_session_factory(engine))
+    engine.dispose()
+    sent: list[int] = []
+
+    def dispatch(ids) -> int:  # type: ignore[no-untyped-def]
+        sent.extend(ids)
+        return len(sent)
+
+    app = create_app(
+        Settings(database_url=database_url, redis_url=redis_url, data_dir=tmp_path),
+        admin_token=ADMIN_TOKEN,
+        dispatch=dispatch,
+    )
+    url, server, thread = serve_in_thread(app)
+    yield url
+    server.should_exit = True
+    thread.join(10)
+    app.state.arena.close()
+
+
+def test_no_request_gets_a_server_error(fuzzed_api: str, tmp_path: Path) -> None:
+    cli = shutil.which("schemathesis") or str(Path(sys.executable).parent / "schemathesis")
+    if not Path(cli).exists():
+        pytest.fail("schemathesis is missing: pip install -e '.[dev]'")
+    result = subprocess.run(
+        [
+            cli,
+            "run",
+            f"{fuzzed_api}/openapi.json",
+            "-n",
+            str(EXAMPLES),
+            "--seed",
+            str(SEED),
+            "--checks",
+            "not_a_server_error",
+            "--header",
+            f"Authorization: Bearer {ADMIN_TOKEN}",
+            "--exclude-path-regex",
+            "/events$",
+            "--request-timeout",
+            "20",
+            "--workers",
+            "1",
+            "--no-color",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=170,
+        cwd=tmp_path,
+    )
+    report = result.stdout + result.stderr
+    assert result.returncode == 0, report[-6000:]
+    assert "Server error" not in report and " passed" in report, report[-3000:]
