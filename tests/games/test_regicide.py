@@ -131,6 +131,12 @@ def test_teams_need_four_players(players: int) -> None:
     assert new_game("regicide", players=players, teams=False).options["teams"] is False
 
 
+def test_teams_alone_means_two_against_two() -> None:
+    game = new_game("regicide", teams=True)
+    assert game.players == 4 and game.options["teams"] is True
+    assert new_game("regicide").players == 2
+
+
 @pytest.mark.parametrize(
     ("options", "name"),
     [

@@ -65,8 +65,15 @@ class RegicideState(State):
     FULL_DECK = DECK
 
     def __init__(
-        self, game: Game, seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
+        self,
+        game: Game,
+        seed: int | None,
+        decks: Sequence[Sequence[str]] | None,
+        dealer: int | None,
+        **kwargs: Any,
     ) -> None:
+        if kwargs:  # a ValueError naming the argument, as merde and tiercon do (not a TypeError)
+            raise ValueError(f"regicide takes no {', '.join(map(repr, sorted(kwargs)))} argument")
         State.__init__(self, game, seed, decks, dealer)
         n = self.players
         self.teams: bool = game.options["teams"]
@@ -187,7 +194,7 @@ class RegicideState(State):
         # wins. Such a deal awarded points, so no carried points are ever left over at the end.
         if max(self.totals) >= WINNING_TOTAL:
             self.phase = "over"
-            self.current_player = None
+            self._game_over()
         else:
             self._start_deal()
 
@@ -341,7 +348,11 @@ class RegicideState(State):
             "team_tricks_won": self._unit_tricks() if self.teams else None,
             "scores": self.scores,
             "carry": self.carry,
-            "last_deal": self.last_deal,
+            # A copy: an observation is the seat's own data (DESIGN.md, "The engine API"), and
+            # changing it must not change the state.
+            "last_deal": None
+            if self.last_deal is None
+            else {k: list(v) if isinstance(v, list) else v for k, v in self.last_deal.items()},
         }
 
     def _locations(self) -> dict[str, list[str]]:
@@ -414,6 +425,13 @@ class Regicide(Game):
         " scores that many points; the game ends when someone reaches 50."
     )
     state_class = RegicideState
+
+    def __init__(self, players: int | None = None, **options: Any) -> None:
+        # Decision (ours): asking for teams without a player count means the 2 vs 2 game, so
+        # players defaults to 4 then (teams with another explicit count is still an error).
+        if players is None and options.get("teams") is True:
+            players = 4
+        super().__init__(players, **options)
 
     def _check_options(self, values: dict[str, Any]) -> None:
         if values["teams"] and values["players"] != 4:
