@@ -63,12 +63,19 @@ def _bots(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
-    from .embedded_redis import redis_url_for
+    import dataclasses
+
+    from workers.config import WorkerConfig
+    from workers.world import build_world
+
+    from .embedded_redis import find_redis_url
     from .grpc_server import serve
+    from .practice import Practice
+    from .registry import BotRegistry
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    registry = _registry(settings)
-    redis_url, embedded = redis_url_for(settings)
+    redis_url, embedded = find_redis_url(settings)
+    assert redis_url is not None  # found or started
     if embedded is not None:
         print(f"embedded Redis at {redis_url} (set ATOUT_REDIS_URL to share it)", flush=True)
     address = args.address or settings.grpc_address
@@ -77,9 +84,16 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
         host = address.rsplit(":", 1)[0]
         print(f"game server {settings.server_id} listening on {host}:{port}", flush=True)
 
+    # Practice matches (Games.StartPractice) are played here, by the workers' match runner.
+    world = build_world(dataclasses.replace(settings, redis_url=redis_url), WorkerConfig.from_env())
     try:
-        asyncio.run(serve(settings, registry, address=address, redis_url=redis_url, on_ready=ready))
+        registry = BotRegistry(world.sessions)
+        practice = Practice(world)
+        asyncio.run(
+            serve(settings, registry, address=address, redis_url=redis_url, on_ready=ready, practice=practice)
+        )
     finally:
+        world.close()
         if embedded is not None:
             embedded.stop()
     return 0
@@ -112,6 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     from workers.cli import register
 
     register(commands)
+
+    from .demo import add_demo_parser  # everything embedded: server/demo.py
+
+    add_demo_parser(commands)
     return parser
 
 

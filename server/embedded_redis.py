@@ -9,7 +9,9 @@ another address.
 ...     redis.Redis.from_url(server.url).ping()
 True
 
-:func:`redis_url_for` gives ``ATOUT_REDIS_URL`` when set, or starts an embedded server.
+:func:`find_redis_url` is how every part of ``atout-arena`` finds its Redis:
+``ATOUT_REDIS_URL`` when set, else the embedded server of the data dir when one is running,
+else (when asked) a new one. :func:`redis_url_for` gives ``ATOUT_REDIS_URL`` or starts one.
 """
 
 from __future__ import annotations
@@ -51,9 +53,19 @@ class EmbeddedRedis:
 
     ``tcp_port``: ``None`` for the unix socket only, ``0`` for a free port of 127.0.0.1, or a
     port number. ``persist`` keeps an RDB snapshot in ``directory`` (off: a scratch server).
+    ``new_session`` runs the server in a session (and process group) of its own, so a Ctrl-C
+    at the terminal reaches only its parent, which stops it when it is ready to
+    (``atout-arena demo`` stops its other parts first).
     """
 
-    def __init__(self, directory: str | Path, tcp_port: int | None = None, persist: bool = False) -> None:
+    def __init__(
+        self,
+        directory: str | Path,
+        tcp_port: int | None = None,
+        persist: bool = False,
+        *,
+        new_session: bool = False,
+    ) -> None:
         self.directory = Path(directory).resolve()
         self.directory.mkdir(parents=True, exist_ok=True)
         socket_path = self.directory / "redis.sock"
@@ -62,6 +74,7 @@ class EmbeddedRedis:
         self.socket_path = socket_path
         self.tcp_port = free_tcp_port() if tcp_port == 0 else tcp_port
         self.persist = persist
+        self.new_session = new_session
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -106,7 +119,7 @@ class EmbeddedRedis:
         ]
         if not self.persist:
             args += ["--save", ""]
-        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL)
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, start_new_session=self.new_session)
         deadline = time.monotonic() + START_TIMEOUT_S
         client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1.0)
         try:
@@ -166,3 +179,31 @@ def redis_url_for(settings: Settings, tcp_port: int | None = None) -> tuple[str,
         return settings.redis_url, None
     server = EmbeddedRedis(Path(settings.data_dir) / "redis", tcp_port=tcp_port, persist=True).start()
     return server.url, server
+
+
+def find_redis_url(
+    settings: Settings, *, start: bool = True, tcp_port: int | None = None
+) -> tuple[str | None, EmbeddedRedis | None]:
+    """The Redis of this arena: ``settings.redis_url`` when set; else the embedded Redis of the
+    data dir when one answers on its socket (another part of ``atout-arena`` on this machine
+    started it); else, with ``start``, a new embedded one (:func:`redis_url_for`).
+
+    Returns the URL (None: none found and ``start`` is false) and the embedded server this call
+    started (None otherwise): the caller stops it. Every part (game server, API, workers, the
+    CLI) looks the same way, so that on one machine they all find the same Redis."""
+    if settings.redis_url:
+        return settings.redis_url, None
+    socket_path = Path(settings.data_dir).resolve() / "redis" / "redis.sock"
+    if socket_path.exists():
+        url = f"unix://{socket_path}"
+        client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+        try:
+            if client.ping():
+                return url, None
+        except (redis.RedisError, OSError):
+            log.info("no Redis answers on %s (left by a stopped server)", socket_path)
+        finally:
+            client.close()
+    if not start:
+        return None, None
+    return redis_url_for(settings, tcp_port=tcp_port)

@@ -1,19 +1,22 @@
 """The gRPC servicers of the game server, kept thin: ``BotGateway`` and ``Games``.
 
 The calling bot is put in :data:`CURRENT_BOT` by the auth interceptor
-(``server.grpc_server``); a stream's work is done by ``server.session.BotSession``.
+(``server.grpc_server``); a stream's work is done by ``server.session.BotSession``, a
+practice match's by ``server.practice.Practice`` (the same as the REST API's).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import redis
 from google.protobuf.message import DecodeError
+from sqlalchemy.exc import OperationalError
 
 from atout.games import GAMES
 from atout.v1 import atout_pb2 as pb
@@ -22,6 +25,9 @@ from atout.v1 import atout_pb2_grpc as pb_grpc
 from .registry import BotInfo
 from .relay import GatewayRelay
 from .session import BotSession, SessionEnd
+
+if TYPE_CHECKING:
+    from .practice import Practice
 
 log = logging.getLogger(__name__)
 
@@ -110,9 +116,89 @@ def list_games() -> pb.ListGamesResponse:
     return pb.ListGamesResponse(games=[game_info(cls.describe()) for cls in GAMES.values()])
 
 
+# PracticeError.kind -> the status of a refused StartPractice
+PRACTICE_CODES = {
+    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "forbidden": grpc.StatusCode.PERMISSION_DENIED,
+    "not_connected": grpc.StatusCode.FAILED_PRECONDITION,
+    "busy": grpc.StatusCode.RESOURCE_EXHAUSTED,
+}
+
+
+class Refused(Exception):  # noqa: N818 - an answer, not a bug
+    """A call answered with a gRPC status other than OK."""
+
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def practice_options(options_json: str) -> dict[str, Any]:
+    """A PracticeRequest's ``options_json`` ("" or a JSON object) as keywords; ValueError
+    saying what is wrong otherwise."""
+    if not options_json.strip():
+        return {}
+    try:
+        options = json.loads(options_json)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"options_json is not JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(options, dict):
+        raise ValueError(
+            f'options_json must be a JSON object such as {{"deals": 2}}, not {options_json[:60]!r}'
+        )
+    return options
+
+
+def replay_url(match_id: int, seat: int) -> str:
+    """Where a bot fetches its seat's replay of a match once it is over (the REST API's)."""
+    return f"/v1/matches/{match_id}/replay?seat={seat}"
+
+
+async def start_practice(
+    practice: Practice, bot: BotInfo, request: pb.PracticeRequest
+) -> pb.PracticeResponse:
+    """``Games.StartPractice`` without gRPC: the practice match of ``bot`` that ``request``
+    asks for, started at once (``Practice.start`` on a thread), or :class:`Refused` with the
+    status that says why not."""
+    from .practice import PracticeError
+
+    try:
+        options = practice_options(request.options_json)
+    except ValueError as exc:
+        raise Refused(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+    try:
+        started = await asyncio.to_thread(
+            practice.start,
+            bot.id,
+            request.game,
+            request.players or None,
+            options,
+            request.move_time_ms or None,
+        )
+    except PracticeError as exc:
+        raise Refused(PRACTICE_CODES.get(exc.kind, grpc.StatusCode.INVALID_ARGUMENT), str(exc)) from None
+    except (redis.RedisError, OperationalError) as exc:
+        log.error("bot %s: practice match not started: %s", bot.name, exc)
+        raise Refused(
+            grpc.StatusCode.UNAVAILABLE, f"the arena cannot reach its database or Redis: {exc}"[:500]
+        ) from None
+    log.info(
+        "bot %s: practice match %s (%s, seat %d)", bot.name, started.match_id, started.game, started.seat
+    )
+    return pb.PracticeResponse(
+        match_id=str(started.match_id), replay_url=replay_url(started.match_id, started.seat)
+    )
+
+
 class GamesServicer(pb_grpc.GamesServicer):
-    def __init__(self) -> None:
+    """``ListGames`` for anyone; ``StartPractice`` for a bot (its token), when the game server
+    was given a :class:`~server.practice.Practice` (``atout-arena gateway`` always is)."""
+
+    def __init__(self, practice: Practice | None = None) -> None:
         self._games = list_games()  # rulesets do not change while the server runs
+        self.practice = practice
 
     async def ListGames(  # noqa: N802
         self, request: pb.ListGamesRequest, context: grpc.aio.ServicerContext
@@ -122,8 +208,18 @@ class GamesServicer(pb_grpc.GamesServicer):
     async def StartPractice(  # noqa: N802
         self, request: pb.PracticeRequest, context: grpc.aio.ServicerContext
     ) -> pb.PracticeResponse:
-        await context.abort(
-            grpc.StatusCode.UNIMPLEMENTED,
-            "practice matches are not available yet: they come with the match workers",
-        )
-        raise AssertionError("unreachable: abort raises")
+        """A practice match of the calling bot against house bots, started at once: the same
+        as ``POST /v1/practice`` (unrated, never forfeited, at most 4 in flight per bot)."""
+        bot = CURRENT_BOT.get()
+        try:
+            if bot is None:  # the interceptor lets no such call through; be safe anyway
+                raise Refused(grpc.StatusCode.UNAUTHENTICATED, "missing bot token")
+            if self.practice is None:
+                raise Refused(
+                    grpc.StatusCode.UNIMPLEMENTED,
+                    "this game server was started without practice matches (no database)",
+                )
+            return await start_practice(self.practice, bot, request)
+        except Refused as refused:
+            await context.abort(refused.code, refused.message)
+            raise AssertionError("unreachable: abort raises") from None

@@ -6,6 +6,8 @@
 ``serve()`` runs one until SIGTERM or SIGINT, then shuts down gracefully: health turns
 NOT_SERVING, every bot stream gets an Error ``shutting_down`` (its bot reconnects, to this
 server's replacement or another one), and open calls get ``shutdown_grace_s`` to finish.
+Practice matches it runs (``Games.StartPractice``, given a ``server.practice.Practice``) stop at
+their next step and go back to the queue, where the sweeper gives them to a worker.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -27,6 +29,9 @@ from .gateway import CURRENT_BOT, BotGatewayServicer, GamesServicer
 from .registry import BotInfo, BotRegistry
 from .relay import GatewayRelay, make_async_redis
 from .settings import Settings
+
+if TYPE_CHECKING:
+    from .practice import Practice
 
 log = logging.getLogger(__name__)
 
@@ -154,12 +159,14 @@ class GameServer:
         health_servicer: health.aio.HealthServicer,
         relay: GatewayRelay,
         grace_s: float,
+        practice: Practice | None = None,
     ) -> None:
         self.server = server
         self.gateway = gateway
         self.health = health_servicer
         self.relay = relay
         self.grace_s = grace_s
+        self.practice = practice
 
     async def start(self) -> None:
         await self.server.start()
@@ -169,8 +176,12 @@ class GameServer:
     async def stop(self, grace_s: float | None = None) -> None:
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
+        if self.practice is not None:
+            self.practice.stop()  # its matches stop at their next step, back to the queue
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
         await self.server.stop(grace)
+        if self.practice is not None:
+            await asyncio.to_thread(self.practice.close)
         await self.relay.redis.aclose()
 
     async def wait_for_termination(self) -> None:
@@ -183,10 +194,13 @@ def create_server(
     settings: Settings,
     registry: BotRegistry,
     redis_url: str | None = None,
+    practice: Practice | None = None,
 ) -> tuple[GameServer, int]:
     """A game server bound to ``address`` (port 0: any free port), not started yet.
 
-    Returns it and the port it is bound to. Call from the event loop that will run it."""
+    Returns it and the port it is bound to. Call from the event loop that will run it. With
+    ``practice``, ``Games.StartPractice`` starts practice matches (played on its threads, and
+    closed by :meth:`GameServer.stop`); without it, the call is UNIMPLEMENTED."""
     url = redis_url or settings.redis_url
     if not url:
         raise ValueError("no Redis URL: set ATOUT_REDIS_URL or pass redis_url")
@@ -204,14 +218,14 @@ def create_server(
         hello_timeout_ms=settings.hello_timeout_ms,
     )
     pb_grpc.add_BotGatewayServicer_to_server(gateway, server)
-    pb_grpc.add_GamesServicer_to_server(GamesServicer(), server)
+    pb_grpc.add_GamesServicer_to_server(GamesServicer(practice), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(ALL_SERVICE_NAMES, server)
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
-    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s), port
+    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s, practice), port
 
 
 async def serve(
@@ -220,10 +234,15 @@ async def serve(
     address: str | None = None,
     redis_url: str | None = None,
     on_ready: Callable[[int], None] | None = None,
+    practice: Practice | None = None,
 ) -> None:
     """Run a game server until SIGTERM or SIGINT, then stop it gracefully."""
     game_server, port = create_server(
-        address or settings.grpc_address, settings=settings, registry=registry, redis_url=redis_url
+        address or settings.grpc_address,
+        settings=settings,
+        registry=registry,
+        redis_url=redis_url,
+        practice=practice,
     )
     await game_server.start()
     stop = asyncio.Event()

@@ -13,6 +13,14 @@ Redis layout: one hash per metric, ``atout:metrics:<name>``. A field is the JSON
 values; histograms add ``\\t<bucket index>`` and ``\\tsum`` (bucket counts are stored per bucket
 and made cumulative when read; the count is the ``+Inf`` bucket).
 
+Two gauges are read from what is already in Redis rather than counted:
+``atout_bots_connected`` from the game servers' presence records (the ``atout:connected``
+sorted set of :mod:`server.relay`, where every game server keeps its live bots with the time
+their presence expires: a game server that dies leaves no bot counted once its bots' presence
+has expired), and ``atout_queue_depth`` from the lengths of the Celery queues in the broker
+(the same Redis; kombu keeps a queue's messages in a list of its name, and those of priorities
+above 0 in lists beside it).
+
 Labels are bounded: ``game`` is one of the rulesets, ``outcome`` and ``kind`` come from fixed
 lists, ``bot`` is a registered bot's name, ``queue`` one of the Celery queues.
 
@@ -23,7 +31,7 @@ lists, ``bot`` is a registered bot's name, ``queue`` one of the Celery queues.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +44,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from .relay import CONNECTED_KEY, now_ms
+
 PREFIX = "atout:metrics:"
+# kombu's Redis transport: a message of priority p > 0 waits in "<queue>\x06\x16<p>"
+QUEUE_PRIORITY_SUFFIXES = ("", *(f"\x06\x16{p}" for p in (3, 6, 9)))
 
 OUTCOMES = ("finished", "forfeit", "error")  # atout_matches_total{outcome}
 FAULT_KINDS = ("timeout", "illegal", "disconnected")  # atout_faults_total{kind}
@@ -158,22 +170,17 @@ def _decode(value: Any) -> str:
 
 
 class ArenaCollector(Collector):
-    """The read side: yields every metric of :data:`ALL_METRICS` from Redis at scrape time.
+    """The read side: yields every metric of :data:`ALL_METRICS` from Redis at scrape time, in
+    one round trip.
 
     ``queues`` are the Celery queues whose depth is reported (their Redis lists live in the
-    broker, which is the same Redis); ``bots_connected`` counts live bot streams (the game
-    servers' presence records) — without it the gauge is left out.
+    broker, which is the same Redis); ``atout_bots_connected`` counts the bots whose presence,
+    kept by whichever game server holds their stream, has not expired.
     """
 
-    def __init__(
-        self,
-        redis: Any,
-        queues: Sequence[str] = (),
-        bots_connected: Callable[[], int] | None = None,
-    ) -> None:
+    def __init__(self, redis: Any, queues: Sequence[str] = ()) -> None:
         self.redis = redis
         self.queues = tuple(queues)
-        self.bots_connected = bots_connected
 
     def describe(self) -> Iterator[Metric]:
         return iter(())  # values come from Redis: nothing to check at registration
@@ -182,8 +189,10 @@ class ArenaCollector(Collector):
         pipe = self.redis.pipeline(transaction=False)
         for spec in (DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING):
             pipe.hgetall(spec.key)
+        pipe.zcount(CONNECTED_KEY, now_ms(), "+inf")  # presences not expired yet
         for queue in self.queues:
-            pipe.llen(queue)
+            for suffix in QUEUE_PRIORITY_SUFFIXES:
+                pipe.llen(queue + suffix)
         replies = pipe.execute()
         raw = dict(zip((DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING),
                        replies[:5], strict=True))
@@ -192,11 +201,12 @@ class ArenaCollector(Collector):
         yield self._histogram(MATCH_SECONDS, raw[MATCH_SECONDS])
         yield self._simple(FAULTS_TOTAL, raw[FAULTS_TOTAL], CounterMetricFamily)
         yield self._simple(RATING, raw[RATING], GaugeMetricFamily)
-        if self.bots_connected is not None:
-            yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=self.bots_connected())
+        yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=float(replies[5]))
         depth = GaugeMetricFamily(QUEUE_DEPTH.name, QUEUE_DEPTH.help, labels=QUEUE_DEPTH.labels)
-        for queue, length in zip(self.queues, replies[5:], strict=True):
-            depth.add_metric([queue], float(length))
+        lengths = replies[6:]
+        step = len(QUEUE_PRIORITY_SUFFIXES)
+        for i, queue in enumerate(self.queues):
+            depth.add_metric([queue], float(sum(lengths[i * step : (i + 1) * step])))
         yield depth
 
     @staticmethod
@@ -223,10 +233,8 @@ class ArenaCollector(Collector):
         return metric
 
 
-def metrics_registry(
-    redis: Any, queues: Sequence[str] = (), bots_connected: Callable[[], int] | None = None
-) -> CollectorRegistry:
+def metrics_registry(redis: Any, queues: Sequence[str] = ()) -> CollectorRegistry:
     """A registry holding only the arena's metrics, for ``generate_latest(registry)``."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(ArenaCollector(redis, queues, bots_connected))
+    registry.register(ArenaCollector(redis, queues))
     return registry

@@ -14,6 +14,26 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+MAX_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL (BIGINT) take as a key
+
+
+def parse_id(ref: str | int) -> int | None:
+    """The database id that ``ref`` names: an int, or a string of ASCII digits, in
+    ``1..MAX_ID``; None for anything else (a name, ``"²"``, an id no database can hold).
+
+    Lookups by "name or id" use it so that what is not an id is looked up as a name, and never
+    reaches the database as an integer it cannot take."""
+    if isinstance(ref, bool):
+        return None
+    if isinstance(ref, int):
+        value = ref
+    elif isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) <= len(str(MAX_ID)):
+        value = int(ref)
+    else:
+        return None
+    return value if 0 < value <= MAX_ID else None
+
+
 class Bot(Base):
     """A registered bot. Its token is never stored: only its SHA-256 (``token_hash``)."""
 

@@ -8,17 +8,20 @@ house bots with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat a
 seeded from the match seed, exactly as the SDK's runner would run it) and hands every other
 seat to the network asker (the game servers' relay, :func:`workers.runner.decision_asker`).
 
-**Playing.** :func:`start_practice` stores the match (``queued``, no tournament) and returns
-its id; :func:`play_practice` plays it like :func:`workers.runner.run_match` does (claim,
-heartbeat, spectator events, one stored result) but with the house asker and **unrated**: a
-practice match never moves a rating, so house bots never appear on a leaderboard and a bot
-under development can practise without cost. :class:`Practice` puts both together for the
-REST API and the gRPC ``Games.StartPractice``: it checks that the caller is connected, stores
-the match and plays it on its own thread pool, so the match starts at once, whatever the
-length of the workers' match queue.
+**Playing.** :func:`start_practice` stores the match (``queued``, no tournament, never
+forfeited) and returns its id. It is played by the one match runner,
+:func:`workers.runner.run_match`, like every match: claim, heartbeat, spectator events, one
+stored result, metrics, the bots' MatchStart / MatchEnd. The runner plays house seats with
+:class:`HouseAsker` whenever a match has some (so a worker that gets a practice match from
+the sweeper plays it the same way), and rates only tournament matches: a practice match never
+moves a rating, so house bots never appear on a leaderboard and a bot under development can
+practise without cost. :class:`Practice` puts both together for the REST API and the gRPC
+``Games.StartPractice``: it checks that the caller is connected, stores the match and runs it
+on its own thread pool, so the match starts at once, whatever the length of the workers'
+match queue.
 
 >>> practice = Practice(world)                                     # doctest: +SKIP
->>> match_id = practice.start(bot_id, "merde", players=3, options={"deals": 2})  # doctest: +SKIP
+>>> started = practice.start(bot_id, "merde", players=3, options={"deals": 2})  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from atout.bot import MatchInfo, MatchResult, Observation
 from atout.games import new_game
 
 from .models import Bot, Match, MatchSeat, utcnow
-from .registry import hash_token, new_token
+from .registry import HOUSE_PREFIX, find_bot, hash_token, is_house, new_token
 from .relay import is_connected
 
 if TYPE_CHECKING:
@@ -51,7 +54,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-HOUSE_PREFIX = "house-"
 HOUSE_OWNER = "arena"
 DEFAULT_MOVE_MS = 2_000
 MAX_MOVE_MS = 60_000
@@ -67,11 +69,6 @@ class PracticeError(ValueError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
-
-
-def is_house(name: str) -> bool:
-    """Whether a bot name is a house bot's (the prefix is reserved: nobody else may take it)."""
-    return name.startswith(HOUSE_PREFIX)
 
 
 def house_bot_name(game: str, number: int) -> str:
@@ -97,9 +94,7 @@ def house_bots(sessions: sessionmaker, game: str, count: int) -> list[int]:
 
 
 def _find_bot(session: Session, bot: int | str) -> Bot:
-    found = session.get(Bot, bot) if isinstance(bot, int) else None
-    if found is None and isinstance(bot, str):
-        found = session.scalars(select(Bot).where(Bot.name == bot)).one_or_none()
+    found = find_bot(session, bot)
     if found is None:
         raise PracticeError("not_found", f"no bot {bot!r}")
     return found
@@ -248,83 +243,7 @@ def _ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-# -- playing a practice match ------------------------------------------------------------------
-
-
-def play_practice(
-    world: World, match_id: int, network: Asker | None = None, stop: threading.Event | None = None
-) -> str:
-    """Play the practice match ``match_id`` (house seats in-process), unrated.
-
-    The same steps as :func:`workers.runner.run_match` (claim, heartbeat, spectator events,
-    one stored result, metrics, the bots' MatchStart / MatchEnd) with :class:`HouseAsker` and
-    ``rated=False``. Returns ``finished``, ``skipped``, ``lost``, ``duplicate``, ``released``
-    or ``failed``. A transient error (Redis, a locked database) or ``stop`` (the process is
-    shutting down) gives the match back to the queue (``released``).
-    """
-    from workers import store
-    from workers.match import play_match
-    from workers.runner import TRANSIENT_ERRORS, LeaseLost, Publisher, decision_asker
-
-    runner = world.new_runner()
-    claimed = store.claim_match(world.sessions, match_id, runner, world.config.stale_s)
-    if claimed is None:
-        return "skipped"
-    setup, _attempts = claimed
-    lease = world.heartbeater.add(match_id, runner)
-    publisher = Publisher(world, setup)
-    ask = HouseAsker(setup, network or decision_asker(world.decisions))
-    visiting = [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
-    started = time.perf_counter()
-
-    def on_step(state: Any, step: Any) -> None:
-        if lease.lost.is_set():
-            raise LeaseLost(f"match {match_id}: lease {runner} lost")
-        if stop is not None and stop.is_set():
-            raise _Stopped
-        publisher.step(state, step)
-
-    def notify_end(scores: list[int], ranking: list[int], reason: str) -> None:
-        for seat, bot in visiting:
-            try:
-                world.decisions.match_end(str(bot.bot_id), setup.match_id, seat, scores, ranking, reason)
-            except Exception:
-                log.warning("practice %s: could not tell bot %s the match ended", match_id, bot.name)
-
-    try:
-        names = [s.name for s in setup.seats]
-        for seat, bot in visiting:
-            world.decisions.match_start(
-                str(bot.bot_id), setup.match_id, setup.game, seat, len(setup.seats), setup.options, names
-            )
-        outcome = play_match(setup, ask, on_step, on_start=publisher.start)
-    except LeaseLost:
-        return "lost"
-    except _Stopped:
-        store.release_match(world.sessions, match_id, runner)
-        return "released"
-    except TRANSIENT_ERRORS:
-        log.exception("practice %s: transient error; the match goes back to the queue", match_id)
-        store.release_match(world.sessions, match_id, runner)
-        return "released"
-    except Exception as exc:
-        log.exception("practice %s failed", match_id)
-        store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
-        world.metrics.match(setup.game, "error", time.perf_counter() - started)
-        publisher.end(None, "error")
-        notify_end([0] * len(setup.seats), [0] * len(setup.seats), "cancelled")
-        return "failed"
-    finally:
-        world.heartbeater.remove(lease)
-
-    completion = store.store_result(world.sessions, match_id, runner, outcome, rated=False)
-    if completion is None:
-        return "duplicate"
-    world.metrics.match(setup.game, outcome.outcome, time.perf_counter() - started)
-    publisher.end(outcome, outcome.outcome)
-    notify_end(outcome.scores, outcome.ranking, outcome.outcome)
-    ask.finish(outcome.scores, outcome.ranking, outcome.outcome)
-    return "finished"
+# -- practice matches for the API and the game servers ----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -333,10 +252,6 @@ class PracticeStarted:
     game: str
     seat: int
     seats: list[str]
-
-
-class _Stopped(Exception):  # noqa: N818 - a signal, not an error
-    """The process is shutting down: give the match back."""
 
 
 class Practice:
@@ -378,14 +293,23 @@ class Practice:
         return started
 
     def _play(self, match_id: int) -> None:
+        from workers.runner import TRANSIENT_ERRORS, run_match
+
         try:
-            outcome = play_practice(self.world, match_id, stop=self.stopping)
+            outcome = run_match(self.world, match_id, stop=self.stopping)
             log.info("practice match %s: %s", match_id, outcome)
+        except TRANSIENT_ERRORS as exc:  # given back to the queue: the sweeper sends it to a worker
+            log.warning("practice match %s: %s; it went back to the queue", match_id, exc)
         except Exception:  # the pool would swallow it: say it
             log.exception("practice match %s crashed", match_id)
 
+    def stop(self) -> None:
+        """Ask running matches to stop at their next step (without waiting: see :meth:`close`)."""
+        self.stopping.set()
+
     def close(self) -> None:
         """Stop: matches not started stay queued; running ones stop at their next step and go
-        back to the queue (waits for the decisions in flight, each bounded by its deadline)."""
+        back to the queue (waits for the decisions in flight, each bounded by its deadline).
+        Either way the sweeper gives them to a worker, which plays their house bots too."""
         self.stopping.set()
         self.pool.shutdown(wait=True, cancel_futures=True)

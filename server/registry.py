@@ -23,12 +23,29 @@ from datetime import UTC, datetime
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
-from .models import Bot
+from .models import Bot, parse_id
 
 TOKEN_PREFIX = "atout_"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+HOUSE_PREFIX = "house-"  # reserved for the arena's house bots (server.practice)
+
+
+def is_house(name: str) -> bool:
+    """Whether a bot name is a house bot's (the prefix is reserved: nobody else may take it)."""
+    return name.startswith(HOUSE_PREFIX)
+
+
+def find_bot(session: Session, name_or_id: str | int) -> Bot | None:
+    """The bot with this id (an int, or a string of ASCII digits), else with this name; None
+    when there is none. Anything that is not an id a database can hold is taken as a name."""
+    bot_id = parse_id(name_or_id)
+    if bot_id is not None:
+        bot = session.get(Bot, bot_id)
+        if bot is not None:
+            return bot
+    return session.scalars(select(Bot).where(Bot.name == str(name_or_id))).one_or_none()
 
 
 class RegistryError(ValueError):
@@ -78,6 +95,10 @@ class BotRegistry:
             raise RegistryError(
                 f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
                 "starting with a letter or digit"
+            )
+        if is_house(name):
+            raise RegistryError(
+                f"bad bot name {name!r}: names starting with {HOUSE_PREFIX!r} are the arena's"
             )
         if len(owner) > 128:
             raise RegistryError(f"owner {owner[:20]!r}...: at most 128 characters")
@@ -129,12 +150,8 @@ class BotRegistry:
             return [BotInfo.of(b) for b in session.scalars(select(Bot).order_by(Bot.id))]
 
     @staticmethod
-    def _find(session, name_or_id: str | int) -> Bot:  # type: ignore[no-untyped-def]
-        if isinstance(name_or_id, int) or (isinstance(name_or_id, str) and name_or_id.isdigit()):
-            bot = session.get(Bot, int(name_or_id))
-            if bot is not None:
-                return bot
-        bot = session.scalars(select(Bot).where(Bot.name == str(name_or_id))).one_or_none()
+    def _find(session: Session, name_or_id: str | int) -> Bot:
+        bot = find_bot(session, name_or_id)
         if bot is None:
             raise RegistryError(f"no bot named {name_or_id!r}")
         return bot

@@ -18,6 +18,8 @@ key                                   type    meaning
 ``atout:bot:{bot}:pending``           zset    request ids still waiting for an answer, scored by their
                                               absolute deadline (ms since the epoch).
 ``atout:bot:{bot}:matches``           hash    match id -> its MatchStart message, while the match runs.
+``atout:bot:{bot}:ended``             hash    match id -> its MatchEnd message, for the matches that ended
+                                              while the bot was not connected (sent when it reconnects).
 ``atout:req:{rid}``                   string  the DecisionRequest message, until answered or past deadline.
 ``atout:reply:{rid}``                 list    the bot's answers to ``rid``, oldest first: ``A<action>``, or
                                               ``D`` when the bot was not connected at request time.
@@ -34,14 +36,22 @@ A worker asking a bot for a decision (``server.decisions``), in one round trip:
    request back in ``req`` / ``pending`` (for a reconnecting bot); then ``BLPOP`` again.
 4. No answer by the deadline: ``EVAL`` :data:`CANCEL` drops ``req``, ``pending`` and ``reply``.
 
+A worker telling a bot that a match starts or ends: ``EVAL`` :data:`NOTIFY` appends the
+message to ``inbox``; a MatchStart is also kept in ``matches`` while the match runs, and a
+MatchEnd drops it from there and, when the bot has no live stream, is kept in ``ended`` (at most
+:data:`ENDED_MAX` of them, for :data:`ENDED_TTL_MS`), so that a bot that comes back sees
+``on_match_end`` of every match it played. Rejections are not kept: the request they answer is
+sent again on reconnect, and the bot answers it afresh.
+
 A game server, for each bot stream (``server.session``):
 
 1. On connect, ``EVAL`` :data:`TAKEOVER` atomically: sets ``conn`` to its connection id,
    appends a ``k=conn`` entry to ``inbox`` (the stream's read cursor starts there; any other
-   stream of the bot that reads it closes itself with Error ``replaced``), and returns the
-   MatchStart of every running match and every pending request still before its deadline:
-   they are sent again first. Anything added after the cursor is read from the inbox, so
-   nothing is lost or sent twice.
+   stream of the bot that reads it closes itself with Error ``replaced``), and returns (and
+   forgets) the MatchEnd of every match that ended while the bot was away, then the MatchStart
+   of every running match and every pending request still before its deadline: they are sent
+   first. Anything added after the cursor is read from the inbox, so nothing is lost or sent
+   twice.
 2. ``XREAD BLOCK`` on ``inbox`` from the cursor: forwards each message to the bot (one
    dedicated Redis connection per live stream; no polling).
 3. Each answer: ``EVAL`` :data:`ANSWER` pushes ``A<action>`` to ``reply`` and drops the
@@ -67,7 +77,7 @@ import asyncio
 import math
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
@@ -75,6 +85,8 @@ import redis.asyncio as aioredis
 
 INBOX_MAXLEN = 1000
 MATCHES_TTL_MS = 24 * 3600 * 1000  # a match hash left by a dead worker goes away
+ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets a silent match after 1 h)
+ENDED_MAX = 256  # ... at most this many per bot
 REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
 
 KIND_MESSAGE = b"msg"
@@ -101,6 +113,10 @@ def pending_key(bot_id: str) -> str:
 
 def matches_key(bot_id: str) -> str:
     return f"atout:bot:{bot_id}:matches"
+
+
+def ended_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:ended"
 
 
 def req_key(request_id: str) -> str:
@@ -149,6 +165,10 @@ if ARGV[1] == 'start' then
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 elseif ARGV[1] == 'end' then
   redis.call('HDEL', KEYS[1], ARGV[2])
+  if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[7]) then
+    redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+    redis.call('PEXPIRE', KEYS[4], ARGV[6])
+  end
 end
 redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'k', 'msg', 'm', ARGV[3])
 return 1
@@ -166,7 +186,9 @@ for _, rid in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
   local payload = redis.call('GET', ARGV[6] .. rid)
   if payload then table.insert(requests, payload) end
 end
-return {cursor, redis.call('HVALS', KEYS[4]), requests}
+local ended = redis.call('HVALS', KEYS[6])
+redis.call('DEL', KEYS[6])
+return {cursor, redis.call('HVALS', KEYS[4]), requests, ended}
 """
 
 ANSWER = """
@@ -227,10 +249,11 @@ def cancel_command(bot_id: str, request_id: str) -> tuple[Any, ...]:
 
 
 def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:
-    """``what``: ``start`` (remembered for reconnects), ``end`` (forgotten) or ``other``."""
+    """``what``: ``start`` (remembered for reconnects while the match runs), ``end`` (the start
+    is forgotten; the end is kept for a bot that is not connected) or ``other``."""
     return (
-        NOTIFY, 2, matches_key(bot_id), inbox_key(bot_id),
-        what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS,
+        NOTIFY, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
+        what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX,
     )  # fmt: skip
 
 
@@ -239,11 +262,12 @@ def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tup
 
 @dataclass
 class Takeover:
-    """What a new stream starts from: its inbox cursor and the messages to send again."""
+    """What a new stream starts from: its inbox cursor and the messages to send first."""
 
     cursor: bytes
     match_starts: list[bytes]
     requests: list[bytes]
+    match_ends: list[bytes] = field(default_factory=list)  # of matches that ended while away
 
 
 @dataclass(frozen=True)
@@ -308,12 +332,13 @@ class GatewayRelay:
         self.presence_ttl_ms = presence_ttl_ms
 
     async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
-        ((cursor, starts, requests),) = await self._call(
-            "EVAL", TAKEOVER, 5,
+        ((cursor, starts, requests, ends),) = await self._call(
+            "EVAL", TAKEOVER, 6,
             conn_key(bot_id), inbox_key(bot_id), pending_key(bot_id), matches_key(bot_id), CONNECTED_KEY,
+            ended_key(bot_id),
             conn_id, self.presence_ttl_ms, now_ms(), INBOX_MAXLEN, bot_id, REQ_KEY_PREFIX,
         )  # fmt: skip
-        return Takeover(cursor, list(starts), list(requests))
+        return Takeover(cursor, list(starts), list(requests), list(ends))
 
     def inbox(self, bot_id: str) -> InboxReader:
         return InboxReader(self.pool, bot_id)

@@ -117,7 +117,7 @@ class BotSession:
         takeover = await self.relay.takeover(self.bot_id, self.conn_id)
         tasks: list[asyncio.Task[None]] = []
         try:
-            for payload in takeover.match_starts + takeover.requests:
+            for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
                 await self._deliver(payload)
             tasks = [
                 asyncio.create_task(self._read_bot(), name=f"bot-{self.bot_id}-reader"),

@@ -13,6 +13,8 @@
   counts as connected for three intervals after its game server's last heartbeat.
 - ``ATOUT_HELLO_TIMEOUT_MS``: time a new stream has to send its Hello (default 10000).
 - ``ATOUT_SHUTDOWN_GRACE_S``: on SIGTERM, time left to open calls (default 5).
+- ``ATOUT_ADMIN_TOKEN``: the organizer token of the REST API (unset: ``atout-arena api``
+  makes one up and prints it; ``create_app`` without one turns organizer endpoints off).
 
 A bad value raises ``ValueError`` naming the variable.
 """
@@ -40,6 +42,7 @@ class Settings:
     keepalive_ms: int = 10_000
     hello_timeout_ms: int = 10_000
     shutdown_grace_s: float = 5.0
+    admin_token: str | None = field(default=None, repr=False)  # a secret: never in logs
 
     def __post_init__(self) -> None:
         if not self.database_url:
@@ -82,6 +85,7 @@ class Settings:
             keepalive_ms=int(number("KEEPALIVE_MS", 10_000, minimum=50)),
             hello_timeout_ms=int(number("HELLO_TIMEOUT_MS", 10_000, minimum=50)),
             shutdown_grace_s=float(number("SHUTDOWN_GRACE_S", 5.0, float, minimum=0)),
+            admin_token=text("ADMIN_TOKEN"),
         )
 
 

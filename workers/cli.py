@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from server.embedded_redis import find_redis_url
 from server.settings import Settings
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -39,28 +40,6 @@ def _sessions(settings: Settings):  # type: ignore[no-untyped-def]
     engine = make_engine(settings.database_url)
     create_all(engine)
     return make_session_factory(engine)
-
-
-def _redis_url(settings: Settings, start: bool) -> tuple[str | None, Any]:
-    """ATOUT_REDIS_URL, else the embedded Redis of the data dir when it is running, else (with
-    ``start``) a new embedded one. Returns (url or None, embedded server to stop or None)."""
-    if settings.redis_url:
-        return settings.redis_url, None
-    import redis
-
-    from server.embedded_redis import redis_url_for
-
-    socket_path = Path(settings.data_dir).resolve() / "redis" / "redis.sock"
-    if socket_path.exists():
-        url = f"unix://{socket_path}"
-        try:
-            if redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2).ping():
-                return url, None
-        except (redis.RedisError, OSError):
-            pass  # a socket left behind by a stopped server
-    if not start:
-        return None, None
-    return redis_url_for(settings)
 
 
 def _use_redis(url: str) -> None:
@@ -186,7 +165,7 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         else:
             tid = args.id
         if args.tournament_command in ("create", "start"):
-            url, _ = _redis_url(settings, start=False)
+            url, _ = find_redis_url(settings, start=False)
             if url is None:
                 print("error: no Redis to send the matches to: set ATOUT_REDIS_URL (or run "
                       "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
@@ -229,7 +208,7 @@ def cmd_league(args: argparse.Namespace) -> int:
             members = set_members(sessions, args.name, **{command: args.bots})
             print(f"league {args.name!r} members: {', '.join(members) or '-'}")
         elif command == "season":
-            url, _ = _redis_url(settings, start=False)
+            url, _ = find_redis_url(settings, start=False)
             if url is None:
                 print("error: no Redis to send the matches to: set ATOUT_REDIS_URL", file=sys.stderr)
                 return EXIT_FAIL
@@ -259,7 +238,7 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    url, embedded = _redis_url(settings, start=True)
+    url, embedded = find_redis_url(settings, start=True)
     assert url is not None
     if embedded is not None:
         print(f"embedded Redis at {url} (set ATOUT_REDIS_URL to share it)", flush=True)
@@ -283,7 +262,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_beat(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
-    url, _ = _redis_url(settings, start=False)
+    url, _ = find_redis_url(settings, start=False)
     if url is None:
         print("error: no Redis: set ATOUT_REDIS_URL (or start `atout-arena worker` first)", file=sys.stderr)
         return EXIT_FAIL

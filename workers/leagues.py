@@ -17,7 +17,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
-from server.models import League, LeagueMember, Tournament
+from server.models import League, LeagueMember, Tournament, parse_id
 from server.standings import standings
 
 from .store import as_utc, utcnow
@@ -59,7 +59,7 @@ def create_league(
             duplicate=duplicate, move_ms=move_ms, time_bank_ms=time_bank_ms, max_faults=max_faults,
             every_s=every_s, next_season_at=utcnow() if every_s else None,
         )
-        league.members = [LeagueMember(bot_id=b.id) for b in find_bots(session, bots)]
+        league.members = [LeagueMember(bot_id=b.id) for b in find_bots(session, bots, distinct=True)]
         session.add(league)
         try:
             session.commit()
@@ -70,9 +70,12 @@ def create_league(
 
 
 def find_league(session: Any, name_or_id: str | int) -> League:
+    """The league with this id (an int, or a string of ASCII digits), else with this name;
+    :class:`TournamentError` when there is none."""
     league = None
-    if isinstance(name_or_id, int) or str(name_or_id).isdigit():
-        league = session.get(League, int(name_or_id))
+    league_id = parse_id(name_or_id)
+    if league_id is not None:
+        league = session.get(League, league_id)
     if league is None:
         league = session.scalars(select(League).where(League.name == str(name_or_id))).one_or_none()
     if league is None:
@@ -87,11 +90,12 @@ def set_members(sessions: sessionmaker, league: str | int, join: Sequence[str | 
     with sessions() as session:
         lg = find_league(session, league)
         members = {m.bot_id: m for m in lg.members}
-        for bot in find_bots(session, join):
+        for bot in find_bots(session, join, distinct=True):  # a bot named twice joins once
             if bot.id in members:
                 members[bot.id].active = True
             else:
-                lg.members.append(LeagueMember(bot_id=bot.id))
+                members[bot.id] = LeagueMember(bot_id=bot.id)
+                lg.members.append(members[bot.id])
         for bot in find_bots(session, leave):
             if bot.id in members:
                 members[bot.id].active = False

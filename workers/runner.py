@@ -12,12 +12,19 @@ plain function of the :class:`~workers.world.World`:
 3. :func:`workers.store.store_result` stores the result, the action log and the ratings in
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
+
+It is the one way a match is played: tournament and league matches by the Celery task, and
+practice matches (:mod:`server.practice`) by the API's and the game servers' own threads
+(they start at once) or by a worker when the sweeper sends one there. The seats of house bots
+are played in-process (:func:`with_house_bots`) and get no MatchStart / MatchEnd over Redis;
+only tournament matches are rated.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +35,7 @@ from sqlalchemy.exc import OperationalError
 
 from atout.games import State
 from server.decisions import DecisionClient
+from server.practice import HouseAsker, is_house
 
 from . import store
 from .match import (
@@ -39,6 +47,7 @@ from .match import (
     DecisionAsk,
     MatchOutcome,
     MatchSetup,
+    SeatBot,
     Step,
     play_match,
 )
@@ -57,6 +66,10 @@ TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
 
 class LeaseLost(Exception):  # noqa: N818 - a condition, not a bug
     """Another worker took the match over: stop playing it, store nothing."""
+
+
+class Stopped(Exception):  # noqa: N818 - a signal, not an error
+    """The process is shutting down: give the match back to the queue."""
 
 
 def last_event_key(match_id: int | str) -> str:
@@ -164,25 +177,30 @@ class Publisher:
 
 
 def with_house_bots(ask: Asker, setup: MatchSetup) -> Asker:
-    """House bots (``server.practice``) sit in practice matches and are played in-process; a
-    practice match that reaches a worker (the sweeper re-dispatched it) is played with them."""
-    try:
-        from server.practice import HouseAsker, is_house
-    except ImportError:  # pragma: no cover - practice matches not installed
-        return ask
+    """House bots (``server.practice``) sit in practice matches and are played in-process,
+    whoever runs the match (the API's or a game server's threads, or a worker that got it from
+    the sweeper); the other seats are asked through ``ask``."""
     if any(is_house(seat.name) for seat in setup.seats):
         return HouseAsker(setup, ask)
     return ask
 
 
-def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str) -> None:
+def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
+    """The seats of bots that play over the network (every seat but the house bots')."""
+    return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
+
+
+def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
+                ask: Asker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
-    for seat, bot in enumerate(setup.seats):
+    for seat, bot in visiting_seats(setup):
         try:
             world.decisions.match_end(str(bot.bot_id), setup.match_id, seat, scores, ranking, reason)
         except redis.RedisError:
             log.warning("match %s: could not tell bot %s the match ended", setup.match_id, bot.name)
+    if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
+        ask.finish(scores, ranking, reason)
 
 
 def run_match(
@@ -190,12 +208,14 @@ def run_match(
     match_id: int,
     asker: Asker | None = None,
     on_finalize: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> str:
     """Play match ``match_id`` if it is ours to play. Returns what happened: ``finished``,
     ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
-    ``duplicate`` (someone stored it first) or ``failed`` (an error no retry would cure).
-    Transient errors (Redis, a locked database) give the match back and are raised again,
-    for the task to retry."""
+    ``duplicate`` (someone stored it first), ``released`` (``stop`` was set: the process is
+    shutting down, the match went back to the queue) or ``failed`` (an error no retry would
+    cure). Transient errors (Redis, a locked database) give the match back and are raised
+    again, for the task to retry."""
     runner = world.new_runner()
     claimed = store.claim_match(world.sessions, match_id, runner, world.config.stale_s)
     if claimed is None:
@@ -212,7 +232,7 @@ def run_match(
     publisher = Publisher(world, setup)
     try:
         ask = with_house_bots(asker or decision_asker(world.decisions), setup)
-        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize)
+        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop)
     finally:
         world.heartbeater.remove(lease)
         publisher.close()
@@ -220,23 +240,30 @@ def run_match(
 
 
 def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str, lease: Lease,
-                    publisher: Publisher, ask: Asker, on_finalize: Callable[[int], None] | None) -> str:
+                    publisher: Publisher, ask: Asker, on_finalize: Callable[[int], None] | None,
+                    stop: threading.Event | None) -> str:
     started = time.perf_counter()
 
     def on_step(state: State, step: Step) -> None:
         if lease.lost.is_set():
             raise LeaseLost(f"match {match_id}: lease {runner} lost")
+        if stop is not None and stop.is_set():
+            raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
 
     try:
         names = [s.name for s in setup.seats]
-        for seat, bot in enumerate(setup.seats):
+        for seat, bot in visiting_seats(setup):
             world.decisions.match_start(str(bot.bot_id), setup.match_id, setup.game, seat,
                                         len(setup.seats), setup.options, names)
         outcome = play_match(setup, ask, on_step, on_start=publisher.start)
     except LeaseLost:
         log.warning("match %s: taken over by another worker; stopping", match_id)
         return "lost"
+    except Stopped:
+        log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
+        store.release_match(world.sessions, match_id, runner)
+        return "released"
     except TRANSIENT_ERRORS:
         store.release_match(world.sessions, match_id, runner)
         raise
@@ -245,7 +272,7 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
         completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
         world.metrics.match(setup.game, "error", time.perf_counter() - started)
         publisher.end(None, "error")
-        _notify_end(world, setup, None, "cancelled")
+        _notify_end(world, setup, None, "cancelled", ask)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
         return "failed"
@@ -265,7 +292,7 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
 
     world.events.put(write)
     publisher.end(outcome, outcome.outcome)
-    _notify_end(world, setup, outcome, outcome.outcome)
+    _notify_end(world, setup, outcome, outcome.outcome, ask)
     if completion.tournament_done and on_finalize is not None:
         on_finalize(completion.tournament_id)  # type: ignore[arg-type]
     return "finished"

@@ -25,6 +25,7 @@ from atout.games import new_game
 from server.decisions import DEFAULT_MAX_DEADLINE_MS
 from server.models import Bot, Match, MatchSeat, Tournament, TournamentEntry, TournamentRating
 from server.ratings import fit
+from server.registry import find_bot
 from server.standings import MatchResult, Standing, standings
 
 from .schedule import tables
@@ -35,19 +36,20 @@ class TournamentError(ValueError):
     """A tournament that cannot be created or changed; the message says why."""
 
 
-def find_bots(session: Session, names_or_ids: Sequence[str | int]) -> list[Bot]:
-    """Bots by name or id, in the order given; a clear error for an unknown one."""
-    found = []
+def find_bots(session: Session, names_or_ids: Sequence[str | int], *, distinct: bool = False) -> list[Bot]:
+    """Bots by name or id, in the order given; a clear error for an unknown one. With
+    ``distinct`` a bot named twice (by name and by id, say) is listed once, where it came first."""
+    found: dict[int, Bot] = {}
+    listed = []
     for key in names_or_ids:
-        bot = None
-        if isinstance(key, int) or (isinstance(key, str) and key.isdigit()):
-            bot = session.get(Bot, int(key))
-        if bot is None:
-            bot = session.scalars(select(Bot).where(Bot.name == str(key))).one_or_none()
+        bot = find_bot(session, key)
         if bot is None:
             raise TournamentError(f"no bot named {key!r}")
-        found.append(bot)
-    return found
+        if distinct and bot.id in found:
+            continue
+        found[bot.id] = bot
+        listed.append(bot)
+    return listed
 
 
 def check_rules(game: str, players: int | None, options: dict[str, Any], move_ms: int, time_bank_ms: int,

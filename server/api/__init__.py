@@ -11,7 +11,6 @@ curl examples for organizers.
 from __future__ import annotations
 
 import logging
-import os
 import secrets
 import socket
 import sys
@@ -47,8 +46,9 @@ def create_app(
     admin_token: str | None = None,
     dispatch: Dispatch | None = None,
 ) -> FastAPI:
-    """The API app. ``admin_token`` defaults to ``ATOUT_ADMIN_TOKEN`` (none: organizer endpoints
-    answer 403); ``dispatch`` sends match tasks (default: the workers' Celery app)."""
+    """The API app. ``admin_token`` defaults to ``settings.admin_token`` (``ATOUT_ADMIN_TOKEN``;
+    none: organizer endpoints answer 403); ``dispatch`` sends match tasks (default: the
+    workers' Celery app)."""
     arena = Arena(settings or Settings.from_env(), admin_token=admin_token, dispatch=dispatch)
 
     @asynccontextmanager
@@ -100,7 +100,8 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
     import uvicorn
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    admin_token = os.environ.get("ATOUT_ADMIN_TOKEN", "").strip()
+    settings = settings or Settings.from_env()
+    admin_token = settings.admin_token
     if not admin_token:
         admin_token = "atout_admin_" + secrets.token_urlsafe(24)
         print(

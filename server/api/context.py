@@ -10,44 +10,17 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import Any
 
-import redis
-
+from server.embedded_redis import find_redis_url
 from server.registry import BotRegistry
 from server.settings import Settings
 
 log = logging.getLogger(__name__)
 
 Dispatch = Callable[[Iterable[int]], int]
-
-
-def find_redis_url(settings: Settings) -> tuple[str, Any]:
-    """``ATOUT_REDIS_URL``; else the embedded Redis of the data dir when one is running (the
-    game server's or a worker's); else a new embedded Redis. Returns (url, server to stop or
-    None). The same lookup as the workers' CLI, so every part of ``atout-arena`` on one
-    machine finds the same Redis."""
-    if settings.redis_url:
-        return settings.redis_url, None
-    from server.embedded_redis import redis_url_for
-
-    socket_path = Path(settings.data_dir).resolve() / "redis" / "redis.sock"
-    if socket_path.exists():
-        url = f"unix://{socket_path}"
-        try:
-            client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-            try:
-                if client.ping():
-                    return url, None
-            finally:
-                client.close()
-        except (redis.RedisError, OSError):
-            log.info("no Redis answers on %s: starting an embedded one", socket_path)
-    return redis_url_for(settings)
 
 
 def celery_dispatch(redis_url: str) -> Dispatch:
@@ -74,9 +47,10 @@ class Arena:
         from workers.config import WorkerConfig
         from workers.world import build_world
 
-        self.admin_token = admin_token if admin_token is not None else os.environ.get("ATOUT_ADMIN_TOKEN")
-        self.admin_token = (self.admin_token or "").strip() or None
+        token = admin_token if admin_token is not None else settings.admin_token
+        self.admin_token = (token or "").strip() or None
         url, self.embedded = find_redis_url(settings)
+        assert url is not None  # start=True: found or started
         self.settings = dataclasses.replace(settings, redis_url=url)
         self.redis_url = url
         self.world = build_world(self.settings, WorkerConfig.from_env())

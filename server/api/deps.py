@@ -132,9 +132,3 @@ def known_id(value: int, what: str) -> int:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no {what} {value}")
     return value
 
-
-def name_or_id(value: str) -> str | int:
-    """A path's name-or-id: an int for ASCII digits that fit an id, else the text."""
-    if value.isascii() and value.isdigit() and len(value) <= 18:
-        return int(value)
-    return value

@@ -33,14 +33,6 @@ def aware(value: datetime | None) -> datetime | None:
 # -- bots -------------------------------------------------------------------------------------
 
 
-def find_bot(session: Session, ref: str | int) -> Bot | None:
-    if isinstance(ref, int):
-        bot = session.get(Bot, ref)
-        if bot is not None:
-            return bot
-    return session.scalars(select(Bot).where(Bot.name == str(ref))).one_or_none()
-
-
 def bot_public(bot: Bot, connected: set[str]) -> dict[str, Any]:
     return {
         "id": bot.id,
@@ -291,14 +283,6 @@ def tournaments_public(session: Session, tournaments: Sequence[Tournament]) -> l
 
 
 # -- leagues ----------------------------------------------------------------------------------
-
-
-def find_league(session: Session, ref: str | int) -> League | None:
-    if isinstance(ref, int):
-        league = session.get(League, ref)
-        if league is not None:
-            return league
-    return session.scalars(select(League).where(League.name == str(ref))).one_or_none()
 
 
 def league_public(session: Session, league: League) -> dict[str, Any]:

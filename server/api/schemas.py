@@ -11,24 +11,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from atout.games import GAMES
 
 MAX_ID = 2**62  # ids and seeds are 64-bit integers in the database
-MAX_BOT_ID_DIGITS = 18
-
-
-def _bot_ref(value: str) -> str:
-    if value.isdigit() and (not value.isascii() or len(value) > MAX_BOT_ID_DIGITS):
-        raise ValueError(f"{value[:24]!r} is neither a bot id nor a bot name")
-    return value
 
 
 BotRef = Annotated[
     str,
     StringConstraints(min_length=1, max_length=64, strip_whitespace=True),
-    AfterValidator(_bot_ref),
     Field(description="a bot's name, or its id as a string of digits"),
 ]
 # The rulesets' ids, as an enum in the OpenAPI (an unknown game is a 422 that lists them).
@@ -253,8 +245,6 @@ class MembersUpdate(Strict):
         both = sorted(set(self.join) & set(self.leave))
         if both:
             raise ValueError(f"a bot cannot both join and leave: {', '.join(both)}")
-        self.join = list(dict.fromkeys(self.join))  # each bot once
-        self.leave = list(dict.fromkeys(self.leave))
         return self
 
 

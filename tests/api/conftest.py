@@ -1,6 +1,6 @@
 """Fixtures of the API tests: the real API served by uvicorn on 127.0.0.1 (port 0), on the
-session's real Redis and SQLite database (tests/conftest.py), with the workers' fixtures
-(tests/workers/conftest.py: Celery worker processes, SDK bots in their own processes).
+session's real Redis and SQLite database, beside the shared fixtures of tests/conftest.py
+(Celery worker processes, a game server, SDK bots in their own processes).
 
 - ``api``: the session's API server; ``api.url``, ``api.client`` (httpx, no token),
   ``api.organizer`` (httpx with the organizer token), ``api.as_bot(token)``.
@@ -9,35 +9,15 @@ session's real Redis and SQLite database (tests/conftest.py), with the workers' 
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from unittest import mock
 
 import pytest
 from api_helpers import ADMIN_TOKEN, Api, serve_in_thread
-
-# The workers' fixtures (worker processes, bots, tournaments), shared rather than copied.
-WORKERS_TESTS = Path(__file__).resolve().parent.parent / "workers"
-if str(WORKERS_TESTS) not in sys.path:
-    sys.path.insert(0, str(WORKERS_TESTS))  # their conftest imports its helpers as top-level modules
-_spec = importlib.util.spec_from_file_location("atout_workers_fixtures", WORKERS_TESTS / "conftest.py")
-assert _spec is not None and _spec.loader is not None
-_workers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_workers)
-sessions = _workers.sessions
-celery_app = _workers.celery_app
-worker_env = _workers.worker_env
-start_worker = _workers.start_worker
-arena_bots = _workers.arena_bots
-wait_finished = _workers.wait_finished
-clean_queues = _workers.clean_queues
-FAST = _workers.FAST
-wait_until = _workers.wait_until
+from e2e_helpers import FAST, WORKER_BOTS, wait_until
 
 
 @pytest.fixture(scope="session")
@@ -87,14 +67,8 @@ def connected_bots(api: Api, game_server: Any, spawn_bot: Any, redis_client: Any
 
     def make(n: int, spec: str = "random", prefix: str = "api", **env: str) -> list[tuple[str, int, str]]:
         bots = [new_bot(prefix) for _ in range(n)]
-        if spec[0].isupper():  # a class of tests/workers/worker_bots.py, importable by module name
-            spec = f"worker_bots:{spec}"
-            env = {
-                "PYTHONPATH": os.pathsep.join(
-                    filter(None, [str(WORKERS_TESTS), os.environ.get("PYTHONPATH")])
-                ),
-                **env,
-            }
+        if spec[0].isupper():  # a class of tests/workers/worker_bots.py
+            spec = f"{WORKER_BOTS}:{spec}"
         for _, _, token in bots:
             spawn_bot(game_server.info["address"], token, spec, **env)
         for name, bot_id, _ in bots:

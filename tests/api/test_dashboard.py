@@ -21,7 +21,7 @@ from e2e_helpers import wait_until
 pytestmark = pytest.mark.timeout(150)
 
 CHROMIUM = os.environ.get("ATOUT_CHROMIUM", "/usr/bin/chromium")
-THINK_S = "0.08"  # a match lasts about 4 s: long enough to watch it change
+THINK_S = "0.12"  # a match lasts about 8 s: it outlasts the page getting to it, even on a busy machine
 
 
 def chromium() -> str:

@@ -198,6 +198,17 @@ def test_a_league_has_members_and_needs_enough_of_them(api, new_bot) -> None:  #
     assert left.json()["members"] == names[1:]
     unknown = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"join": ["nobody-at-all"]})
     assert unknown.status_code == 422 and "nobody-at-all" in detail(unknown)
+    for ref in ("²", "9" * 30):  # not ids: names, and unknown ones
+        odd = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"join": [ref]})
+        assert odd.status_code == 422 and repr(ref) in detail(odd)
+    twice_id = api.organizer.get(f"/v1/bots/{names[0]}").json()["id"]
+    twice = api.organizer.post(  # one bot by its name and by its id: it joins once
+        f"/v1/leagues/{league_name}/members", json={"join": [names[0], str(twice_id)]}
+    )
+    assert twice.status_code == 200, twice.text
+    assert twice.json()["members"] == [names[0], *names[1:]]
+    left = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"leave": [names[0]]})
+    assert left.json()["members"] == names[1:]
     standings = api.client.get(f"/v1/leagues/{league_name}/standings").json()
     assert {row["bot"] for row in standings["standings"]} == set(names[1:])
     bad = api.organizer.post("/v1/leagues", json={"name": "x-bad", "game": "fool", "options": {"deck": 40}})
@@ -226,6 +237,8 @@ UNKNOWN = [
     "/v1/leagues/nobody-at-all",
     "/v1/leagues/987654321/standings",
     "/v1/leagues/²",
+    "/v1/leagues/99999999999999999999999",
+    "/v1/leagues/99999999999999999999999/standings",
 ]
 
 
@@ -287,6 +300,31 @@ def test_health_metrics_docs_and_dashboard(api) -> None:  # type: ignore[no-unty
     assert page.status_code == 200 and '<main id="view"' in page.text
     for asset in ("/dashboard/style.css", "/dashboard/js/app.js", "/dashboard/js/table.js"):
         assert api.client.get(asset).status_code == 200, asset
+
+
+def test_the_organizer_token_comes_from_the_settings(redis_url: str, database_url: str) -> None:
+    """``ATOUT_ADMIN_TOKEN`` is read once, into ``Settings.admin_token``, which the API uses."""
+    from api_helpers import serve_in_thread
+
+    from server.api import create_app
+    from server.settings import Settings
+
+    env = {"ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url}
+    for settings, token, expected in [
+        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": " from-env "}), "from-env", 200),
+        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": " from-env "}), ADMIN_TOKEN, 401),
+        (Settings.from_env(env), None, 403),  # no organizer token: organizer endpoints are off
+    ]:
+        app = create_app(settings, dispatch=lambda ids: 0)
+        url, server, thread = serve_in_thread(app)
+        try:
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            response = httpx.get(f"{url}/v1/bots", headers=headers, timeout=30)
+            assert response.status_code == expected, response.text
+        finally:
+            server.should_exit = True
+            thread.join(10)
+            app.state.arena.close()
 
 
 def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -194,7 +194,7 @@ def _exported_series(redis_url: str) -> dict[str, str]:
 
     client = redis.Redis.from_url(redis_url)
     series: dict[str, str] = {}
-    for family in metrics_registry(client, QUEUES, lambda: 0).collect():
+    for family in metrics_registry(client, QUEUES).collect():
         suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_count", "_sum"), "gauge": ("",)}
         for suffix in suffixes[family.type]:
             series[family.name + suffix] = family.name

@@ -229,3 +229,41 @@ def test_one_worker_keeps_many_matches_in_flight(address, make_bot, spawn_bot, r
     elapsed, decisions = asyncio.run(play())
     assert all(d.ok for d in decisions), decisions
     assert elapsed < 3.0, elapsed  # 24 matches x 0.3 s of thinking each: 7.2 s one after the other
+
+
+def test_a_bot_given_by_a_path_spec_runs(address, make_bot, spawn_bot, decisions) -> None:
+    """``spawn_bot`` takes any spec ``atout-bot run`` takes, paths included (its log file is
+    named after the spec, made a file name)."""
+    from e2e_helpers import SAMPLE_BOTS
+
+    info, token = make_bot()
+    bot = spawn_bot(address, token, f"{SAMPLE_BOTS}:FirstLegal")
+    connected(decisions, info.bot_id)
+    assert bot.log_path.name.startswith("bot-sample_bots.py-FirstLegal")
+
+
+def test_a_match_that_ends_while_the_bot_is_away_ends_for_it_when_it_is_back(
+    make_bot, spawn_bot, start_game_server, decisions, events
+) -> None:
+    """The SDK bot's game server goes away (the bot keeps trying to reconnect); a match ends
+    meanwhile; when the bot is back (a new game server at the same address), on_match_end is
+    called for that match, once."""
+    from server.embedded_redis import free_tcp_port
+
+    address = f"127.0.0.1:{free_tcp_port()}"
+    first = start_game_server(address=address)
+    info, token = make_bot()
+    bot = spawn_bot(address, token, "FirstLegal", ATOUT_TEST_EVENTS=str(events))
+    connected(decisions, info.bot_id)
+    decisions.match_start(info.bot_id, "m-away", "merde", 0, 3, {"deals": 1}, [info.name, "b", "c"])
+    wait_until(lambda: any(e["event"] == "match_start" for e in read_events(events)), what="MatchStart")
+    first.stop()  # SIGTERM: streams end with shutting_down, the bot reconnects (and fails) meanwhile
+    wait_until(lambda: not decisions.is_connected(info.bot_id), what="the bot to be away")
+    decisions.match_end(info.bot_id, "m-away", 0, [5, 3, 1], [1, 2, 3], reason="finished")
+    start_game_server(address=address)
+    connected(decisions, info.bot_id, timeout=30)
+    wait_until(lambda: any(e["event"] == "match_end" for e in read_events(events)), 15, what="MatchEnd")
+    seen = [(e["event"], e.get("match_id")) for e in read_events(events)]
+    assert seen == [("match_start", "m-away"), ("match_end", "m-away")]
+    assert [e["pid"] for e in read_events(events)] == [bot.popen.pid] * 2  # the same bot process
+    assert read_events(events)[-1]["scores"] == [5, 3, 1]

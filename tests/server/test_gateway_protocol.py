@@ -8,7 +8,8 @@ import subprocess
 
 import grpc
 import pytest
-from gateway_helpers import RawBot, engine_request, hello, metadata, wait_until
+from e2e_helpers import wait_until as wait_for
+from gateway_helpers import RawBot, engine_request, hello, metadata, read_events, wait_until
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
@@ -81,18 +82,124 @@ def test_games_list_needs_no_token_but_refuses_a_wrong_one(address: str, make_bo
     assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
 
 
-def test_practice_needs_a_token_and_is_not_there_yet(address: str, make_bot) -> None:
-    _, token = make_bot()
+def start_practice_call(address: str, token: str | None, **fields) -> pb.PracticeResponse:  # type: ignore[no-untyped-def]
     with grpc.insecure_channel(address) as channel:
-        stub = pb_grpc.GamesStub(channel)
-        request = pb.PracticeRequest(game="merde")
-        with pytest.raises(grpc.RpcError) as raised:
-            stub.StartPractice(request, timeout=5)
-        assert raised.value.code() == grpc.StatusCode.UNAUTHENTICATED
-        with pytest.raises(grpc.RpcError) as raised:
-            stub.StartPractice(request, metadata=metadata(token), timeout=5)
-        assert raised.value.code() == grpc.StatusCode.UNIMPLEMENTED
-        assert "practice matches are not available yet" in raised.value.details()
+        return pb_grpc.GamesStub(channel).StartPractice(
+            pb.PracticeRequest(**fields), metadata=metadata(token), timeout=10
+        )
+
+
+def refused(address: str, token: str | None, **fields) -> grpc.RpcError:  # type: ignore[no-untyped-def]
+    with pytest.raises(grpc.RpcError) as raised:
+        start_practice_call(address, token, **fields)
+    return raised.value
+
+
+def test_practice_needs_a_token_a_connected_bot_and_a_valid_request(
+    address: str, make_bot, decisions
+) -> None:  # type: ignore[no-untyped-def]
+    info, token = make_bot("prac-bad")
+    assert refused(address, None, game="merde").code() == grpc.StatusCode.UNAUTHENTICATED
+    offline = refused(address, token, game="merde")
+    assert offline.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "not connected to a game server" in offline.details()
+    bot = RawBot(address, token)
+    try:
+        bot.connect()
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        cases = [
+            ({"game": "poker"}, "unknown game"),
+            ({"game": "merde", "options_json": '{"deals": 99}'}, "option 'deals'"),
+            ({"game": "merde", "players": 9}, "players"),
+            ({"game": "merde", "options_json": "{deals: 2"}, "options_json is not JSON"),
+            ({"game": "merde", "options_json": "[2]"}, "options_json must be a JSON object"),
+            ({"game": "merde", "move_time_ms": 600_000}, "move_ms=600000"),
+        ]
+        for fields, message in cases:
+            error = refused(address, token, **fields)
+            assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (fields, error.details())
+            assert message in error.details(), (fields, error.details())
+    finally:
+        bot.close()
+
+
+def test_practice_refusals_map_to_grpc_codes() -> None:
+    """The servicer's logic without a network: every PracticeError kind has its status."""
+    import asyncio
+    from datetime import UTC, datetime
+
+    from server.gateway import PRACTICE_CODES, Refused, start_practice
+    from server.practice import PracticeError
+    from server.registry import BotInfo
+
+    class Refusing:
+        def __init__(self, kind: str) -> None:
+            self.kind = kind
+
+        def start(self, *args: object) -> None:
+            raise PracticeError(self.kind, f"refused: {self.kind}")
+
+    bot = BotInfo(1, "alice", "", datetime.now(UTC), False)
+    expected = {
+        "invalid": grpc.StatusCode.INVALID_ARGUMENT,
+        "not_found": grpc.StatusCode.NOT_FOUND,
+        "forbidden": grpc.StatusCode.PERMISSION_DENIED,
+        "not_connected": grpc.StatusCode.FAILED_PRECONDITION,
+        "busy": grpc.StatusCode.RESOURCE_EXHAUSTED,
+    }
+    assert expected == PRACTICE_CODES
+    for kind, code in expected.items():
+        with pytest.raises(Refused) as raised:
+            asyncio.run(start_practice(Refusing(kind), bot, pb.PracticeRequest(game="merde")))  # type: ignore[arg-type]
+        assert (raised.value.code, raised.value.message) == (code, f"refused: {kind}")
+
+
+def test_a_connected_sdk_bot_practises_over_grpc_to_the_end(
+    address: str, make_bot, spawn_bot, sessions, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    from sqlalchemy import func, select
+
+    from server.models import Match, RatingChange
+
+    info, token = make_bot("prac-grpc")
+    events = tmp_path / "events.jsonl"
+    spawn_bot(address, token, "FirstLegal", ATOUT_TEST_EVENTS=str(events))
+    response = wait_for(
+        lambda: _try_practice(address, token, game="merde", players=3, options_json='{"deals": 2}',
+                              move_time_ms=3000),
+        20, "the bot to connect and its practice match to start",
+    )
+    match_id = int(response.match_id)
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        seats = sorted(match.seats, key=lambda s: s.seat)
+        seat = next(s.seat for s in seats if s.bot_id == info.id)
+    assert response.replay_url == f"/v1/matches/{match_id}/replay?seat={seat}"
+
+    def finished() -> bool:
+        with sessions() as session:
+            return session.get(Match, match_id).status == "finished"
+
+    wait_until(finished, timeout=30, what="the practice match to finish")
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        assert match.tournament_id is None and match.max_faults == 0
+        assert all(s.faults == 0 for s in match.seats), [(s.seat, s.faults) for s in match.seats]
+        assert all(by == "bot" for _, _, by, *_ in match.actions)  # house seats too: in-process
+        rated = select(func.count()).select_from(RatingChange).where(RatingChange.match_id == match_id)
+        assert session.scalar(rated) == 0
+    wait_until(lambda: any(e["event"] == "match_end" for e in read_events(events)), what="MatchEnd")
+    mine = [e["event"] for e in read_events(events) if e.get("match_id") == str(match_id)]
+    assert mine[0] == "match_start" and mine[-1] == "match_end" and "act" in mine
+
+
+def _try_practice(address: str, token: str, **fields) -> pb.PracticeResponse | None:  # type: ignore[no-untyped-def]
+    try:
+        return start_practice_call(address, token, **fields)
+    except grpc.RpcError as exc:
+        if exc.code() == grpc.StatusCode.FAILED_PRECONDITION:  # not connected yet
+            return None
+        raise
 
 
 # ------------------------------------------------------------------ handshake and bad input

@@ -12,10 +12,13 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from server.metrics import (
     ALL_METRICS,
+    BOTS_CONNECTED,
     DECISION_BUCKETS,
+    QUEUE_DEPTH,
     MetricsRecorder,
     metrics_registry,
 )
+from server.relay import CONNECTED_KEY, now_ms
 
 EXPECTED = {
     "atout_decision_seconds": ("histogram", ("game", "bot")),
@@ -42,6 +45,7 @@ def test_the_names_of_design_md_with_help_text() -> None:
 
 
 def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # type: ignore[no-untyped-def]
+    baseline_connected = connected_now(redis_client)
     recorder.decision("merde", "alice", 0.003)
     recorder.decision("merde", "alice", 0.2)
     recorder.decision("fool", "bob", 99.0)  # above every bucket: +Inf only
@@ -50,11 +54,15 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
     recorder.fault("bob", "timeout")
     recorder.rating("merde", "alice", 1512.25)
     redis_client.rpush("atout.matches", "x", "y")
+    redis_client.rpush("atout.matches\x06\x163", "z")  # kombu's list for priority 3
+    live, gone = now_ms() + 60_000, now_ms() - 1
+    fake = {"metrics-live-1": live, "metrics-live-2": live, "metrics-live-3": live, "metrics-gone": gone}
+    redis_client.zadd(CONNECTED_KEY, fake)
     try:
-        text = generate_latest(metrics_registry(redis_client, queues=["atout.matches"],
-                                                bots_connected=lambda: 3)).decode()
+        text = generate_latest(metrics_registry(redis_client, queues=["atout.matches"])).decode()
     finally:
-        redis_client.delete("atout.matches")
+        redis_client.delete("atout.matches", "atout.matches\x06\x163")
+        redis_client.zrem(CONNECTED_KEY, *fake)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name, (kind, _) in EXPECTED.items():
         family = families[name.removesuffix("_total")]
@@ -71,8 +79,8 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
     assert samples[("atout_match_seconds_count", (("game", "merde"),))] == 1
     assert samples[("atout_faults_total", (("bot", "bob"), ("kind", "timeout")))] == 2
     assert samples[("atout_rating", alice)] == 1512.25
-    assert samples[("atout_bots_connected", ())] == 3
-    assert samples[("atout_queue_depth", (("queue", "atout.matches"),))] == 2
+    assert samples[("atout_bots_connected", ())] == 3 + baseline_connected  # not the expired one
+    assert samples[("atout_queue_depth", (("queue", "atout.matches"),))] == 3
     assert len(DECISION_BUCKETS) + 1 == sum(1 for name, labels in samples if name.endswith("_bucket")
                                             and dict(labels).get("bot") == "alice")
 
@@ -105,3 +113,51 @@ def test_counts_of_several_processes_add_up(recorder, redis_client, redis_url: s
     total = 3 * sum(0.001 * (i % 7) for i in range(200))
     assert registry.get_sample_value("atout_decision_seconds_sum", {"game": "merde", "bot": "alice"}) == (
         pytest.approx(total))
+
+
+def connected_now(redis_client) -> float:  # type: ignore[no-untyped-def]
+    """``atout_bots_connected`` as a scrape of /metrics reports it."""
+    return metrics_registry(redis_client).get_sample_value(BOTS_CONNECTED.name) or 0.0
+
+
+def test_bots_connected_counts_live_streams_across_game_servers(
+    game_server, start_game_server, make_bot, spawn_bot, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """Bots on two game servers (other processes) add up in one scrape; a bot that leaves is
+    no longer counted, nor are those of a game server killed without a word, once their
+    presence (three keep-alives) has expired."""
+    from e2e_helpers import wait_until
+
+    from server.relay import connected_bots
+
+    def counted(present: set[str], absent: set[str]) -> bool:
+        """The scrape counts every live bot: these present, those not (bots of other tests may
+        come and go meanwhile: compared with the live ones of the same moment)."""
+        live = set(connected_bots(redis_client))
+        value = connected_now(redis_client)
+        return present <= live and not absent & live and value == len(live)
+
+    other = start_game_server()
+    bots: dict[str, object] = {}
+    for address in (game_server.info["address"], other.info["address"], other.info["address"]):
+        info, token = make_bot("metrics")
+        bots[info.bot_id] = spawn_bot(address, token, "FirstLegal")
+    first, *on_other = bots
+    wait_until(lambda: counted(set(bots), set()), 20, "3 bots on 2 game servers counted")
+    bots[first].stop()  # type: ignore[attr-defined]  # a clean close: released at once
+    wait_until(lambda: counted(set(on_other), {first}), 10, "the bot that left to be gone")
+    other.kill()  # SIGKILL: its bots' presence is never released, it expires
+    wait_until(lambda: counted(set(), set(bots)), 15, "the dead server's bots to expire")
+
+
+def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """Tasks sent through Celery (no worker running) are counted by queue, priorities included."""
+    from workers.celery_app import CONTROL_QUEUE, MATCH_QUEUE, QUEUES
+    from workers.tasks import dispatch_matches, finalize_tournament, play_match
+
+    dispatch_matches([10**9, 10**9 + 1, 10**9 + 2])
+    play_match.apply_async((10**9 + 3,), queue=MATCH_QUEUE, priority=5)
+    finalize_tournament.apply_async((10**9,), queue=CONTROL_QUEUE)
+    registry = metrics_registry(redis_client, QUEUES)
+    assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": MATCH_QUEUE}) == 4
+    assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": CONTROL_QUEUE}) == 1

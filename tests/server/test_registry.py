@@ -52,6 +52,42 @@ def test_names_are_unique_and_checked(memory_registry) -> None:
             registry.add(bad)
 
 
+def test_house_names_are_the_arenas(memory_registry) -> None:
+    registry, _ = memory_registry
+    with pytest.raises(RegistryError, match="are the arena's"):
+        registry.add("house-merde-1")
+
+
+NOT_IDS = ["²", "٣", "1²", "0", "-1", "9" * 19, "99999999999999999999999", 2**63, -5, 0]
+
+
+@pytest.mark.parametrize("ref", NOT_IDS)
+def test_what_is_no_id_is_looked_up_as_a_name(memory_registry, ref) -> None:  # type: ignore[no-untyped-def]
+    """Non-ASCII digits and ids no database can hold are names (found or not), never a crash."""
+    registry, _ = memory_registry
+    registry.add("alice")
+    with pytest.raises(RegistryError, match="no bot named"):
+        registry.get(ref)
+    with pytest.raises(RegistryError, match="no bot named"):
+        registry.disable(ref)
+
+
+def test_a_bot_is_found_by_id_and_by_name(memory_registry) -> None:
+    registry, _ = memory_registry
+    bot, _ = registry.add("alice")
+    registry.add("7")  # a name of digits: an id when such an id exists, else the name
+    assert registry.get(bot.id) == registry.get(str(bot.id)) == registry.get("alice") == bot
+    assert registry.get("7").name == "7"
+
+
+def test_parse_id() -> None:
+    from server.models import MAX_ID, parse_id
+
+    assert [parse_id(v) for v in (1, "1", "0042", MAX_ID, str(MAX_ID))] == [1, 1, 42, MAX_ID, MAX_ID]
+    for value in (0, -1, MAX_ID + 1, str(MAX_ID + 1), "²", "1.0", " 1", "", "alice", True, None, 1.0):
+        assert parse_id(value) is None, value  # type: ignore[arg-type]
+
+
 def test_rotate_replaces_the_token(memory_registry) -> None:
     registry, _ = memory_registry
     bot, old = registry.add("alice")
@@ -101,6 +137,9 @@ def test_settings_defaults_and_environment() -> None:
         1500,
         "gs-1",
     )
+    assert default.admin_token is None
+    secret = Settings.from_env({"ATOUT_ADMIN_TOKEN": "  s3cret  "})
+    assert secret.admin_token == "s3cret" and "s3cret" not in repr(secret)
     with pytest.raises(ValueError, match="ATOUT_KEEPALIVE_MS"):
         Settings.from_env({"ATOUT_KEEPALIVE_MS": "soon"})
     with pytest.raises(ValueError, match="ATOUT_GRPC_ADDRESS"):

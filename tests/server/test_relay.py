@@ -11,7 +11,7 @@ from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
 from server.decisions import Decision, Fault
-from server.relay import conn_key, matches_key, pending_key, reply_key, req_key
+from server.relay import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -218,3 +218,38 @@ def test_unknown_message_kinds_do_not_reach_redis(address, make_bot, decisions, 
         assert decisions.is_connected(info.bot_id)
     finally:
         bot.close()
+
+
+def test_a_match_end_sent_while_the_bot_was_away_is_sent_when_it_is_back_once(
+    address, make_bot, decisions, redis_client
+) -> None:
+    info, token = make_bot()
+    first = connect(address, token, decisions, info.bot_id)
+    decisions.match_start(info.bot_id, "m-seen", "merde", 0, 3, {}, [])
+    decisions.match_end(info.bot_id, "m-seen", 0, [1, 2, 3], [3, 2, 1])  # delivered: not kept
+    decisions.match_start(info.bot_id, "m-away", "merde", 1, 3, {}, [])
+    decisions.match_start(info.bot_id, "m-live", "merde", 2, 3, {}, [])
+    kinds = [first.recv().WhichOneof("kind") for _ in range(4)]
+    assert kinds == ["match_start", "match_end", "match_start", "match_start"]
+    first.close()
+    wait_until(lambda: not decisions.is_connected(info.bot_id), what="release")
+    decisions.match_end(info.bot_id, "m-away", 1, [3, 2, 1], [1, 2, 3], reason="finished")
+    assert redis_client.hexists(ended_key(info.bot_id), "m-away")
+    second = RawBot(address, token)
+    try:
+        second.connect()
+        end = second.recv().match_end  # the end it missed first, then what still runs
+        assert (end.match_id, end.seat, list(end.scores), end.reason) == ("m-away", 1, [3, 2, 1], "finished")
+        assert second.recv().match_start.match_id == "m-live"
+        assert not redis_client.exists(ended_key(info.bot_id))  # sent: forgotten
+    finally:
+        second.close()
+    wait_until(lambda: not decisions.is_connected(info.bot_id), what="release")
+    third = RawBot(address, token)
+    try:
+        third.connect()
+        assert third.recv().match_start.match_id == "m-live"  # no MatchEnd a second time
+        with pytest.raises(AssertionError, match="no message"):
+            third.recv(timeout=0.5)
+    finally:
+        third.close()

@@ -111,6 +111,36 @@ def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, 
         start_season(world.sessions, lid)
 
 
+def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, b, c = (make_bot("twice")[0] for _ in range(3))
+    lid = create_league(world.sessions, name=f"twice-{a.name}", game="merde", players=3,
+                        bots=[a.name, str(a.id), b.name, b.id])
+    everyone = [a.name, b.name, c.name]
+    assert set_members(world.sessions, lid, join=[c.name, str(c.id), c.id, a.name]) == everyone
+    assert set_members(world.sessions, str(lid), leave=[b.id, b.name]) == [a.name, c.name]
+    assert set_members(world.sessions, f"twice-{a.name}", join=[b.name, str(b.id)]) == everyone
+
+
+@pytest.mark.parametrize("ref", ["²", "٣", "9" * 19, "99999999999999999999999", 2**63, "0", -1])
+def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, ref) -> None:  # type: ignore[no-untyped-def]
+    """What is not an id a database can hold is a name: not found, never a crash."""
+    from workers.leagues import find_league
+    from workers.tournaments import find_bots
+
+    bots = [make_bot("nid")[0].name for _ in range(2)]
+    lid = create_league(world.sessions, name=f"nid-{bots[0]}", game="tiercon", bots=bots)
+    with world.sessions() as session:
+        with pytest.raises(TournamentError, match="no bot named"):
+            find_bots(session, [bots[0], ref])
+        with pytest.raises(TournamentError, match="no league"):
+            find_league(session, ref)
+        assert find_league(session, str(lid)).id == lid
+    with pytest.raises(TournamentError, match="no bot named"):
+        set_members(world.sessions, lid, join=[ref])
+    with pytest.raises(TournamentError, match="no bot named"):
+        create_tournament(world.sessions, name="x", game="tiercon", bots=[*bots, ref])
+
+
 def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None:  # type: ignore[no-untyped-def]
     bots = [make_bot("swp")[0].name for _ in range(3)]
     tid = create_tournament(world.sessions, name="sw", game="merde", players=3, options={"deals": 1},

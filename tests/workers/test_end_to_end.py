@@ -270,3 +270,31 @@ def test_a_league_runs_seasons_under_beat_with_standings_across_them(
     played = {row["bot"]: row["matches"] for row in info["standings"]}
     assert all(played[b.name] >= len(finished) for b in bots)
 
+
+
+def test_a_practice_match_left_queued_is_played_by_a_worker_with_its_house_bots(
+    arena_bots, start_worker, start_beat, sessions, clean_queues
+) -> None:  # type: ignore[no-untyped-def]
+    """A practice match whose API (or game server) stopped before playing it stays queued: the
+    sweeper sends it to a worker, which plays the house seats in-process, unrated."""
+    from server.practice import start_practice
+
+    (bot,) = arena_bots(["random"], prefix="practice")
+    match_id = start_practice(sessions, bot.id, "tiercon", seat=1, seed=11)  # stored, never dispatched
+    start_worker()
+    start_beat()
+
+    def finished() -> Match | None:
+        with sessions() as session:
+            match = session.get(Match, match_id)
+            _ = match.seats
+            return match if match.status == "finished" else None
+
+    match = wait_until(finished, 60, "the sweeper and a worker to play the practice match", poll_s=0.2)
+    assert match.tournament_id is None and match.attempts == 1
+    assert all(s.faults == 0 for s in match.seats), [(s.seat, s.faults) for s in match.seats]
+    assert all(by == "bot" for _, _, by, *_ in match.actions)  # the house seat too: never "disconnected"
+    with sessions() as session:
+        rated = select(func.count()).select_from(RatingChange).where(RatingChange.match_id == match_id)
+        assert session.scalar(rated) == 0
+    assert replay_match(load_match(sessions, match_id)).ok

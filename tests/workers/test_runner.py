@@ -199,3 +199,61 @@ def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> N
     counted = sum(registry.get_sample_value(name, {"game": "merde", "bot": b.name}) for b in bots)
     assert counted == decisions
     assert registry.get_sample_value("atout_rating", {"game": "merde", "bot": bots[0].name}) is not None
+
+
+# -- practice matches: the same runner, house seats in-process, unrated ------------------------
+
+
+def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process(
+    world, make_bot, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """What a worker does with a practice match (the sweeper sent it there) and what the API's
+    and the game servers' practice threads do: ``run_match`` plays the house seats in-process
+    (never faulted ``disconnected``), asks only the visiting seat, stores it unrated."""
+    from server.models import RatingChange
+    from server.practice import house_bots, start_practice
+    from server.relay import ended_key, inbox_key, matches_key
+
+    bot, _ = make_bot("practice")
+    match_id = start_practice(world.sessions, bot.id, "merde", players=3, options={"deals": 2},
+                              seat=1, seed=4)
+    asked: list[int] = []
+
+    def visitor(a: DecisionAsk) -> Answer:  # the network side: only the visiting bot's seat
+        asked.append(a.seat)
+        return Answer(a.legal_actions[-1], 1.0)
+
+    assert run_match(world, match_id, asker=visitor) == "finished"
+    assert set(asked) == {1}
+    record = load_match(world.sessions, match_id)
+    assert {seat for seat, *_ in record.actions} == {0, 1, 2}
+    assert all(by == "bot" and not faults for _, _, by, _, faults, _ in record.actions), record.actions
+    assert replay_match(record).ok
+    with world.sessions() as session:
+        match = session.get(Match, match_id)
+        assert match.status == "finished" and match.tournament_id is None
+        assert all(s.faults == 0 for s in match.seats)
+        assert session.scalars(select(RatingChange).where(RatingChange.match_id == match_id)).all() == []
+    for house in house_bots(world.sessions, "merde", 2):  # nothing for them in Redis: in-process
+        assert not redis_client.exists(inbox_key(str(house)), matches_key(str(house)), ended_key(str(house)))
+    # the visiting bot (not connected here) finds the MatchEnd when it comes back
+    assert redis_client.hexists(ended_key(bot.bot_id), str(match_id))
+    assert run_match(world, match_id, asker=visitor) == "skipped"
+
+
+def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    from server.practice import start_practice
+
+    bot, _ = make_bot("practice-stop")
+    match_id = start_practice(world.sessions, bot.id, "tiercon", seat=0, seed=2)
+    stop = threading.Event()
+
+    def visitor(a: DecisionAsk) -> Answer:
+        stop.set()  # the process is told to stop while the bot thinks
+        return Answer(a.legal_actions[0], 1.0)
+
+    assert run_match(world, match_id, asker=visitor, stop=stop) == "released"
+    with world.sessions() as session:
+        match = session.get(Match, match_id)
+        assert (match.status, match.runner, match.actions) == ("queued", None, None)
+    assert run_match(world, match_id, asker=visitor) == "finished"  # anyone may play it now

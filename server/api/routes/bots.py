@@ -8,10 +8,10 @@ from sqlalchemy.orm import Session
 
 from server.models import Bot, Rating
 from server.practice import is_house
-from server.registry import NAME_PATTERN, RegistryError
+from server.registry import NAME_PATTERN, RegistryError, find_bot
 
 from .. import queries
-from ..deps import ArenaDep, BotPath, CallerDep, OrganizerDep, SessionDep, name_or_id
+from ..deps import ArenaDep, BotPath, CallerDep, OrganizerDep, SessionDep
 from ..schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
 from .ratings import cached_leaderboard
 
@@ -25,7 +25,7 @@ AUTH = {
 
 
 def _bot(session: Session, ref: str) -> Bot:
-    bot = queries.find_bot(session, name_or_id(ref))
+    bot = find_bot(session, ref)
     if bot is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {ref!r}")
     return bot

@@ -9,11 +9,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from server.models import League, Tournament
-from workers.leagues import create_league, league_standings, set_members, start_season
+from workers.leagues import create_league, find_league, league_standings, set_members, start_season
 from workers.tournaments import TournamentError
 
 from .. import queries
-from ..deps import ArenaDep, LeaguePath, OrganizerDep, SessionDep, name_or_id
+from ..deps import ArenaDep, LeaguePath, OrganizerDep, SessionDep
 from ..schemas import LeagueCreate, LeagueMembers, LeaguePublic, LeagueStandings, MembersUpdate, SeasonStarted
 from .tournaments import check_competition, check_entrants
 
@@ -24,10 +24,10 @@ AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description"
 
 
 def _league(session: Session, ref: str) -> League:
-    league = queries.find_league(session, name_or_id(ref))
-    if league is None:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no league {ref!r}")
-    return league
+    try:
+        return find_league(session, ref)
+    except TournamentError:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no league {ref!r}") from None
 
 
 def _public(arena: ArenaDep, league_id: int) -> LeaguePublic:
@@ -49,8 +49,6 @@ def create(body: LeagueCreate, arena: ArenaDep, session: SessionDep, _: Organize
     every so many seconds (under ``atout-arena beat``), otherwise on demand."""
     check_competition(body, body.bots)
     check_entrants(session, body.bots)
-    if queries.find_league(session, body.name) is not None:
-        raise HTTPException(status.HTTP_409_CONFLICT, f"a league named {body.name!r} already exists")
     try:
         league_id = create_league(
             arena.sessions,

@@ -14,12 +14,13 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.orm import Session
 
 from server.models import MATCH_DONE, MATCH_STATUSES, Match
+from server.registry import find_bot
 from workers.replay import MatchRecord, iter_views, load_match
 from workers.runner import last_event_key
 from workers.views import StepViews, public_channel, seat_channel
 
 from .. import queries
-from ..deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id, name_or_id
+from ..deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id
 from ..schemas import MatchPage, MatchPublic, Replay
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
@@ -96,7 +97,7 @@ def list_matches(
         )
     bot_id = None
     if bot is not None:
-        found = queries.find_bot(session, name_or_id(bot))
+        found = find_bot(session, bot)
         if found is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {bot!r}")
         bot_id = found.id

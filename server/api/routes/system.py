@@ -7,7 +7,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
 from server.metrics import metrics_registry
-from server.relay import connected_bots
 from workers.celery_app import QUEUES
 
 from ..deps import ArenaDep
@@ -46,5 +45,5 @@ def metrics(arena: ArenaDep) -> Response:
     """The arena's Prometheus metrics (every worker's and game server's counts, kept in Redis):
     ``atout_decision_seconds``, ``atout_matches_total``, ``atout_match_seconds``,
     ``atout_faults_total``, ``atout_rating``, ``atout_bots_connected``, ``atout_queue_depth``."""
-    registry = metrics_registry(arena.redis, QUEUES, lambda: len(connected_bots(arena.redis)))
+    registry = metrics_registry(arena.redis, QUEUES)
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

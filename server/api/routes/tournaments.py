@@ -12,11 +12,17 @@ from sqlalchemy.orm import Session, selectinload
 from atout.games import GAMES, new_game
 from server.models import MATCH_STATUSES, TOURNAMENT_STATUSES, Bot, Tournament
 from server.practice import is_house
-from workers.tournaments import TournamentError, create_tournament, start_tournament, tournament_summary
+from server.registry import find_bot
+from workers.tournaments import (
+    TournamentError,
+    cancel_tournament,
+    create_tournament,
+    start_tournament,
+    tournament_summary,
+)
 
 from .. import queries
-from ..adapters import cancel_tournament
-from ..deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id, name_or_id
+from ..deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
 from ..schemas import (
     CompetitionCreate,
     MatchPage,
@@ -61,7 +67,7 @@ def check_entrants(session: Session, bots: list[str]) -> None:
     """A 422 naming every unknown entrant (ids or names), and house bots given by id."""
     unknown, house = [], []
     for ref in bots:
-        bot = queries.find_bot(session, name_or_id(ref))
+        bot = find_bot(session, ref)
         if bot is None:
             unknown.append(ref)
         elif is_house(bot.name):
@@ -256,7 +262,7 @@ def matches(
         )
     bot_id = None
     if bot is not None:
-        found: Bot | None = queries.find_bot(session, name_or_id(bot))
+        found: Bot | None = find_bot(session, bot)
         if found is None:
             raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {bot!r}")
         bot_id = found.id

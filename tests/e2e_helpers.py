@@ -1,0 +1,38 @@
+"""Helpers of the tests that run real parts (imported as ``e2e_helpers`` from any test
+directory: ``tests/`` is on ``sys.path`` through ``tests/conftest.py``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+TESTS = Path(__file__).resolve().parent
+SAMPLE_BOTS = TESTS / "server" / "sample_bots.py"  # bots of the game-server tests
+WORKER_BOTS = TESTS / "workers" / "worker_bots.py"  # bots of the workers' end-to-end tests
+WORKER_BOT_CLASSES = ("Sleepy", "QuitAfter")
+
+# Short liveness settings for every part that plays matches in tests (workers, the API's and
+# the game servers' practice matches), so that the sweeper tests take seconds. Every part must
+# share them: a match heartbeating every 5 s would look dead to a sweeper that waits 2 s.
+FAST = {
+    "ATOUT_HEARTBEAT_S": "0.3",
+    "ATOUT_MATCH_STALE_S": "2",
+    "ATOUT_SWEEP_INTERVAL_S": "0.5",
+    "ATOUT_REQUEUE_AFTER_S": "3",
+    "ATOUT_LEAGUE_TICK_S": "0.5",
+}
+
+
+def wait_until(
+    predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition", poll_s: float = 0.05
+) -> Any:
+    """Poll ``predicate`` until it returns something true (returned), or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll_s)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
