@@ -199,6 +199,17 @@ def test_bids_are_public_as_they_come() -> None:
     assert state.observation(3)["bids_total_vs_tricks"] == "under"
 
 
+@pytest.mark.parametrize(("players", "deals"), [(3, 15), (3, 17)])
+def test_bids_go_up_to_a_hand_of_more_than_13_cards(players: int, deals: int) -> None:
+    # 0 to the number of cards in hand, however many: 3 players hold up to 17 cards each
+    state = new_game("merde", players=players, deals=deals).new_state(seed=1)
+    while state.observation(0)["deal"] < deals:
+        state.apply(state.legal_actions()[0])
+    assert state.legal_actions() == [f"bid {n}" for n in range(deals + 1)]
+    state.apply(f"bid {deals}")
+    assert state.observation(0)["bids"][(state.observation(0)["dealer"] + 1) % players] == deals
+
+
 @pytest.mark.parametrize(
     ("action", "why"),
     [

@@ -177,6 +177,33 @@ def shuffle(cards: list[Any], rng: random.Random) -> None:
         cards[i], cards[j] = cards[j], cards[i]
 
 
+_TOP_WALKS: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
+
+
+def shuffle_top(cards: list[Any], rng: random.Random, needed: int) -> None:
+    """Shuffle ``cards`` in place just enough that the top ``needed`` are uniformly random.
+
+    The top ``needed`` cards are a uniformly random draw, in a uniformly random order, from the
+    whole list, and the list stays a permutation of its cards (the rest in no particular
+    order). It is a Fisher-Yates walk from the top that stops after ``needed`` cards, so it
+    draws one random index per card needed instead of one per card: a seeded merde deal only
+    uses its ``players x i + 1`` top cards, and the shuffle is a good part of a random
+    playout's time (bench/engines.py). Not the same cards as :func:`shuffle` for a seed.
+    """
+    size = len(cards)
+    walk = _TOP_WALKS.get((size, needed))
+    if walk is None:  # (i, m, bits): swap position i with i + a draw in 0..m-1, m = size - i
+        walk = tuple((i, size - i, (size - i - 1).bit_length()) for i in range(min(needed, size - 1)))
+        _TOP_WALKS[size, needed] = walk
+    getrandbits = rng.getrandbits
+    for i, m, bits in walk:
+        j = getrandbits(bits)
+        while j >= m:  # draw again until j is in 0..m-1: every j equally likely
+            j = getrandbits(bits)
+        j += i
+        cards[i], cards[j] = cards[j], cards[i]
+
+
 def ranking_from_scores(scores: Sequence[float]) -> list[int]:
     """Places by score, 1 = best; equal scores share the better place and skip the next ones.
 
@@ -275,13 +302,18 @@ class Game:
 class State:
     """The mutable play of one game. Subclasses implement the rules.
 
-    Subclasses keep ``self.current_player`` up to date (``None`` once the game is over), and
-    implement ``_legal_actions()``, ``_do(action)``, ``observation(seat)`` and ``scores``.
+    Subclasses keep ``self.current_player`` up to date, call ``self._game_over()`` when the
+    game ends (it sets ``current_player`` to ``None`` and ``is_terminal``), and implement
+    ``_legal_actions()``, ``_do(action)``, ``observation(seat)`` and ``scores``.
     ``apply`` is the one checked entry point: an illegal action raises :class:`IllegalAction`
-    with a reason and leaves the state as it was. ``apply`` empties the legal-actions cache
-    (``self._legal``) before calling ``_do``; a ``_do`` that already knows the next player's
-    legal actions may put a fresh list of them there, exactly what ``_legal_actions()`` would
-    return, to save working them out again.
+    with a reason and leaves the state as it was.
+
+    The legal actions are cached in ``self._legal``, which ``apply`` empties before calling
+    ``_do``; a ``_do`` that already knows the next player's legal actions may put them there,
+    exactly what ``_legal_actions()`` would return, to save working them out again. The core
+    only reads the cache (``legal_actions()`` returns a copy), so ``_do`` and
+    ``_legal_actions()`` may hand over a list the state keeps (a hand, a table of bids),
+    provided nothing changes it before the next move.
 
     For the conformance suite every state also implements ``_locations()``: a dict from place
     name to the cards there, every card of the deck in exactly one place. ``"hand:N"`` is seat
@@ -307,6 +339,7 @@ class State:
         "first_dealer",
         "game",
         "history",
+        "is_terminal",
         "players",
         "seed",
     )
@@ -322,6 +355,9 @@ class State:
         self._deals_started = 0
         self.history: list[tuple[int, str]] = []
         self.current_player: int | None = None
+        # A plain attribute, not a property of current_player: every decision of a playout
+        # reads it (bench/engines.py). _game_over() is the one place that sets it.
+        self.is_terminal = False
         self._legal: list[str] | None = None
         self._revealed: set[str] = set()
         self.first_dealer = dealer if dealer is not None else self._rng.randrange(self.players)
@@ -341,28 +377,37 @@ class State:
             )
         return cards
 
-    def _next_deck(self) -> list[str]:
-        """The deck for the next deal: the caller's, else a seeded shuffle."""
+    def _next_deck(self, needed: int | None = None) -> list[str]:
+        """The deck for the next deal: the caller's, else a seeded shuffle.
+
+        A deal that only uses the top ``needed`` cards may say so: then only those are shuffled
+        at random (:func:`shuffle_top`); the rest of the deck is still all the other cards.
+        """
         i = self._deals_started
         self._deals_started += 1
         if i < len(self._decks):
             return list(self._decks[i])
         deck = list(self.FULL_DECK)
-        shuffle(deck, self._rng)
+        if needed is None:
+            shuffle(deck, self._rng)
+        else:
+            shuffle_top(deck, self._rng, needed)
         return deck
 
     # -- the public API --------------------------------------------------------------------
 
-    @property
-    def is_terminal(self) -> bool:
-        return self.current_player is None
+    def _game_over(self) -> None:
+        """The game has ended: nobody is to act any more."""
+        self.current_player = None
+        self.is_terminal = True
+        self._legal = []
 
     def legal_actions(self) -> list[str]:
         """The legal actions of the player to act, in a canonical order (empty when over)."""
         legal = self._legal
         if legal is None:
             legal = self._legal = self._legal_actions() if self.current_player is not None else []
-        return list(legal)
+        return legal.copy()  # a fresh list: the caller may change it (.copy() beats list())
 
     def apply(self, action: str) -> None:
         """Play ``action`` for the current player; IllegalAction (state unchanged) if not legal."""

@@ -207,7 +207,7 @@ class FoolState(State):
             self.fool = holders[0] if holders else None
             self.phase = "over"
             self.attacker = self.defender = None
-            self.current_player = None
+            self._game_over()
             return
         # After a full defence the defender attacks next; after a take, the player to the
         # defender's left. Players with no cards (the stock being empty) are skipped.

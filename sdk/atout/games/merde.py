@@ -7,9 +7,10 @@ takes exactly the bid scores ``10 + bid``, anyone else 0.
 
 Speed: a random playout of a whole game is the benchmark (bench/engines.py), so the hot paths
 work on precomputed tables: the action string of every card and bid is built once, each hand is
-kept as its sorted "play C" actions and split by suit (so "follow suit" is a list copy), the
-trick's current winner is updated card by card instead of re-scanning the trick, and ``_do``
-fills the legal-actions cache for the next player when it already knows the answer.
+kept as its sorted "play C" actions and split by suit, and ``_do`` hands the next player's legal
+actions to the cache as one of those lists, without copying it (``legal_actions()`` returns the
+one copy). The trick is kept as the moves played, its winner updated card by card from a table
+of card strengths, and a seeded deal only shuffles the cards it deals (``shuffle_top``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .core import (
     RANKS,
     SUIT_NAMES,
     SUIT_SYMBOLS,
+    SUITS,
     Game,
     Option,
     State,
@@ -31,11 +33,29 @@ from .core import (
 
 DECK: tuple[str, ...] = tuple(make_deck(RANKS))  # suit-major: 2c..Ac, 2d..Ad, 2h..Ah, 2s..As
 PLAY = {card: "play " + card for card in DECK}  # the action string of each card, built once
-# What a "play C" action plays: (card, suit, rank), rank 0 for a 2 up to 12 for an ace.
-PLAYED = {PLAY[card]: (card, card[1], RANKS.index(card[0])) for card in DECK}
+CARD_OF = {move: card for card, move in PLAY.items()}  # the card a "play C" action plays
+
+
+def _card_strength(card: str, trump: str | None, led: str) -> int:
+    """How strongly ``card`` bids for a trick, given the trump suit (None: no trump) and the suit
+    led: a trump beats any card of the suit led, which beats any other card (-1: it never takes
+    the trick); within a suit, by rank. The trick goes to its strongest card."""
+    rank = RANKS.index(card[0])
+    if card[1] == trump:
+        return 13 + rank
+    return rank if card[1] == led else -1
+
+
+# STRENGTH[trump][led][move]: the _card_strength of the card a move plays, built once
+STRENGTH = {
+    trump: {led: {PLAY[card]: _card_strength(card, trump, led) for card in DECK} for led in SUITS}
+    for trump in (*SUITS, None)
+}
 ORDER_OF = {PLAY[card]: i for i, card in enumerate(DECK)}  # hands are listed by suit, then rank
-BIDS = [f"bid {n}" for n in range(14)]  # a hand holds at most 13 cards (4 players x 13)
+# A hand holds at most 17 cards (3 players, deals x players <= 52).
+BIDS = [f"bid {n}" for n in range(len(DECK) // 3 + 1)]
 BID_OF = {action: n for n, action in enumerate(BIDS)}
+BIDS_UP_TO = [BIDS[: size + 1] for size in range(len(BIDS))]  # the legal bids with `size` cards in hand
 DEFAULT_DEALS = {3: 15, 4: 13, 5: 10, 6: 8, 7: 7}  # RULES.md, "Deals"
 
 BID, PLAY_PHASE, OVER = "bid", "play", "over"
@@ -53,16 +73,26 @@ class MerdeState(State):
         self.deals: int = game.options["deals"]
         self._five_plus = game.options["zero_bid"] == "five_plus_tricks"
         self.totals = [0] * n  # running scores
+        self._next_seat = [(seat + 1) % n for seat in range(n)]  # the seat to the left of each
+        # the seats in playing order from each seat: who played each card of a trick
+        self._order = [tuple((first + k) % n for k in range(n)) for first in range(n)]
         self.deal = 0  # 1-based number of the deal being played
         self.dealer = (self.first_dealer - 1) % n  # _start_deal moves it to the first dealer
         self.last_deal: dict[str, list[Any]] | None = None  # see DESIGN.md, "last_deal"
         # Decision (ours): the last completed trick stays shown until the next one is complete,
         # across the start of a new deal too (the last trick of a deal is otherwise never seen
         # in an observation, since the next deal starts at once).
-        self.last_trick: list[tuple[int, str]] | None = None
+        self._last_trick: tuple[int, list[str]] | None = None  # (its leader, its moves)
         self.last_trick_winner: int | None = None
+        # The trick in play is kept as the moves played, in order from the leader's (the hot
+        # path only appends a string); `trick` spells it out as [seat, card] pairs.
+        self._trick: list[str] = []
+        self._leader = 0  # the seat that led the trick
         self._led = ""  # the suit of the trick's first card
-        self._best: tuple[int, str, int] = (0, "", 0)  # (seat, suit, rank) winning the trick so far
+        self._strengths: dict[str, dict[str, int]] = {}  # STRENGTH[trump] for this deal
+        self._strength: dict[str, int] = {}  # STRENGTH[trump][led] for this trick
+        self._best = -1  # the strength of the card winning the trick so far
+        self._winner = 0  # the seat that played it
         self._start_deal()
 
     # -- the deal -----------------------------------------------------------------------------
@@ -73,17 +103,19 @@ class MerdeState(State):
         # RULES.md, "Dealer": each later deal is dealt by the player to the left of the last dealer.
         self.dealer = dealer = (self.dealer + 1) % n
         size = self.deal  # deal i gives i cards to everyone
-        deck = self._next_deck()
         dealt = n * size
+        deck = self._next_deck(dealt + 1)  # the hands and the card turned for trump: the rest is unused
         # One card at a time from the top, starting with the player to the dealer's left: card k
         # goes to seat (dealer + 1 + k) % n, so seat s gets every n-th card from its offset.
         # A hand is kept as its "play C" moves, all of them under ALL and split by suit.
         # Decision (ours): hands and legal plays are listed by suit (clubs, diamonds, hearts,
-        # spades), then rank; the legal plays are then always one of these lists, copied.
+        # spades), then rank; the legal plays are then always one of these lists, which only
+        # _do changes (removing the card played), so the legal-actions cache can be one of them.
+        dealt_moves = list(map(PLAY.__getitem__, deck[:dealt]))
         self._hands: list[dict[str, list[str]]] = []
         for seat in range(n):
-            first = (seat - dealer - 1) % n
-            moves = sorted(map(PLAY.__getitem__, deck[first:dealt:n]), key=ORDER_OF.__getitem__)
+            moves = dealt_moves[(seat - dealer - 1) % n :: n]
+            moves.sort(key=ORDER_OF.__getitem__)
             hand = {ALL: moves, "c": [], "d": [], "h": [], "s": []}
             for move in moves:
                 hand[move[6]].append(move)
@@ -99,13 +131,14 @@ class MerdeState(State):
         else:
             self.turned = self.trump = None
             self._stock = deck[dealt:]
+        self._strengths = STRENGTH[self.trump]
         self.cards_per_player = size
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
-        self.trick: list[tuple[int, str]] = []  # (seat, card) in play order
         self.phase = BID
         # RULES.md, "Bidding": from the player to the dealer's left, ending with the dealer.
         self.current_player = (dealer + 1) % n
+        self._legal = BIDS_UP_TO[size]
 
     def _end_deal(self) -> None:
         points = []
@@ -122,7 +155,7 @@ class MerdeState(State):
         self.last_deal = {"total": points, "bids": self.bids, "tricks": self.tricks_won}
         if self.deal == self.deals:
             self.phase = OVER
-            self.current_player = None
+            self._game_over()
         else:
             self._start_deal()
 
@@ -131,57 +164,65 @@ class MerdeState(State):
     def _legal_actions(self) -> list[str]:
         if self.phase == BID:
             # RULES.md: 0 to the number of cards in hand; nobody passes; the sum is free.
-            return BIDS[: self.cards_per_player + 1]
+            return BIDS_UP_TO[self.cards_per_player]
         hand = self._hands[self.current_player]  # type: ignore[index]
-        if self.trick:
+        if self._trick:
             # Following suit means playing the suit of the trick's first card, if able.
             same = hand[self._led]
             if same:
-                return same[:]
-        return hand[ALL][:]  # leading, or void in the suit led: any card
+                return same
+        return hand[ALL]  # leading, or void in the suit led: any card
 
     def _do(self, action: str) -> None:
         seat: int = self.current_player  # type: ignore[assignment]
         if self.phase == BID:
             self.bids[seat] = BID_OF[action]
-            if seat == self.dealer:
-                # The dealer bids last; the player to the dealer's left leads the first trick.
+            self.current_player = seat = self._next_seat[seat]
+            if seat == self._next_seat[self.dealer]:
+                # The dealer bid last; the player to the dealer's left leads the first trick.
                 self.phase = PLAY_PHASE
-            self.current_player = (seat + 1) % self.players
+                self._legal = self._hands[seat][ALL]
+            else:
+                self._legal = BIDS_UP_TO[self.cards_per_player]
             return
-        card, suit, rank = PLAYED[action]
+        suit = action[6]  # "play Ts"
         hand = self._hands[seat]
         hand[ALL].remove(action)
         hand[suit].remove(action)
-        trick = self.trick
+        trick = self._trick
         if not trick:
-            trick.append((seat, card))
+            self._leader = seat
             self._led = suit
-            self._best = (seat, suit, rank)
-        else:
-            trick.append((seat, card))
             # The trick goes to the highest trump in it, else to the highest card of the suit
-            # led: a card beats the best so far if it is higher in the same suit, or if it is
-            # a trump and the best so far is not.
-            _, best_suit, best_rank = self._best
-            if rank > best_rank if suit == best_suit else suit == self.trump:
-                self._best = (seat, suit, rank)
-            if len(trick) == self.players:
-                self._end_trick()
-                return
-        self.current_player = seat = (seat + 1) % self.players
+            # led: the strength of each card for this trump and suit led, looked up.
+            self._strength = strength = self._strengths[suit]
+            self._best, self._winner = strength[action], seat
+        else:
+            strength = self._strength[action]
+            if strength > self._best:
+                self._best, self._winner = strength, seat
+        trick.append(action)
+        seat = self._next_seat[seat]
+        if seat == self._leader:  # everyone has played
+            self._end_trick()
+            return
+        self.current_player = seat
         # The next player's legal plays are known here: fill the cache that apply() emptied,
-        # rather than have _legal_actions() find them again. Follow suit if able.
+        # rather than have _legal_actions() find them again. Follow suit if able. The cache is
+        # the hand's own list, not a copy: only the next _do changes it, after apply() has
+        # emptied the cache, and legal_actions() hands out copies.
         hand = self._hands[seat]
-        self._legal = hand[self._led][:] or hand[ALL][:]
+        self._legal = hand[self._led] or hand[ALL]
 
     def _end_trick(self) -> None:
-        winner = self._best[0]
+        winner = self._winner
         self.tricks_won[winner] += 1
-        self.last_trick, self.last_trick_winner = self.trick, winner
-        self.trick = []
-        if self._hands[winner][ALL]:
-            self.current_player = winner  # the winner leads the next trick
+        self._last_trick, self.last_trick_winner = (self._leader, self._trick), winner
+        self._trick = []
+        moves = self._hands[winner][ALL]
+        if moves:
+            self.current_player = winner  # the winner leads the next trick, with any card
+            self._legal = moves
         else:
             self._end_deal()
 
@@ -223,7 +264,22 @@ class MerdeState(State):
 
     def hand(self, seat: int) -> list[str]:
         """The cards in ``seat``'s hand, by suit (clubs, diamonds, hearts, spades) then rank."""
-        return [PLAYED[move][0] for move in self._hands[seat][ALL]]
+        return [CARD_OF[move] for move in self._hands[seat][ALL]]
+
+    @property
+    def trick(self) -> list[list[Any]]:
+        """The trick in play: a fresh list of [seat, card] in play order."""
+        return self._pairs(self._leader, self._trick)
+
+    @property
+    def last_trick(self) -> list[list[Any]] | None:
+        """The last completed trick as [seat, card] in play order; None before the first."""
+        return None if self._last_trick is None else self._pairs(*self._last_trick)
+
+    def _pairs(self, leader: int, moves: list[str]) -> list[list[Any]]:
+        # [seat, card] for each move of a trick led by `leader` (an unfinished trick has fewer
+        # moves than seats: zip stops there; strict=False would cost a keyword call)
+        return [[seat, CARD_OF[move]] for seat, move in zip(self._order[leader], moves)]  # noqa: B905
 
     @property
     def scores(self) -> list[int]:
@@ -238,13 +294,12 @@ class MerdeState(State):
             total = sum(bids)  # type: ignore[arg-type]
             size = self.cards_per_player
             total_vs = "over" if total > size else "under" if total < size else "exact"
-        last = self.last_trick
-        last_deal = self.last_deal
+        order, last, last_deal = self._order, self._last_trick, self.last_deal
         return {
             "game": "merde",
             "seat": seat,
             "players": self.players,
-            "hand": [PLAYED[move][0] for move in self._hands[seat][ALL]],
+            "hand": [CARD_OF[move] for move in self._hands[seat][ALL]],
             "current_player": self.current_player,
             "phase": self.phase,
             "deal": self.deal,
@@ -257,11 +312,20 @@ class MerdeState(State):
             "bids_total_vs_tricks": total_vs,
             "tricks_won": self.tricks_won[:],
             "hand_sizes": [len(hand[ALL]) for hand in self._hands],
-            "trick": [[s, c] for s, c in self.trick],
-            "last_trick": None if last is None else [[s, c] for s, c in last],
+            # the tricks as _pairs() spells them, inline: observation() is a hot path too
+            "trick": [[s, CARD_OF[m]] for s, m in zip(order[self._leader], self._trick)],  # noqa: B905
+            "last_trick": None
+            if last is None
+            else [[s, CARD_OF[m]] for s, m in zip(order[last[0]], last[1])],  # noqa: B905
             "last_trick_winner": self.last_trick_winner,
             "scores": self.totals[:],
-            "last_deal": None if last_deal is None else {k: v[:] for k, v in last_deal.items()},
+            "last_deal": None
+            if last_deal is None
+            else {
+                "total": last_deal["total"][:],
+                "bids": last_deal["bids"][:],
+                "tricks": last_deal["tricks"][:],
+            },
         }
 
     def _locations(self) -> dict[str, list[str]]:

@@ -363,7 +363,7 @@ class TierconState(State):
         if max(self._totals) >= TARGET:
             # The game ends; the higher total wins, equal totals draw (ranking from scores).
             self.phase = "over"
-            self.current_player = None
+            self._game_over()
             return
         # Decision (RULES.md): the taker of the last trick deals the next deal.
         self._start_deal(last_winner)
