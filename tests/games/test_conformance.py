@@ -271,3 +271,16 @@ def test_str_shows_the_position(game_id: str) -> None:
     text = str(state)
     assert game_id in text.lower() or GAMES[game_id].name.lower() in text.lower()
     assert "Seat 0" in text or "seat 0" in text
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+def test_deals_beyond_the_decks_fall_back_to_the_seed(game_id: str) -> None:
+    """DESIGN.md: "deals beyond the list fall back to the seed" — the very deals the seed alone
+    gives, whatever decks and dealer the caller fixed before them."""
+    game = new_game(game_id)
+    plain = game.new_state(seed=21)
+    deck = list(plain.FULL_DECK)
+    random.Random(3).shuffle(deck)
+    fixed = game.new_state(seed=21, decks=[deck], dealer=0)
+    # compare the decks each state deals after the first: the generator is in the same place
+    assert [plain._next_deck() for _ in range(3)] == [fixed._next_deck() for _ in range(3)]

@@ -360,7 +360,11 @@ class State:
         self.is_terminal = False
         self._legal: list[str] | None = None
         self._revealed: set[str] = set()
-        self.first_dealer = dealer if dealer is not None else self._rng.randrange(self.players)
+        # The lot is drawn even when the caller fixes the dealer, and _next_deck consumes the
+        # generator the same way for a deck the caller gave: so with a seed, the deals beyond
+        # the caller's decks are exactly the deals the seed alone would have given.
+        lot = self._rng.randrange(self.players)
+        self.first_dealer = dealer if dealer is not None else lot
 
     # -- decks -----------------------------------------------------------------------------
 
@@ -385,9 +389,16 @@ class State:
         """
         i = self._deals_started
         self._deals_started += 1
-        if i < len(self._decks):
-            return list(self._decks[i])
         deck = list(self.FULL_DECK)
+        if i < len(self._decks):
+            # The caller's deck; the shuffle it replaces still runs (on a scratch copy) so that
+            # the seeded deals after it do not depend on which decks were given.
+            given = list(self._decks[i])
+            if needed is None:
+                shuffle(deck, self._rng)
+            else:
+                shuffle_top(deck, self._rng, needed)
+            return given
         if needed is None:
             shuffle(deck, self._rng)
         else:
