@@ -4,6 +4,8 @@
   or ``ATOUT_REDIS_URL`` when set).
 - ``database_url`` / ``registry`` / ``sessions``: a temporary SQLite database with the arena's
   tables, its bot registry and a session factory.
+- ``postgres_url``: an empty PostgreSQL database (a throwaway cluster on a unix socket, from the
+  ``postgresql`` apt package that ``./install.sh`` installs), or ``ATOUT_TEST_POSTGRES_URL`` when set.
 - ``game_server``: a real game server (``atout-arena gateway``) in another process on
   127.0.0.1, port 0; ``start_game_server`` starts more.
 - ``make_bot``: registers a fresh bot and returns it with its token.
@@ -23,9 +25,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -63,6 +67,67 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     create_all(engine)
     engine.dispose()
     return url
+
+
+def _postgres_bin() -> Path | None:
+    """The directory of PostgreSQL's ``initdb`` and ``pg_ctl``: Debian's newest, else ``PATH``'s."""
+
+    def version(directory: Path) -> tuple[int, ...]:
+        return tuple(int(part) for part in re.findall(r"\d+", directory.parent.name))
+
+    for directory in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=version, reverse=True):
+        if (directory / "initdb").is_file() and (directory / "pg_ctl").is_file():
+            return directory
+    initdb, pg_ctl = shutil.which("initdb"), shutil.which("pg_ctl")
+    return Path(initdb).parent if initdb and pg_ctl else None
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A SQLAlchemy URL of an empty PostgreSQL database: ``ATOUT_TEST_POSTGRES_URL`` (the tests
+    drop everything in it), else a throwaway cluster listening only on a unix socket in a
+    temporary directory, removed at the end. As root, the server runs as the ``postgres`` user."""
+    external = os.environ.get("ATOUT_TEST_POSTGRES_URL")
+    if external:
+        yield external
+        return
+    bin_dir = _postgres_bin()
+    if bin_dir is None:
+        pytest.fail(
+            "PostgreSQL's initdb/pg_ctl not found (looked in /usr/lib/postgresql/*/bin and PATH): "
+            "run ./install.sh (it installs Debian's postgresql package), "
+            "or set ATOUT_TEST_POSTGRES_URL to an empty database",
+            pytrace=False,
+        )
+    as_user: list[str] = []
+    directory = Path(tempfile.mkdtemp(prefix="atout-pg-"))  # short: a socket path has 107 bytes at most
+    if os.geteuid() == 0:  # initdb and postgres refuse to run as root
+        shutil.chown(directory, "postgres", "postgres")
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data, log = directory / "data", directory / "postgres.log"
+
+    def run(*args: str) -> None:
+        result = subprocess.run(
+            [*as_user, *args], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+        )
+        if result.returncode != 0:
+            server_log = log.read_text(errors="replace") if log.exists() else ""
+            output = f"{result.stdout}{result.stderr}{server_log}"
+            raise AssertionError(f"{' '.join(args)} failed ({result.returncode}):\n{output}")
+
+    try:
+        initdb, pg_ctl = str(bin_dir / "initdb"), str(bin_dir / "pg_ctl")
+        run(initdb, "-D", str(data), "-U", "atout", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync")
+        # a unix socket only, in the private directory; no fsync: the data is thrown away
+        options = f"-k {directory} -c listen_addresses='' -F -c full_page_writes=off"
+        run(pg_ctl, "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o", options, "start")
+        try:
+            run(str(bin_dir / "createdb"), "-h", str(directory), "-U", "atout", "atout")
+            yield f"postgresql+psycopg://atout@/atout?host={directory}"
+        finally:
+            run(pg_ctl, "-D", str(data), "-m", "immediate", "-w", "stop")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

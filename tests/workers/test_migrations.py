@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
@@ -62,9 +60,8 @@ def test_the_api_queries_are_indexed(tmp_path: Path) -> None:
     assert "game" in indexed["ratings"]  # ratings by game
 
 
-@pytest.mark.skipif(not os.environ.get("ATOUT_TEST_POSTGRES_URL"), reason="ATOUT_TEST_POSTGRES_URL not set")
-def test_upgrade_head_on_postgresql_matches_the_models() -> None:
-    url = os.environ["ATOUT_TEST_POSTGRES_URL"]  # an empty database: everything in it is dropped
+def test_upgrade_head_on_postgresql_matches_the_models(postgres_url: str) -> None:
+    url = postgres_url  # an empty database: everything in it is dropped
     engine = make_engine(url)
     with engine.begin() as connection:
         Base.metadata.drop_all(connection)

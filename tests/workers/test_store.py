@@ -1,12 +1,11 @@
 """The workers' transactions: claims, leases, exactly one result, ratings that never lose an
-update under concurrency (threads and processes), on SQLite and — when
-``ATOUT_TEST_POSTGRES_URL`` names an empty database — PostgreSQL."""
+update under concurrency (threads and processes), on SQLite and on PostgreSQL (the
+``postgres_url`` fixture: a throwaway cluster, or ``ATOUT_TEST_POSTGRES_URL``)."""
 
 from __future__ import annotations
 
 import itertools
 import multiprocessing
-import os
 import random
 import threading
 import time
@@ -20,7 +19,7 @@ from server.models import Bot, Match, MatchSeat, Rating, RatingChange, Tournamen
 from workers import store
 from workers.match import MatchOutcome, Step
 
-DATABASES = ["sqlite"] + (["postgresql"] if os.environ.get("ATOUT_TEST_POSTGRES_URL") else [])
+DATABASES = ["sqlite", "postgresql"]
 
 
 @pytest.fixture(params=DATABASES)
@@ -28,7 +27,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         url = f"sqlite:///{tmp_path / 'store.db'}"
     else:
-        url = os.environ["ATOUT_TEST_POSTGRES_URL"]
+        url = request.getfixturevalue("postgres_url")  # started only when a test needs it
         engine = make_engine(url)
         Base.metadata.drop_all(engine)
         engine.dispose()
