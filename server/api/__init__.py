@@ -114,6 +114,9 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP: asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
+    # Listen before saying so: a client that connects on the line below must not be refused
+    # while uvicorn is still starting (connections wait in the backlog until it accepts).
+    sock.listen(2048)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"API listening on http://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
