@@ -140,7 +140,9 @@ def test_the_dashboard_follows_a_running_tournament(
 
             # A seat's view needs a token: the organizer's shows that seat's hand.
             page.fill("#token-input", ADMIN_TOKEN)
-            page.click("#token-form button")
+            before = page.query_selector(".viewer-select")  # the page is drawn again with the token:
+            page.click("#token-form button")  # wait for the new selector, or a choice made on the
+            page.wait_for_function("el => !el.isConnected", arg=before, timeout=10_000)  # old one is lost
             page.wait_for_selector(".viewer-select", timeout=10_000)
             page.select_option(".viewer-select", "1")
             page.wait_for_selector(".felt .seat.viewer .hand.own .card", timeout=10_000)
