@@ -156,6 +156,20 @@ class CompetitionCreate(Strict):
     time_bank_ms: Annotated[int, Field(ge=0, le=300_000)] = 0
     max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
 
+    def competition(self) -> dict[str, Any]:
+        """The fields tournaments and leagues share, as ``create_tournament`` and
+        ``create_league`` take them."""
+        return {
+            "game": self.game,
+            "players": self.players,
+            "options": self.options,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate": self.duplicate,
+            "move_ms": self.move_ms,
+            "time_bank_ms": self.time_bank_ms,
+            "max_faults": self.max_faults,
+        }
+
 
 class TournamentCreate(CompetitionCreate):
     name: Annotated[str, StringConstraints(min_length=1, max_length=128), Field(examples=["spring cup"])]

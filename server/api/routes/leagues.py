@@ -53,15 +53,8 @@ def create(body: LeagueCreate, arena: ArenaDep, session: SessionDep, _: Organize
         league_id = create_league(
             arena.sessions,
             name=body.name,
-            game=body.game,
             bots=body.bots,
-            players=body.players,
-            options=body.options,
-            games_per_pairing=body.games_per_pairing,
-            duplicate=body.duplicate,
-            move_ms=body.move_ms,
-            time_bank_ms=body.time_bank_ms,
-            max_faults=body.max_faults,
+            **body.competition(),
             every_s=body.every_s,
         )
     except TournamentError as exc:

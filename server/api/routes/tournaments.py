@@ -128,15 +128,8 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
         tid = create_tournament(
             arena.sessions,
             name=body.name,
-            game=body.game,
             bots=body.bots,
-            players=body.players,
-            options=body.options,
-            games_per_pairing=body.games_per_pairing,
-            duplicate=body.duplicate,
-            move_ms=body.move_ms,
-            time_bank_ms=body.time_bank_ms,
-            max_faults=body.max_faults,
+            **body.competition(),
             seed=body.seed,
         )
     except TournamentError as exc:
