@@ -412,6 +412,7 @@ function liveView(match, seatChoice = "") {
 }
 
 async function replayView(match, choice = "") {
+  const mine = page;
   const { felt, side } = matchLayout(match);
   const names = match.seats.map((s) => s.bot);
   const select = viewerSelect(match, choice, (value) => {
@@ -429,6 +430,7 @@ async function replayView(match, choice = "") {
     const path = choice === "full" ? `/v1/matches/${match.id}/replay/full`
       : `/v1/matches/${match.id}/replay${choice === "" ? "" : `?seat=${choice}`}`;
     replay = await api(path);
+    if (!mine.alive) return; // another view was chosen while this one loaded: it wins
   } catch (error) {
     felt.replaceChildren(errorBox(error));
     if (error instanceof ApiError && (error.status === 401 || error.status === 403)) {
@@ -503,7 +505,9 @@ async function replayView(match, choice = "") {
 }
 
 async function matchPage(id, query) {
+  const mine = page;
   const match = await api(`/v1/matches/${id}`);
+  if (!mine.alive) return; // another view was chosen while this one loaded: it wins
   if (match.status === "finished") return replayView(match);
   if (["running", "queued", "pending"].includes(match.status) && query !== "replay") return liveView(match);
   const { felt } = matchLayout(match);
