@@ -390,19 +390,14 @@ class State:
         i = self._deals_started
         self._deals_started += 1
         deck = list(self.FULL_DECK)
-        if i < len(self._decks):
-            # The caller's deck; the shuffle it replaces still runs (on a scratch copy) so that
-            # the seeded deals after it do not depend on which decks were given.
-            given = list(self._decks[i])
-            if needed is None:
-                shuffle(deck, self._rng)
-            else:
-                shuffle_top(deck, self._rng, needed)
-            return given
         if needed is None:
             shuffle(deck, self._rng)
         else:
             shuffle_top(deck, self._rng, needed)
+        if i < len(self._decks):
+            # The caller's deck. The shuffle above still ran, so that the seeded deals after it
+            # do not depend on which decks were given.
+            return list(self._decks[i])
         return deck
 
     # -- the public API --------------------------------------------------------------------
