@@ -27,9 +27,6 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sdk"))  # run from a checkout too
 
 from atout.games import GAMES
 

@@ -36,7 +36,6 @@ from pathlib import Path
 import grpc
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 ECHO_METHOD = "/bench.Echo/PingPong"
 START_TIMEOUT_S = 20.0
@@ -140,7 +139,7 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def throughput(redis_url: str, bot_id: str, request: dict, in_flight: int, total: int) -> float:
-    from server.decisions import AsyncDecisionClient
+    from atout_workers.decisions import AsyncDecisionClient
 
     client = AsyncDecisionClient(redis_url)
     done = 0
@@ -191,10 +190,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from atout.games import new_game
-    from server.db import create_all, make_engine, make_session_factory
-    from server.decisions import DecisionClient
-    from server.embedded_redis import EmbeddedRedis
-    from server.registry import BotRegistry
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.core.embedded_redis import EmbeddedRedis
+    from atout_arena.services.bots import BotRegistry
+    from atout_workers.decisions import DecisionClient
 
     state = new_game("merde", players=4).new_state(seed=3)
     seat = state.current_player
@@ -247,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
             gateway_log = tmpdir / "gateway.log"
             with open(gateway_log, "wb") as out:
                 gateway = subprocess.Popen(
-                    [sys.executable, "-m", "server.cli", "gateway", "--address", "127.0.0.1:0"],
+                    [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"],
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,

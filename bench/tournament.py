@@ -40,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 START_TIMEOUT_S = 30.0
 
@@ -114,13 +113,13 @@ def peak_in_flight(matches: list) -> int:
 def run(args: argparse.Namespace) -> list[dict]:
     from sqlalchemy import select
 
-    from server.db import create_all, make_engine, make_session_factory
-    from server.embedded_redis import EmbeddedRedis
-    from server.models import Match, Tournament
-    from server.registry import BotRegistry
-    from workers.celery_app import app, configure
-    from workers.tasks import dispatch_matches
-    from workers.tournaments import create_tournament, start_tournament
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.core.embedded_redis import EmbeddedRedis
+    from atout_arena.core.models import Match, Tournament
+    from atout_arena.services.bots import BotRegistry
+    from atout_arena.services.tournaments import create_tournament, start_tournament
+    from atout_workers.celery_app import app, configure
+    from atout_workers.tasks import dispatch_matches
 
     directory = Path(tempfile.mkdtemp(prefix="atout-bench-"))
     redis_server = EmbeddedRedis(directory / "redis").start()
@@ -134,7 +133,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     children = Children(directory, env)
     results = []
     try:
-        gateway, log = children.start("gateway", [sys.executable, "-m", "server.cli", "gateway",
+        gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
                                                   "--address", "127.0.0.1:0"])
         address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
         registry = BotRegistry(sessions)
@@ -161,7 +160,7 @@ def run(args: argparse.Namespace) -> list[dict]:
             workers = []
             for w in range(n_workers):
                 process, log = children.start(f"worker-{n_workers}-{w}", [
-                    sys.executable, "-m", "workers.cli", "worker", "--concurrency", str(args.concurrency),
+                    sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(args.concurrency),
                     "--hostname", f"bench{n_workers}-{w}@%h", "--loglevel", "info"])
                 workers.append((process, log))
             for process, log in workers:

@@ -55,7 +55,7 @@ def check_gameserver(address: str) -> str | None:
 
 
 def check_worker() -> str | None:
-    from workers.celery_app import app
+    from atout_workers.celery_app import app
 
     node = f"celery@{socket.gethostname()}"
     replies = app.control.ping(destination=[node], timeout=TIMEOUT_S)

@@ -52,7 +52,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if external:
         yield external
         return
-    from server.embedded_redis import EmbeddedRedis
+    from atout_arena.core.embedded_redis import EmbeddedRedis
 
     with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
         yield server.url
@@ -60,7 +60,7 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
-    from server.db import create_all, make_engine
+    from atout_arena.core.db import create_all, make_engine
 
     url = f"sqlite:///{tmp_path_factory.mktemp('db') / 'atout.db'}"
     engine = make_engine(url)
@@ -132,8 +132,8 @@ def postgres_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def registry(database_url: str):  # type: ignore[no-untyped-def]
-    from server.db import make_engine, make_session_factory
-    from server.registry import BotRegistry
+    from atout_arena.core.db import make_engine, make_session_factory
+    from atout_arena.services.bots import BotRegistry
 
     engine = make_engine(database_url)
     yield BotRegistry(make_session_factory(engine))
@@ -142,7 +142,7 @@ def registry(database_url: str):  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="session")
 def sessions(database_url: str):  # type: ignore[no-untyped-def]
-    from server.db import make_engine, make_session_factory
+    from atout_arena.core.db import make_engine, make_session_factory
 
     engine = make_engine(database_url)
     yield make_session_factory(engine)
@@ -179,7 +179,7 @@ def make_bot(registry, redis_client) -> Callable[..., tuple]:  # type: ignore[no
 
 @pytest.fixture(scope="session")
 def decisions(redis_url: str):  # type: ignore[no-untyped-def]
-    from server.decisions import DecisionClient
+    from atout_workers.decisions import DecisionClient
 
     client = DecisionClient(redis_url)
     yield client
@@ -290,7 +290,7 @@ def _start_game_server(
 ) -> Process:
     process = processes.start(
         f"gateway-{server_id}",
-        [sys.executable, "-m", "server.cli", "gateway", "--address", address],
+        [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", address],
         {
             "ATOUT_REDIS_URL": redis_url,
             "ATOUT_DATABASE_URL": database_url,
@@ -355,7 +355,7 @@ def spawn_bot(processes: Processes) -> Callable[..., Process]:
 @pytest.fixture(scope="session")
 def celery_app(redis_url: str):  # type: ignore[no-untyped-def]
     """The Celery app of this (test) process, sending to the session's Redis."""
-    from workers.celery_app import app, configure
+    from atout_workers.celery_app import app, configure
 
     configure(app, redis_url)
     return app
@@ -373,7 +373,7 @@ def start_worker(processes: Processes, worker_env: dict[str, str]) -> Callable[.
     def start(name: str = "w1", concurrency: int = 32, wait: bool = True, **env: str) -> Process:
         process = processes.start(
             f"worker-{name}",
-            [sys.executable, "-m", "workers.cli", "worker", "--concurrency", str(concurrency),
+            [sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(concurrency),
              "--hostname", f"{name}@%h", "--loglevel", "info"],
             {**worker_env, **env},
         )  # fmt: skip
@@ -389,7 +389,7 @@ def start_beat(processes: Processes, worker_env: dict[str, str], tmp_path: Path)
     def start(**env: str) -> Process:
         process = processes.start(
             "beat",
-            [sys.executable, "-m", "workers.cli", "beat", "--loglevel", "info"],
+            [sys.executable, "-m", "atout_arena.cli", "beat", "--loglevel", "info"],
             {**worker_env, "ATOUT_DATA_DIR": str(tmp_path / "beat"), **env},
         )
         process.wait_for_log(r"beat: Starting", timeout=30)
@@ -404,7 +404,7 @@ def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., 
     registered bots, each run by ``atout-bot run`` in its own process (extra ``args``, ``env``)
     and connected before this returns. Names of ``tests/workers/worker_bots.py`` classes are
     found there; a spec of ``None`` registers a bot that never connects."""
-    from server.relay import is_connected
+    from atout_arena.core.relay import is_connected
 
     def make(specs: list[str | None], *args: str, prefix: str = "bot", **env: str) -> list:
         infos = []
@@ -426,7 +426,7 @@ def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., 
 @pytest.fixture
 def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Empty task queues before and after the test (a test's leftovers never reach the next)."""
-    from workers.celery_app import QUEUES
+    from atout_workers.celery_app import QUEUES
 
     redis_client.delete(*QUEUES)
     yield
@@ -437,9 +437,9 @@ def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def
 def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  # type: ignore[no-untyped-def]
     """``run_tournament(bots, game=..., **spec) -> id``: create, start and dispatch a tournament
     (``via_task=True``: started by the ``atout.start_tournament`` task, as the API does)."""
-    from workers.tasks import dispatch_matches
-    from workers.tasks import start_tournament as start_task
-    from workers.tournaments import create_tournament, start_tournament
+    from atout_arena.services.tournaments import create_tournament, start_tournament
+    from atout_workers.tasks import dispatch_matches
+    from atout_workers.tasks import start_tournament as start_task
 
     def run(bots: list, name: str = "test", via_task: bool = False, **spec: Any) -> int:
         tid = create_tournament(sessions, name=name, bots=[b.name for b in bots], **spec)
@@ -454,7 +454,7 @@ def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  #
 
 @pytest.fixture
 def wait_finished(sessions) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
-    from server.models import Tournament
+    from atout_arena.core.models import Tournament
 
     def wait(tournament_id: int, timeout: float = 90.0) -> None:
         def done() -> bool:

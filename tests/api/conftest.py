@@ -24,8 +24,8 @@ from e2e_helpers import FAST, WORKER_BOTS, wait_until
 def api(redis_url: str, database_url: str, celery_app: Any) -> Iterator[Api]:
     """The session's API: ``create_app`` on the session's Redis and database, served by uvicorn.
     Its practice matches heartbeat as fast as the test workers' sweeper expects (FAST)."""
-    from server.api import create_app
-    from server.settings import Settings
+    from atout_arena.api import create_app
+    from atout_arena.core.settings import Settings
 
     settings = Settings(database_url=database_url, redis_url=redis_url)
     with mock.patch.dict(os.environ, FAST):
@@ -63,7 +63,7 @@ def new_bot(api: Api) -> Any:
 def connected_bots(api: Api, game_server: Any, spawn_bot: Any, redis_client: Any, new_bot: Any) -> Any:
     """``connected_bots(n, spec="random", **env) -> [(name, id, token)]``: bots registered
     through the API and run by ``atout-bot run`` in their own processes, connected."""
-    from server.relay import is_connected
+    from atout_arena.core.relay import is_connected
 
     def make(n: int, spec: str = "random", prefix: str = "api", **env: str) -> list[tuple[str, int, str]]:
         bots = [new_bot(prefix) for _ in range(n)]

@@ -306,8 +306,8 @@ def test_the_organizer_token_comes_from_the_settings(redis_url: str, database_ur
     """``ATOUT_ADMIN_TOKEN`` is read once, into ``Settings.admin_token``, which the API uses."""
     from api_helpers import serve_in_thread
 
-    from server.api import create_app
-    from server.settings import Settings
+    from atout_arena.api import create_app
+    from atout_arena.core.settings import Settings
 
     env = {"ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url}
     for settings, token, expected in [
@@ -338,7 +338,7 @@ def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str
         "PYTHONUNBUFFERED": "1",
     }
     process = subprocess.Popen(
-        [sys.executable, "-c", "from server.api import serve_api; serve_api('127.0.0.1', 0)"],
+        [sys.executable, "-c", "from atout_arena.api import serve_api; serve_api('127.0.0.1', 0)"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

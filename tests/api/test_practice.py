@@ -9,9 +9,9 @@ import pytest
 from e2e_helpers import wait_until
 from sqlalchemy import func, select
 
-from server.models import Bot, RatingChange
-from server.practice import HouseAsker, PracticeError, house_bot_name, start_practice
-from workers.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, play_match
+from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, play_match
+from atout_arena.core.models import Bot, RatingChange
+from atout_arena.services.practice import HouseAsker, PracticeError, house_bot_name, start_practice
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -88,7 +88,7 @@ def test_start_practice_checks_what_it_is_given(sessions, make_bot) -> None:  # 
     assert raised.value.kind == "not_found"
     match_id = start_practice(sessions, bot.id, "fool", players=3, seat=2, seed=9)
     with sessions() as session:
-        from server.models import Match
+        from atout_arena.core.models import Match
 
         match = session.get(Match, match_id)
         assert match.tournament_id is None and match.status == "queued" and match.max_faults == 0

@@ -28,11 +28,11 @@ SEED = 2
 def seed_arena(sessions) -> None:  # type: ignore[no-untyped-def]
     """Bots, a finished tournament (ids 1, 2...) and a league, so that the fuzzer also meets
     ids that exist: matches with replays, standings, fitted ratings."""
-    from server.registry import BotRegistry
-    from workers import store
-    from workers.leagues import create_league
-    from workers.match import Answer, play_match
-    from workers.tournaments import create_tournament, finalize_tournament, start_tournament
+    from atout_arena.core.match import Answer, play_match
+    from atout_arena.services.bots import BotRegistry
+    from atout_arena.services.leagues import create_league
+    from atout_arena.services.tournaments import create_tournament, finalize_tournament, start_tournament
+    from atout_workers import store
 
     registry = BotRegistry(sessions)
     names = [registry.add(f"seeded-{i}")[0].name for i in range(3)]
@@ -48,9 +48,9 @@ def seed_arena(sessions) -> None:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def fuzzed_api(redis_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from server.api import create_app
-    from server.db import create_all, make_engine, make_session_factory
-    from server.settings import Settings
+    from atout_arena.api import create_app
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.core.settings import Settings
 
     database_url = f"sqlite:///{tmp_path / 'fuzz.db'}"
     engine = make_engine(database_url)

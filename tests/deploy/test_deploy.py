@@ -103,7 +103,7 @@ def test_compose_fails_on_a_bad_key(tmp_path: Path) -> None:
 
 def test_compose_commands_exist(compose: dict) -> None:
     """Every command the arena services run is one the image has."""
-    from server.cli import build_parser
+    from atout_arena.cli import build_parser
 
     parser = build_parser()
     for name in sorted(ARENA_SERVICES):
@@ -135,8 +135,8 @@ def _variables_read_by_the_code() -> set[str]:
 
 
 def test_compose_settings_are_known_and_valid(compose: dict) -> None:
-    from server.settings import Settings
-    from workers.config import WorkerConfig
+    from atout_arena.core.settings import Settings
+    from atout_arena.core.worker_config import WorkerConfig
 
     known = _variables_read_by_the_code()
     for name in sorted(ARENA_SERVICES):
@@ -179,7 +179,7 @@ def test_deployment_doc_lists_every_variable() -> None:
 @pytest.fixture(scope="module")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A Redis of this module's own: the metrics written here stay out of other tests' counts."""
-    from server.embedded_redis import EmbeddedRedis
+    from atout_arena.core.embedded_redis import EmbeddedRedis
 
     with EmbeddedRedis(tmp_path_factory.mktemp("deploy-redis")) as server:
         yield server.url
@@ -189,8 +189,8 @@ def _exported_series(redis_url: str) -> dict[str, str]:
     """Series name -> metric family, for every family the arena's registry exports."""
     import redis
 
-    from server.metrics import metrics_registry
-    from workers.celery_app import QUEUES
+    from atout_arena.core.metrics import metrics_registry
+    from atout_workers.celery_app import QUEUES
 
     client = redis.Redis.from_url(redis_url)
     series: dict[str, str] = {}
@@ -216,7 +216,7 @@ def _dashboard_queries() -> list[str]:
 
 
 def test_dashboard_queries_exported_metrics(redis_server: str) -> None:
-    from server.metrics import ALL_METRICS
+    from atout_arena.core.metrics import ALL_METRICS
 
     series = _exported_series(redis_server)
     assert set(series.values()) >= {spec.name[: -len("_total")] if spec.kind == "counter" else spec.name
@@ -266,7 +266,7 @@ def test_prometheus_config(compose: dict) -> None:
 
 @pytest.fixture(scope="module")
 def api(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The real API (``server.api.serve_api``) in another process; yields its base URL."""
+    """The real API (``atout_arena.api.serve_api``) in another process; yields its base URL."""
     directory = tmp_path_factory.mktemp("deploy-api")
     log_path = directory / "api.log"
     env = {
@@ -277,7 +277,7 @@ def api(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "ATOUT_DATABASE_URL": f"sqlite:///{directory / 'atout.db'}",
         "ATOUT_ADMIN_TOKEN": "deploy-test-admin",
     }
-    code = "from server.api import serve_api; serve_api('127.0.0.1', 0)"
+    code = "from atout_arena.api import serve_api; serve_api('127.0.0.1', 0)"
     with open(log_path, "wb") as log:
         process = subprocess.Popen([sys.executable, "-c", code], stdout=log, stderr=subprocess.STDOUT,
                                    stdin=subprocess.DEVNULL, cwd=ROOT, env=env)
@@ -301,7 +301,7 @@ def test_live_metrics_pass_promtool(api: str, redis_server: str) -> None:
     """A scrape of the real /metrics, with a value in every metric, is clean for promtool."""
     import redis
 
-    from server.metrics import ALL_METRICS, MetricsRecorder
+    from atout_arena.core.metrics import ALL_METRICS, MetricsRecorder
 
     promtool = tool("promtool", "prometheus")
     client = redis.Redis.from_url(redis_server)

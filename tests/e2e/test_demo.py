@@ -211,7 +211,8 @@ def test_the_demo_plays_a_tournament_shows_standings_and_leaves_nothing(venv: Pa
     assert sorted(int(m.group(1)) for m in rows.values())[0] == 1
     # every part was a process of its own, and none is left
     started = " ".join(p.cmdline for p in run.children)
-    parts = ("redis-server", "server.cli gateway", "server.cli api", "server.cli worker", "atout.cli run")
+    parts = ("redis-server", "atout_arena.cli gateway", "atout_arena.cli api", "atout_arena.cli worker",
+             "atout.cli run")
     for part in parts:
         assert part in started, f"{part!r} not among the demo's processes: {started}"
     assert sum("atout.cli run" in p.cmdline for p in run.children) == 3
@@ -241,7 +242,7 @@ def test_a_part_that_fails_to_start_is_reported_with_its_log(before: set[int]) -
     # The demo passes ATOUT_WORKER_CONCURRENCY on to its parts: a bad value stops the workers
     # (and the game server, which plays practice matches with the workers' runner).
     env = {**clean_env(), "ATOUT_WORKER_CONCURRENCY": "many"}
-    run = run_demo([sys.executable, "-m", "server.cli", "demo", "--bots", "2", "--game", "fool",
+    run = run_demo([sys.executable, "-m", "atout_arena.cli", "demo", "--bots", "2", "--game", "fool",
                     "--games-per-pairing", "1", "--port", "0"], env=env)
     assert run.returncode == 1, run.output
     failed = r"error: (the game server|Celery worker \d) exited with code \d+ before it was ready"

@@ -31,9 +31,9 @@ def test_sdk_imports_nothing_from_the_arena() -> None:
     files = sorted(SDK.rglob("*.py"))
     assert len(files) > 10
     offenders = {
-        str(f.relative_to(ROOT)): sorted(m & {"server", "workers"})
+        str(f.relative_to(ROOT)): sorted(m & {"atout_arena", "atout_workers"})
         for f in files
-        if (m := _imported_top_modules(f)) & {"server", "workers"}
+        if (m := _imported_top_modules(f)) & {"atout_arena", "atout_workers"}
     }
     assert offenders == {}
 
@@ -50,8 +50,10 @@ def test_sdk_imports_only_the_stdlib_grpc_and_protobuf() -> None:
 
 def test_scan_sees_an_arena_import(tmp_path: Path) -> None:
     sample = tmp_path / "x.py"
-    sample.write_text("import os\nfrom server.db import Bot\nimport workers.tasks as t\nfrom . import bot\n")
-    assert _imported_top_modules(sample) == {"os", "server", "workers"}
+    sample.write_text(
+        "import os\nfrom atout_arena.core.db import Bot\nimport atout_workers.tasks as t\nfrom . import bot\n"
+    )
+    assert _imported_top_modules(sample) == {"os", "atout_arena", "atout_workers"}
 
 
 @pytest.mark.timeout(120)

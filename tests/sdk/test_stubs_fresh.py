@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import re
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-import gen_proto  # noqa: E402 - scripts/ is not a package
+# scripts/ is not a package: load the generator from its file, without editing sys.path
+_spec = importlib.util.spec_from_file_location("gen_proto", ROOT / "scripts" / "gen_proto.py")
+assert _spec and _spec.loader
+gen_proto = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(gen_proto)
 
 pytest.importorskip("grpc_tools", reason="needs grpcio-tools (pip install grpcio-tools)")
 pytestmark = pytest.mark.timeout(120)

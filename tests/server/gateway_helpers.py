@@ -15,7 +15,7 @@ import grpc
 from atout.games import new_game
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from server.decisions import engine_check
+from atout_workers.decisions import engine_check
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:

@@ -11,7 +11,7 @@ import sys
 import pytest
 from gateway_helpers import RawBot
 
-from server.cli import main
+from atout_arena.cli import main
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.timeout(60)
 def arena(*args: str, database_url: str) -> subprocess.CompletedProcess:
     """The real command, in another process."""
     return subprocess.run(
-        [sys.executable, "-m", "server.cli", *args],
+        [sys.executable, "-m", "atout_arena.cli", *args],
         capture_output=True,
         text=True,
         timeout=30,

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from server.demo import PRESETS, plan_demo
-from server.demo.processes import Parts, StopSignals
-from server.demo.report import BotLine, Progress, Rate, Report, format_report, percentile
+from atout_arena.demo import PRESETS, plan_demo
+from atout_arena.demo.processes import Parts, StopSignals
+from atout_arena.demo.report import BotLine, Progress, Rate, Report, format_report, percentile
 
 
 def test_the_default_plan_is_merde_with_heuristic_and_random_bots() -> None:

@@ -1,4 +1,4 @@
-"""How every part of the arena finds its Redis (``server.embedded_redis.find_redis_url``): the
+"""How every part of the arena finds its Redis (``atout_arena.core.embedded_redis.find_redis_url``): the
 configured one, else the embedded one of the data dir when it runs, else a new one."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import redis
 
-from server.embedded_redis import find_redis_url
-from server.settings import Settings
+from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.settings import Settings
 
 
 def test_a_configured_redis_is_used_as_is(tmp_path: Path) -> None:

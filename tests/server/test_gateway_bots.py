@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gateway_helpers import engine_request, read_events, wait_until
 
-from server.decisions import AsyncDecisionClient, Fault
+from atout_workers.decisions import AsyncDecisionClient, Fault
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -248,7 +248,7 @@ def test_a_match_that_ends_while_the_bot_is_away_ends_for_it_when_it_is_back(
     """The SDK bot's game server goes away (the bot keeps trying to reconnect); a match ends
     meanwhile; when the bot is back (a new game server at the same address), on_match_end is
     called for that match, once."""
-    from server.embedded_redis import free_tcp_port
+    from atout_arena.core.embedded_redis import free_tcp_port
 
     address = f"127.0.0.1:{free_tcp_port()}"
     first = start_game_server(address=address)

@@ -128,9 +128,9 @@ def test_practice_refusals_map_to_grpc_codes() -> None:
     import asyncio
     from datetime import UTC, datetime
 
-    from server.gateway import PRACTICE_CODES, Refused, start_practice
-    from server.practice import PracticeError
-    from server.registry import BotInfo
+    from atout_arena.gateway.servicer import PRACTICE_CODES, Refused, start_practice
+    from atout_arena.services.bots import BotInfo
+    from atout_arena.services.practice import PracticeError
 
     class Refusing:
         def __init__(self, kind: str) -> None:
@@ -159,7 +159,7 @@ def test_a_connected_sdk_bot_practises_over_grpc_to_the_end(
 ) -> None:  # type: ignore[no-untyped-def]
     from sqlalchemy import func, select
 
-    from server.models import Match, RatingChange
+    from atout_arena.core.models import Match, RatingChange
 
     info, token = make_bot("prac-grpc")
     events = tmp_path / "events.jsonl"

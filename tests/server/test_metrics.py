@@ -10,7 +10,7 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from server.metrics import (
+from atout_arena.core.metrics import (
     ALL_METRICS,
     BOTS_CONNECTED,
     DECISION_BUCKETS,
@@ -18,7 +18,7 @@ from server.metrics import (
     MetricsRecorder,
     metrics_registry,
 )
-from server.relay import CONNECTED_KEY, now_ms
+from atout_arena.core.relay import CONNECTED_KEY, now_ms
 
 EXPECTED = {
     "atout_decision_seconds": ("histogram", ("game", "bot")),
@@ -97,7 +97,7 @@ def test_labels_are_bounded(recorder) -> None:  # type: ignore[no-untyped-def]
 def test_counts_of_several_processes_add_up(recorder, redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
     script = (
         "import redis, sys\n"
-        "from server.metrics import MetricsRecorder\n"
+        "from atout_arena.core.metrics import MetricsRecorder\n"
         "m = MetricsRecorder(redis.Redis.from_url(sys.argv[1]))\n"
         "for i in range(200):\n"
         "    m.decision('merde', 'alice', 0.001 * (i % 7))\n"
@@ -128,7 +128,7 @@ def test_bots_connected_counts_live_streams_across_game_servers(
     presence (three keep-alives) has expired."""
     from e2e_helpers import wait_until
 
-    from server.relay import connected_bots
+    from atout_arena.core.relay import connected_bots
 
     def counted(present: set[str], absent: set[str]) -> bool:
         """The scrape counts every live bot: these present, those not (bots of other tests may
@@ -152,8 +152,8 @@ def test_bots_connected_counts_live_streams_across_game_servers(
 
 def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:  # type: ignore[no-untyped-def]
     """Tasks sent through Celery (no worker running) are counted by queue, priorities included."""
-    from workers.celery_app import CONTROL_QUEUE, MATCH_QUEUE, QUEUES
-    from workers.tasks import dispatch_matches, finalize_tournament, play_match
+    from atout_workers.celery_app import CONTROL_QUEUE, MATCH_QUEUE, QUEUES
+    from atout_workers.tasks import dispatch_matches, finalize_tournament, play_match
 
     dispatch_matches([10**9, 10**9 + 1, 10**9 + 2])
     play_match.apply_async((10**9 + 3,), queue=MATCH_QUEUE, priority=5)

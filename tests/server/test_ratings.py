@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from server.ratings import (
+from atout_arena.core.ratings import (
     DEFAULT_RATING,
     elo_update,
     expected_score,

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from server.db import create_all, make_engine, make_session_factory
-from server.models import Bot
-from server.registry import BotRegistry, RegistryError
-from server.settings import Settings
+from atout_arena.core.db import create_all, make_engine, make_session_factory
+from atout_arena.core.models import Bot
+from atout_arena.core.settings import Settings
+from atout_arena.services.bots import BotRegistry, RegistryError
 
 
 @pytest.fixture
@@ -81,7 +81,7 @@ def test_a_bot_is_found_by_id_and_by_name(memory_registry) -> None:
 
 
 def test_parse_id() -> None:
-    from server.models import MAX_ID, parse_id
+    from atout_arena.core.models import MAX_ID, parse_id
 
     assert [parse_id(v) for v in (1, "1", "0042", MAX_ID, str(MAX_ID))] == [1, 1, 42, MAX_ID, MAX_ID]
     for value in (0, -1, MAX_ID + 1, str(MAX_ID + 1), "²", "1.0", " 1", "", "alice", True, None, 1.0):

@@ -10,8 +10,8 @@ import pytest
 from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
-from server.decisions import Decision, Fault
-from server.relay import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
+from atout_arena.core.relay import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
+from atout_workers.decisions import Decision, Fault
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.standings import MatchResult, standings
+from atout_arena.core.standings import MatchResult, standings
 
 
 def by_bot(table: list) -> dict:

@@ -11,11 +11,11 @@ import sys
 
 import pytest
 
-from server.models import Match
-from workers.cli import main
-from workers.match import Answer
-from workers.runner import run_match
-from workers.tournaments import start_tournament
+from atout_arena.cli_competitions import main
+from atout_arena.core.match import Answer
+from atout_arena.core.models import Match
+from atout_arena.services.tournaments import start_tournament
+from atout_workers.runner import run_match
 
 
 @pytest.fixture
@@ -59,10 +59,10 @@ def test_league_create_join_leave_show(env, make_bot, capsys) -> None:  # type: 
 
 
 def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env, make_bot, sessions) -> None:  # type: ignore[no-untyped-def]
-    from server.settings import Settings
-    from workers.config import WorkerConfig
-    from workers.tournaments import create_tournament
-    from workers.world import build_world
+    from atout_arena.core.settings import Settings
+    from atout_arena.core.worker_config import WorkerConfig
+    from atout_arena.services.tournaments import create_tournament
+    from atout_workers.world import build_world
 
     bots = [make_bot("replay")[0].name for _ in range(3)]
     tid = create_tournament(sessions, name="r", game="merde", bots=bots, players=3, options={"deals": 2})
@@ -75,7 +75,8 @@ def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env,
         world.close()
 
     def replay() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "workers.cli", "replay", str(mid)], capture_output=True,
+        return subprocess.run([sys.executable, "-m", "atout_arena.cli", "replay", str(mid)],
+                              capture_output=True,
                               text=True, timeout=60, env={**os.environ, **env})
 
     ok = replay()
@@ -89,6 +90,7 @@ def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env,
         session.commit()
     bad = replay()
     assert bad.returncode == 1 and "DIVERGES" in bad.stdout and f"action {len(actions) - 1} " in bad.stdout
-    missing = subprocess.run([sys.executable, "-m", "workers.cli", "replay", "999999"], capture_output=True,
+    missing = subprocess.run([sys.executable, "-m", "atout_arena.cli", "replay", "999999"],
+                             capture_output=True,
                              text=True, timeout=60, env={**os.environ, **env})
     assert missing.returncode == 2 and "no match 999999" in missing.stderr

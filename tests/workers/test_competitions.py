@@ -9,22 +9,28 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select, update
 
-from server.models import League, Match, Tournament
-from server.settings import Settings
-from workers.config import WorkerConfig
-from workers.leagues import create_league, due_leagues, league_standings, set_members, start_season
-from workers.match import Answer
-from workers.runner import run_match
-from workers.store import utcnow
-from workers.sweeper import sweep
-from workers.tournaments import (
+from atout_arena.core.match import Answer
+from atout_arena.core.models import League, Match, Tournament
+from atout_arena.core.settings import Settings
+from atout_arena.core.worker_config import WorkerConfig
+from atout_arena.services.leagues import (
+    create_league,
+    due_leagues,
+    league_standings,
+    set_members,
+    start_season,
+)
+from atout_arena.services.tournaments import (
     TournamentError,
     cancel_tournament,
     create_tournament,
     finalize_tournament,
     start_tournament,
 )
-from workers.world import build_world
+from atout_workers.runner import run_match
+from atout_workers.store import utcnow
+from atout_workers.sweeper import sweep
+from atout_workers.world import build_world
 
 
 @pytest.fixture
@@ -124,8 +130,8 @@ def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:  # type
 @pytest.mark.parametrize("ref", ["²", "٣", "9" * 19, "99999999999999999999999", 2**63, "0", -1])
 def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, ref) -> None:  # type: ignore[no-untyped-def]
     """What is not an id a database can hold is a name: not found, never a crash."""
-    from workers.leagues import find_league
-    from workers.tournaments import find_bots
+    from atout_arena.services.leagues import find_league
+    from atout_arena.services.tournaments import find_bots
 
     bots = [make_bot("nid")[0].name for _ in range(2)]
     lid = create_league(world.sessions, name=f"nid-{bots[0]}", game="tiercon", bots=bots)
@@ -147,7 +153,7 @@ def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None
                             bots=bots, games_per_pairing=3)
     ids = start_tournament(world.sessions, tid)
     assert len(ids) == 3
-    from workers import store
+    from atout_workers import store
 
     assert store.claim_match(world.sessions, ids[0], "dead-worker", 30)
     sent: list[int] = []

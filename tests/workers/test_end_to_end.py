@@ -15,9 +15,9 @@ import pytest
 from e2e_helpers import wait_until
 from sqlalchemy import func, select
 
-from server.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
-from server.models import Match, Rating, RatingChange, Tournament
-from workers.replay import load_match, replay_match, replay_views
+from atout_arena.core.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
+from atout_arena.core.models import Match, Rating, RatingChange, Tournament
+from atout_arena.core.replay import load_match, replay_match, replay_views
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -82,7 +82,7 @@ def test_the_cli_creates_starts_and_waits_for_a_tournament(
     bots = arena_bots(["random"] * 3)
     start_worker()
     done = subprocess.run(
-        [sys.executable, "-m", "workers.cli", "tournament", "create", "cli-cup", "--game", "regicide",
+        [sys.executable, "-m", "atout_arena.cli", "tournament", "create", "cli-cup", "--game", "regicide",
          "--players", "3", "--bots", ",".join(b.name for b in bots), "--start", "--wait"],
         capture_output=True, text=True, timeout=120, env={**os.environ, **worker_env},
     )
@@ -249,7 +249,7 @@ def test_one_worker_process_keeps_many_matches_in_flight(
 def test_a_league_runs_seasons_under_beat_with_standings_across_them(
     arena_bots, start_worker, start_beat, sessions, celery_app, clean_queues
 ) -> None:  # type: ignore[no-untyped-def]
-    from workers.leagues import create_league, league_standings, set_members
+    from atout_arena.services.leagues import create_league, league_standings, set_members
 
     bots = arena_bots(["random"] * 3)
     league = create_league(sessions, name=f"league-{bots[0].name}", game="merde", players=3,
@@ -277,7 +277,7 @@ def test_a_practice_match_left_queued_is_played_by_a_worker_with_its_house_bots(
 ) -> None:  # type: ignore[no-untyped-def]
     """A practice match whose API (or game server) stopped before playing it stays queued: the
     sweeper sends it to a worker, which plays the house seats in-process, unrated."""
-    from server.practice import start_practice
+    from atout_arena.services.practice import start_practice
 
     (bot,) = arena_bots(["random"], prefix="practice")
     match_id = start_practice(sessions, bot.id, "tiercon", seat=1, seed=11)  # stored, never dispatched

@@ -8,7 +8,7 @@ import uuid
 import pytest
 import redis
 
-from workers.events import LISTEN_CHECK_S, EventSink
+from atout_workers.events import LISTEN_CHECK_S, EventSink
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from atout.games import new_game
-from workers.match import (
+from atout_arena.core.match import (
     DISCONNECTED,
     FALLBACK,
     ILLEGAL,

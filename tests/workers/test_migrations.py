@@ -8,8 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from server.db import Base, create_all, make_engine
-from server.migrations import upgrade
+from atout_arena.core.db import Base, create_all, make_engine
+from atout_arena.migrations import upgrade
 
 
 def _schema(url: str) -> dict:

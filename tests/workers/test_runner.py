@@ -11,17 +11,22 @@ import time
 import pytest
 from sqlalchemy import select
 
-from server.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
-from server.models import Match, Rating, Tournament, TournamentRating
-from server.settings import Settings
-from workers import store
-from workers.config import WorkerConfig
-from workers.match import Answer, DecisionAsk
-from workers.replay import load_match, replay_match, replay_views
-from workers.runner import run_match
-from workers.tournaments import create_tournament, finalize_tournament, start_tournament, tournament_summary
-from workers.views import public_channel, seat_channel
-from workers.world import build_world
+from atout_arena.core.match import Answer, DecisionAsk
+from atout_arena.core.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
+from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
+from atout_arena.core.replay import load_match, replay_match, replay_views
+from atout_arena.core.settings import Settings
+from atout_arena.core.views import public_channel, seat_channel
+from atout_arena.core.worker_config import WorkerConfig
+from atout_arena.services.tournaments import (
+    create_tournament,
+    finalize_tournament,
+    start_tournament,
+    tournament_summary,
+)
+from atout_workers import store
+from atout_workers.runner import run_match
+from atout_workers.world import build_world
 
 
 @pytest.fixture
@@ -210,9 +215,9 @@ def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process
     """What a worker does with a practice match (the sweeper sent it there) and what the API's
     and the game servers' practice threads do: ``run_match`` plays the house seats in-process
     (never faulted ``disconnected``), asks only the visiting seat, stores it unrated."""
-    from server.models import RatingChange
-    from server.practice import house_bots, start_practice
-    from server.relay import ended_key, inbox_key, matches_key
+    from atout_arena.core.models import RatingChange
+    from atout_arena.core.relay import ended_key, inbox_key, matches_key
+    from atout_arena.services.practice import house_bots, start_practice
 
     bot, _ = make_bot("practice")
     match_id = start_practice(world.sessions, bot.id, "merde", players=3, options={"deals": 2},
@@ -242,7 +247,7 @@ def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process
 
 
 def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, make_bot) -> None:  # type: ignore[no-untyped-def]
-    from server.practice import start_practice
+    from atout_arena.services.practice import start_practice
 
     bot, _ = make_bot("practice-stop")
     match_id = start_practice(world.sessions, bot.id, "tiercon", seat=0, seed=2)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from workers.schedule import ScheduledMatch, deal_seed, round_robin, tables
+from atout_arena.core.schedule import ScheduledMatch, deal_seed, round_robin, tables
 
 
 def bots(n: int) -> list[str]:

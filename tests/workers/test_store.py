@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from server.db import Base, create_all, make_engine, make_session_factory
-from server.models import Bot, Match, MatchSeat, Rating, RatingChange, Tournament
-from workers import store
-from workers.match import MatchOutcome, Step
+from atout_arena.core.db import Base, create_all, make_engine, make_session_factory
+from atout_arena.core.match import MatchOutcome, Step
+from atout_arena.core.models import Bot, Match, MatchSeat, Rating, RatingChange, Tournament
+from atout_workers import store
 
 DATABASES = ["sqlite", "postgresql"]
 

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from atout.games import new_game
-from workers.views import StepViews, public_view
+from atout_arena.core.views import StepViews, public_view
 
 GAMES = [("merde", {"deals": 3}, 4), ("tiercon", {}, 2), ("regicide", {}, 4), ("fool", {}, 3)]
 

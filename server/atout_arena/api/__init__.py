@@ -1,0 +1,123 @@
+"""The REST API (FastAPI, OpenAPI at ``/docs``) and the web dashboard it serves at ``/``.
+
+>>> app = create_app(Settings.from_env())           # doctest: +SKIP
+>>> serve_api("127.0.0.1", 8000)                     # doctest: +SKIP  (``atout-arena api``)
+
+Resources are versioned under ``/v1`` (one router each, :mod:`atout_arena.api.routes`); ``/metrics``
+and ``/healthz`` are not. Who may do what is in :mod:`atout_arena.api.deps`; ``docs/api.md`` has
+curl examples for organizers.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request, status
+from fastapi.responses import FileResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from atout_arena.api.context import Arena, Dispatch
+from atout_arena.api.routes import bots, games, leagues, matches, practice, ratings, system, tournaments
+from atout_arena.core.settings import Settings
+
+DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard"
+
+DESCRIPTION = """
+Atout is an arena where card-playing bots meet. Organizers register bots and run tournaments
+and leagues; spectators follow matches live; bots practise against house bots.
+
+**Tokens** (`Authorization: Bearer <token>`): the organizer token (`ATOUT_ADMIN_TOKEN`) for
+every endpoint that changes something; a bot's token for its own details, its own seat's views
+and practice matches; no token for what spectators see. An unknown token is a 401, a token
+without the right a 403.
+"""
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    admin_token: str | None = None,
+    dispatch: Dispatch | None = None,
+) -> FastAPI:
+    """The API app. ``admin_token`` defaults to ``settings.admin_token`` (``ATOUT_ADMIN_TOKEN``;
+    none: organizer endpoints answer 403); ``dispatch`` sends match tasks (default: the
+    workers' Celery app)."""
+    arena = Arena(settings or Settings.from_env(), admin_token=admin_token, dispatch=dispatch)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        arena.close()
+
+    app = FastAPI(
+        title="Atout arena",
+        version="1",
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        openapi_tags=[
+            {"name": "games", "description": "the rulesets"},
+            {"name": "bots", "description": "registration, tokens, details"},
+            {"name": "tournaments", "description": "schedules of matches between bots"},
+            {"name": "leagues", "description": "standing competitions with seasons"},
+            {"name": "matches", "description": "results, replays, live events"},
+            {"name": "ratings", "description": "leaderboards"},
+            {"name": "practice", "description": "a bot against house bots"},
+            {"name": "system", "description": "health and metrics"},
+        ],
+    )
+    app.state.arena = arena
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, system):
+        app.include_router(module.router)
+
+    from atout_arena.services.tournaments import TournamentError
+
+    @app.exception_handler(TournamentError)
+    async def tournament_error(_: Request, exc: TournamentError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    app.mount("/dashboard", StaticFiles(directory=DASHBOARD), name="dashboard")
+
+    @app.get("/", include_in_schema=False)
+    def dashboard() -> FileResponse:
+        return FileResponse(DASHBOARD / "index.html", headers={"Cache-Control": "no-cache"})
+
+    return app
+
+
+def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None = None) -> None:
+    """Run the API and the dashboard until SIGTERM / Ctrl-C (``atout-arena api``).
+
+    Port 0 takes a free port; the line ``API listening on http://HOST:PORT`` says which. Without
+    ``ATOUT_ADMIN_TOKEN`` an organizer token is made up for this run and printed once.
+    """
+    import uvicorn
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    settings = settings or Settings.from_env()
+    admin_token = settings.admin_token
+    if not admin_token:
+        admin_token = "atout_admin_" + secrets.token_urlsafe(24)
+        print(
+            f"no ATOUT_ADMIN_TOKEN set: the organizer token of this run is {admin_token}",
+            file=sys.stderr,
+            flush=True,
+        )
+    app = create_app(settings, admin_token=admin_token)
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP: asyncio sets TCP_NODELAY
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    # Listen before saying so: a client that connects on the line below must not be refused
+    # while uvicorn is still starting (connections wait in the backlog until it accepts).
+    sock.listen(2048)
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if family == socket.AF_INET6 else host
+    print(f"API listening on http://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=5))
+    server.run(sockets=[sock])

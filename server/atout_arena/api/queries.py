@@ -1,0 +1,368 @@
+"""The API's reads that the workers' modules do not already offer: plain functions of a
+``Session`` returning the response models' data."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import case, func, select
+from sqlalchemy.orm import Session, selectinload
+
+from atout_arena.api import schemas
+from atout_arena.core.models import (
+    MATCH_DONE,
+    Bot,
+    League,
+    Match,
+    MatchSeat,
+    Rating,
+    RatingChange,
+    Tournament,
+)
+from atout_arena.core.ratings import fit
+from atout_arena.core.relay import connected_bots
+from atout_arena.services.practice import is_house
+
+RECENT_MATCHES = 20  # listed on a bot's page
+COUNTED_MATCHES = 100  # for its think times and faults by kind
+
+
+def aware(value: datetime | None) -> datetime | None:
+    """SQLite gives back naive datetimes: they are UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+# -- bots -------------------------------------------------------------------------------------
+
+
+def bot_public(bot: Bot, connected: set[str]) -> dict[str, Any]:
+    return {
+        "id": bot.id,
+        "name": bot.name,
+        "owner": bot.owner,
+        "created_at": aware(bot.created_at),
+        "disabled": bot.disabled,
+        "house": is_house(bot.name),
+        "connected": str(bot.id) in connected,
+    }
+
+
+def connected_set(redis: Any) -> set[str]:
+    return set(connected_bots(redis))
+
+
+def bot_detail(
+    session: Session, bot: Bot, connected: set[str], leaderboards: dict[str, schemas.Leaderboard]
+) -> dict[str, Any]:
+    detail = bot_public(bot, connected)
+    ratings = []
+    for row in session.scalars(select(Rating).where(Rating.bot_id == bot.id).order_by(Rating.game)):
+        board = leaderboards.get(row.game)
+        line = next((r for r in board.rows if r.bot_id == bot.id), None) if board else None
+        ratings.append(
+            {
+                "game": row.game,
+                "online": row.rating,
+                "matches": row.matches,
+                "rating": line.rating if line else None,
+                "ci_low": line.ci_low if line else None,
+                "ci_high": line.ci_high if line else None,
+                "rank": line.rank if line else None,
+            }
+        )
+    detail["ratings"] = ratings
+    seats = session.execute(
+        select(MatchSeat, Match)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot.id)
+        .order_by(Match.id.desc())
+        .limit(RECENT_MATCHES)
+    ).all()
+    players = dict(
+        session.execute(
+            select(MatchSeat.match_id, func.count())
+            .where(MatchSeat.match_id.in_([m.id for _, m in seats]))
+            .group_by(MatchSeat.match_id)
+        ).all()
+    )
+    detail["recent_matches"] = [
+        {
+            "match_id": m.id,
+            "game": m.game,
+            "tournament_id": m.tournament_id,
+            "status": m.status,
+            "seat": s.seat,
+            "players": players.get(m.id, 0),
+            "place": s.place,
+            "score": s.score,
+            "faults": s.faults,
+            "forfeited": s.forfeited,
+            "finished_at": aware(m.finished_at),
+        }
+        for s, m in seats
+    ]
+    total, forfeits = session.execute(
+        select(
+            func.coalesce(func.sum(MatchSeat.faults), 0),
+            func.coalesce(func.sum(case((MatchSeat.forfeited.is_(True), 1), else_=0)), 0),
+        ).where(MatchSeat.bot_id == bot.id)
+    ).one()
+    counted = session.execute(
+        select(MatchSeat.seat, Match.actions)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot.id, Match.status == "finished")
+        .order_by(Match.id.desc())
+        .limit(COUNTED_MATCHES)
+    ).all()
+    kinds: Counter[str] = Counter()
+    think: list[float] = []
+    for seat, actions in counted:
+        for row in actions or []:
+            if row[0] != seat:
+                continue
+            kinds.update(row[4])
+            if row[2] == "bot":
+                think.append(float(row[3]))
+    detail["faults"] = {
+        "total": int(total),
+        "forfeits": int(forfeits),
+        "timeout": kinds["timeout"],
+        "illegal": kinds["illegal"],
+        "disconnected": kinds["disconnected"],
+        "matches_counted": len(counted),
+    }
+    p50, p99 = (float(v) for v in np.percentile(think, [50, 99])) if think else (None, None)
+    detail["think_time"] = {
+        "decisions": len(think),
+        "p50_ms": p50,
+        "p99_ms": p99,
+        "matches_counted": len(counted),
+    }
+    return detail
+
+
+# -- matches ----------------------------------------------------------------------------------
+
+
+def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    return {
+        "id": match.id,
+        "tournament_id": match.tournament_id,
+        "number": match.number,
+        "practice": match.tournament_id is None,
+        "game": match.game,
+        "options": match.options or {},
+        "players": len(seats),
+        "status": match.status,
+        "outcome": match.outcome,
+        "seed": match.seed if match.status in MATCH_DONE else None,
+        "move_ms": match.move_ms,
+        "max_faults": match.max_faults,
+        "created_at": aware(match.created_at),
+        "started_at": aware(match.started_at),
+        "finished_at": aware(match.finished_at),
+        "scores": match.scores,
+        "ranking": match.ranking,
+        "error": match.error,
+        "seats": [
+            {
+                "seat": s.seat,
+                "bot": names.get(s.bot_id, str(s.bot_id)),
+                "bot_id": s.bot_id,
+                "score": s.score,
+                "place": s.place,
+                "faults": s.faults,
+                "forfeited": s.forfeited,
+                "think_ms": s.think_ms,
+            }
+            for s in seats
+        ],
+    }
+
+
+def bot_names(session: Session, ids: Sequence[int]) -> dict[int, str]:
+    if not ids:
+        return {}
+    return dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(set(ids)))).all())
+
+
+def matches_public(session: Session, matches: Sequence[Match]) -> list[dict[str, Any]]:
+    names = bot_names(session, [s.bot_id for m in matches for s in m.seats])
+    return [match_public(m, names) for m in matches]
+
+
+def get_match(session: Session, match_id: int) -> Match | None:
+    return session.get(Match, match_id, options=[selectinload(Match.seats)])
+
+
+def match_page(
+    session: Session,
+    *,
+    tournament_id: int | None = None,
+    status: str | None = None,
+    game: str | None = None,
+    bot_id: int | None = None,
+    practice: bool | None = None,
+    limit: int = 50,
+    offset: int = 0,
+    newest_first: bool = False,
+) -> dict[str, Any]:
+    query = select(Match)
+    if tournament_id is not None:
+        query = query.where(Match.tournament_id == tournament_id)
+    if status is not None:
+        query = query.where(Match.status == status)
+    if game is not None:
+        query = query.where(Match.game == game)
+    if practice is not None:
+        query = query.where(Match.tournament_id.is_(None) if practice else Match.tournament_id.is_not(None))
+    if bot_id is not None:
+        query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
+    total = session.scalar(select(func.count()).select_from(query.subquery())) or 0
+    order = Match.id.desc() if newest_first else Match.id
+    items = session.scalars(
+        query.options(selectinload(Match.seats)).order_by(order).limit(limit).offset(offset)
+    )
+    return {"items": matches_public(session, list(items)), "total": total, "limit": limit, "offset": offset}
+
+
+# -- tournaments ------------------------------------------------------------------------------
+
+
+def progress(counts: dict[str, int]) -> dict[str, Any]:
+    total = sum(counts.values())
+    done = sum(counts.get(s, 0) for s in MATCH_DONE)
+    return {
+        "total": total,
+        "done": done,
+        "percent": round(100.0 * done / total, 1) if total else 100.0,
+        "by_status": dict(sorted(counts.items())),
+    }
+
+
+def status_counts(session: Session, tournament_ids: Sequence[int]) -> dict[int, dict[str, int]]:
+    counts: dict[int, dict[str, int]] = {t: {} for t in tournament_ids}
+    if not tournament_ids:
+        return counts
+    rows = session.execute(
+        select(Match.tournament_id, Match.status, func.count())
+        .where(Match.tournament_id.in_(tournament_ids))
+        .group_by(Match.tournament_id, Match.status)
+    ).all()
+    for tid, status, n in rows:
+        counts[tid][status] = n
+    return counts
+
+
+def tournament_public(t: Tournament, counts: dict[str, int], names: dict[int, str]) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "name": t.name,
+        "game": t.game,
+        "options": t.options or {},
+        "players": t.players,
+        "games_per_pairing": t.games_per_pairing,
+        "duplicate": t.duplicate,
+        "move_ms": t.move_ms,
+        "time_bank_ms": t.time_bank_ms,
+        "max_faults": t.max_faults,
+        "status": t.status,
+        "league_id": t.league_id,
+        "season": t.season,
+        "created_at": aware(t.created_at),
+        "started_at": aware(t.started_at),
+        "finished_at": aware(t.finished_at),
+        "entrants": [names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
+        "progress": progress(counts),
+    }
+
+
+def tournaments_public(session: Session, tournaments: Sequence[Tournament]) -> list[dict[str, Any]]:
+    counts = status_counts(session, [t.id for t in tournaments])
+    names = bot_names(session, [e.bot_id for t in tournaments for e in t.entries])
+    return [tournament_public(t, counts[t.id], names) for t in tournaments]
+
+
+# -- leagues ----------------------------------------------------------------------------------
+
+
+def league_public(session: Session, league: League) -> dict[str, Any]:
+    seasons = session.execute(
+        select(Tournament.season, Tournament.id, Tournament.status)
+        .where(Tournament.league_id == league.id)
+        .order_by(Tournament.season)
+    ).all()
+    names = bot_names(session, [m.bot_id for m in league.members])
+    return {
+        "id": league.id,
+        "name": league.name,
+        "game": league.game,
+        "options": league.options or {},
+        "players": league.players,
+        "games_per_pairing": league.games_per_pairing,
+        "duplicate": league.duplicate,
+        "move_ms": league.move_ms,
+        "max_faults": league.max_faults,
+        "every_s": league.every_s,
+        "next_season_at": aware(league.next_season_at),
+        "active": league.active,
+        "members": [names.get(m.bot_id, str(m.bot_id)) for m in league.members if m.active],
+        "seasons": [{"season": s, "tournament_id": t, "status": st} for s, t, st in seasons],
+    }
+
+
+# -- ratings ----------------------------------------------------------------------------------
+
+
+def rated_matches_key(session: Session, game: str) -> tuple[int, int]:
+    """(count, last id) of the game's rated matches: a leaderboard is valid while it holds."""
+    count, last = session.execute(
+        select(func.count(func.distinct(RatingChange.match_id)), func.max(RatingChange.match_id)).where(
+            RatingChange.game == game
+        )
+    ).one()
+    return int(count or 0), int(last or 0)
+
+
+def leaderboard(session: Session, game: str) -> dict[str, Any]:
+    """The batch fit (Bradley-Terry, Elo scale, 95% intervals: :func:`atout_arena.core.ratings.fit`) of
+    every rated match of ``game`` (those that moved the online Elo: practice matches do not),
+    with each bot's online Elo beside it."""
+    rated = select(RatingChange.match_id).where(RatingChange.game == game).distinct()
+    matches = session.scalars(
+        select(Match)
+        .where(Match.id.in_(rated), Match.status == "finished")
+        .options(selectinload(Match.seats))
+        .order_by(Match.id)
+    ).all()
+    results = []
+    for m in matches:
+        seats = sorted(m.seats, key=lambda s: s.seat)
+        ranking = [s.place for s in seats]
+        if len(seats) >= 2 and all(isinstance(p, int) and p >= 1 for p in ranking):
+            results.append(([s.bot_id for s in seats], ranking))
+    fitted = fit(results)
+    online = dict(session.execute(select(Rating.bot_id, Rating.rating).where(Rating.game == game)).all())
+    names = bot_names(session, list(fitted.bots))
+    rows = [
+        {
+            "rank": rank,
+            "bot": names.get(line.bot, str(line.bot)),
+            "bot_id": line.bot,
+            "rating": line.elo,
+            "ci_low": line.ci_low,
+            "ci_high": line.ci_high,
+            "los_next": line.los,
+            "online": online.get(line.bot),
+            "matches": line.games,
+        }
+        for rank, line in enumerate(fitted.ratings, 1)
+    ]
+    return {"game": game, "rated_matches": len(results), "rows": rows}

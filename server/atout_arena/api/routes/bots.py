@@ -1,0 +1,142 @@
+"""Bots: register (the token is shown once), list, show, rotate the token, disable, enable."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from atout_arena.api import queries
+from atout_arena.api.deps import ArenaDep, BotPath, CallerDep, OrganizerDep, SessionDep
+from atout_arena.api.routes.ratings import cached_leaderboard
+from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
+from atout_arena.core.models import Bot, Rating
+from atout_arena.services.bots import NAME_PATTERN, RegistryError, find_bot
+from atout_arena.services.practice import is_house
+
+router = APIRouter(prefix="/v1/bots", tags=["bots"])
+
+NOT_FOUND = {404: {"description": "no such bot"}}
+AUTH = {
+    401: {"description": "no token, or an unknown one"},
+    403: {"description": "a token without the right"},
+}
+
+
+def _bot(session: Session, ref: str) -> Bot:
+    bot = find_bot(session, ref)
+    if bot is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {ref!r}")
+    return bot
+
+
+def _not_house(bot: Bot, doing: str) -> None:
+    if is_house(bot.name):
+        raise HTTPException(
+            status.HTTP_409_CONFLICT, f"{bot.name} is a house bot: the arena runs it, nobody can {doing} it"
+        )
+
+
+@router.post(
+    "",
+    response_model=BotCreated,
+    status_code=status.HTTP_201_CREATED,
+    responses={**AUTH, 409: {"description": "the name is taken"}},
+)
+def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreated:
+    """Register a bot. The answer holds its **token, shown this once** (the arena keeps only
+    its hash): give it to the bot's developer, who runs ``atout-bot run ... --token TOKEN``."""
+    if not NAME_PATTERN.fullmatch(body.name):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"bad bot name {body.name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
+            "starting with a letter or digit",
+        )
+    if is_house(body.name):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"bad bot name {body.name!r}: names starting with 'house-' are the arena's",
+        )
+    try:
+        info, token = arena.registry.add(body.name, owner=body.owner)
+    except RegistryError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return BotCreated(
+        id=info.id,
+        name=info.name,
+        owner=info.owner,
+        created_at=info.created_at,
+        disabled=info.disabled,
+        house=False,
+        connected=False,
+        token=token,
+    )
+
+
+@router.get("", response_model=list[BotPublic], responses=AUTH)
+def list_bots(arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> list[BotPublic]:
+    """Every registered bot (house bots included), with whether it is connected now."""
+    connected = queries.connected_set(arena.redis)
+    return [
+        BotPublic.model_validate(queries.bot_public(b, connected))
+        for b in session.scalars(select(Bot).order_by(Bot.id))
+    ]
+
+
+@router.get("/{bot}", response_model=BotDetail, responses={**AUTH, **NOT_FOUND})
+def show_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, caller: CallerDep) -> BotDetail:
+    """A bot's details: its rating in each game (live Elo, and its line of the game's
+    leaderboard), its recent matches, its faults (total and forfeits over every match; by kind
+    over its last 100 finished matches) and its think time (p50 / p99 of the decisions it
+    answered in those matches). For the organizer, and for the bot itself (its own token)."""
+    found = _bot(session, bot)
+    if not (caller.organizer or caller.is_bot(found.id)):
+        if caller.kind == "anyone":
+            raise HTTPException(
+                status.HTTP_401_UNAUTHORIZED,
+                "a bot's details need the organizer token or the bot's own token",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "a bot's token shows that bot's details only")
+    games = list(session.scalars(select(Rating.game).where(Rating.bot_id == found.id)))
+    boards = {game: cached_leaderboard(arena, session, game) for game in games}
+    return BotDetail.model_validate(
+        queries.bot_detail(session, found, queries.connected_set(arena.redis), boards)
+    )
+
+
+@router.post("/{bot}/token", response_model=BotToken, responses={**AUTH, **NOT_FOUND, 409: {}})
+def rotate_token(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotToken:
+    """Give the bot a new token, **shown this once**; the old one stops working (a stream
+    already open stays open until it ends)."""
+    found = _bot(session, bot)
+    _not_house(found, "hold a token of")
+    token = arena.registry.rotate(found.id)
+    return BotToken(id=found.id, name=found.name, token=token)
+
+
+def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -> BotPublic:
+    found = _bot(session, bot)
+    _not_house(found, "disable or enable")
+    info = arena.registry.disable(found.id, disabled=disabled)
+    return BotPublic(
+        id=info.id,
+        name=info.name,
+        owner=info.owner,
+        created_at=info.created_at,
+        disabled=info.disabled,
+        house=False,
+        connected=str(info.id) in queries.connected_set(arena.redis),
+    )
+
+
+@router.post("/{bot}/disable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
+def disable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotPublic:
+    """Disable a bot: it cannot connect any more (its matches fault it ``disconnected``)."""
+    return _set_disabled(arena, session, bot, True)
+
+
+@router.post("/{bot}/enable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
+def enable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotPublic:
+    """Let a disabled bot connect again."""
+    return _set_disabled(arena, session, bot, False)

@@ -1,0 +1,324 @@
+"""Matches: results, replays (a seat's, the spectators', the organizer's full one), live events."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import anyio
+import redis.asyncio as aioredis
+from fastapi import APIRouter, Depends, HTTPException, Query, status
+from fastapi.sse import EventSourceResponse, ServerSentEvent
+from sqlalchemy.orm import Session
+
+from atout_arena.api import queries
+from atout_arena.api.deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id
+from atout_arena.api.schemas import MatchPage, MatchPublic, Replay
+from atout_arena.core.models import MATCH_DONE, MATCH_STATUSES, Match
+from atout_arena.core.replay import MatchRecord, iter_views, load_match
+from atout_arena.core.views import StepViews, public_channel, seat_channel
+from atout_arena.services.bots import find_bot
+from atout_workers.runner import last_event_key
+
+router = APIRouter(prefix="/v1/matches", tags=["matches"])
+
+NOT_FOUND = {404: {"description": "no such match"}}
+SEAT_AUTH = {
+    401: {"description": "a seat's view without a token"},
+    403: {"description": "a seat's view with another bot's token"},
+}
+IDLE_CHECK_S = 15.0  # while no event comes, how often the stream checks that the match still runs
+
+SeatQuery = Annotated[
+    int | None,
+    Query(
+        ge=0,
+        le=6,
+        description="a seat: what that seat saw (organizer or "
+        "that seat's bot only); none: the spectators' public view",
+    ),
+]
+
+
+def _match(session: Session, match_id: int) -> Match:
+    known_id(match_id, "match")
+    match = queries.get_match(session, match_id)
+    if match is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no match {match_id}")
+    return match
+
+
+def check_seat(match: Match, seat: int | None, caller: Caller) -> None:
+    """A seat's view is for the organizer and for that seat's own bot."""
+    if seat is None:
+        return
+    if seat >= len(match.seats):
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"seat {seat} is not a seat of match {match.id} (0..{len(match.seats) - 1})",
+        )
+    owner = next(s.bot_id for s in match.seats if s.seat == seat)
+    if caller.organizer or caller.is_bot(owner):
+        return
+    if caller.kind == "anyone":
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            f"seat {seat}'s view needs the organizer token or the token of the bot in that seat",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    raise HTTPException(status.HTTP_403_FORBIDDEN, f"seat {seat} is not your bot's seat in match {match.id}")
+
+
+def _public(session: Session, match: Match) -> MatchPublic:
+    return MatchPublic.model_validate(queries.matches_public(session, [match])[0])
+
+
+@router.get("", response_model=MatchPage)
+def list_matches(
+    session: SessionDep,
+    status_: Annotated[
+        str | None, Query(alias="status", max_length=16, description=f"one of {', '.join(MATCH_STATUSES)}")
+    ] = None,
+    game: Annotated[str | None, Query(max_length=32)] = None,
+    tournament_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    bot: Annotated[str | None, Query(max_length=64, description="a bot's name or id")] = None,
+    practice: Annotated[bool | None, Query(description="only practice matches (true) or only others")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
+) -> MatchPage:
+    """Matches, newest first; ``status=running`` lists the matches one can watch live."""
+    if status_ is not None and status_ not in MATCH_STATUSES:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"unknown status {status_!r}; statuses: {', '.join(MATCH_STATUSES)}",
+        )
+    bot_id = None
+    if bot is not None:
+        found = find_bot(session, bot)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {bot!r}")
+        bot_id = found.id
+    return MatchPage.model_validate(
+        queries.match_page(
+            session,
+            status=status_,
+            game=game,
+            tournament_id=tournament_id,
+            bot_id=bot_id,
+            practice=practice,
+            limit=limit,
+            offset=offset,
+            newest_first=True,
+        )
+    )
+
+
+@router.get("/{match_id}", response_model=MatchPublic, responses=NOT_FOUND)
+def show(match_id: MatchIdPath, session: SessionDep) -> MatchPublic:
+    """A match: game, options, seats (bot, score, place, faults, forfeit, think time), status
+    and, once finished, its result. The seed is shown once the match is over."""
+    return _public(session, _match(session, match_id))
+
+
+def _record(arena: ArenaDep, session: Session, match_id: int) -> tuple[Match, MatchRecord]:
+    match = _match(session, match_id)
+    if match.status != "finished":
+        hint = f": follow it live at /v1/matches/{match_id}/events" if match.status == "running" else ""
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"match {match_id} is {match.status}; a replay needs a finished match{hint}",
+        )
+    record = load_match(arena.sessions, match_id)
+    assert record is not None
+    return match, record
+
+
+@router.get(
+    "/{match_id}/replay",
+    response_model=Replay,
+    responses={**NOT_FOUND, **SEAT_AUTH, 409: {"description": "the match is not finished"}},
+)
+def replay(
+    match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep, seat: SeatQuery = None
+) -> Replay:
+    """A finished match step by step, re-run from its seed and action log: a ``start`` event,
+    then one ``step`` event per action with ``view``, what the viewer saw after it. Without
+    ``seat``: the spectators' public view (no hidden card). With ``seat``: exactly what that
+    seat saw (its hand included), for the organizer and that seat's own bot."""
+    match = _match(session, match_id)
+    check_seat(match, seat, caller)
+    match, record = _record(arena, session, match_id)
+    return Replay(
+        match=_public(session, match),
+        viewer="public" if seat is None else "seat",
+        seat=seat,
+        events=list(iter_views(record, seat)),
+    )
+
+
+def full_views(record: MatchRecord) -> list[dict[str, Any]]:
+    """Every step with the public view, every seat's hand, the legal actions of the seat that
+    acted and the stored fault detail: the whole table, for organizers."""
+    state = record.new_state()
+    views = StepViews(state)
+    events = []
+
+    def add(base: dict[str, Any], action: str | None) -> None:
+        public, seats = views.events(base, action)
+        public["hands"] = [event["view"].get("hand", []) for event in seats]
+        events.append(public)
+
+    add(
+        {
+            "type": "start",
+            "match_id": record.id,
+            "game": record.game,
+            "options": record.options,
+            "seats": record.seat_names,
+            "seed": record.seed,
+        },
+        None,
+    )
+    for step in record.steps():
+        legal = state.legal_actions()
+        state.apply(step.action)
+        add(
+            {
+                "type": "step",
+                "match_id": record.id,
+                "ply": step.ply,
+                "seat": step.seat,
+                "by": step.by,
+                "think_ms": step.think_ms,
+                "faults": list(step.faults),
+                "detail": step.detail,
+                "legal": legal,
+            },
+            step.action,
+        )
+    return events
+
+
+@router.get(
+    "/{match_id}/replay/full",
+    response_model=Replay,
+    responses={**NOT_FOUND, 401: {}, 403: {}, 409: {"description": "the match is not finished"}},
+)
+def full_replay(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> Replay:
+    """The whole match for organizers: the public view at every step plus every seat's hand
+    (``hands``), the legal actions of the seat to act (``legal``), who chose each action
+    (``by``: bot or fallback), think times, faults and their detail, and the seed."""
+    match, record = _record(arena, session, match_id)
+    return Replay(match=_public(session, match), viewer="full", seat=None, events=full_views(record))
+
+
+# -- live events --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EventSource:
+    match_id: int
+    channel: str
+    public: bool
+
+
+def event_source(
+    match_id: MatchIdPath, arena: ArenaDep, caller: CallerDep, seat: SeatQuery = None
+) -> EventSource:
+    """The checks of the event stream, done before it starts (so they are real status codes)."""
+    with arena.sessions() as session:
+        match = _match(session, match_id)
+        check_seat(match, seat, caller)
+    channel = public_channel(match_id) if seat is None else seat_channel(match_id, seat)
+    return EventSource(match_id, channel, seat is None)
+
+
+def _sse(text: str | bytes) -> ServerSentEvent:
+    raw = text.decode() if isinstance(text, bytes) else text
+    event = json.loads(raw)
+    kind = str(event.get("type", "message"))
+    ident = str(event["ply"]) if "ply" in event else kind
+    return ServerSentEvent(raw_data=raw, event=kind, id=ident)
+
+
+def _end_event(arena: ArenaDep, match_id: int) -> str | None:
+    """The ``end`` event of a match that is over (from the database), else None."""
+    with arena.sessions() as session:
+        match = session.get(Match, match_id)
+        if match is None or match.status not in MATCH_DONE:
+            return None
+        seats = sorted(match.seats, key=lambda s: s.seat)
+        return json.dumps(
+            {
+                "type": "end",
+                "match_id": str(match_id),
+                "reason": match.outcome or match.status,
+                "scores": match.scores,
+                "ranking": match.ranking,
+                "forfeited": [s.forfeited for s in seats],
+            },
+            separators=(",", ":"),
+        )
+
+
+@router.get(
+    "/{match_id}/events",
+    response_class=EventSourceResponse,
+    responses={
+        **NOT_FOUND,
+        **SEAT_AUTH,
+        200: {"content": {"text/event-stream": {}}, "description": "a stream of server-sent events"},
+    },
+)
+async def events(
+    source: Annotated[EventSource, Depends(event_source)], arena: ArenaDep
+) -> AsyncIterator[ServerSentEvent]:
+    """Live updates of a match as server-sent events (``text/event-stream``), from the
+    workers' spectator channel: ``event: start`` (the seats and the initial view), one
+    ``event: step`` per action (``action``, who played it, think time, faults, and ``view``:
+    the table after it), ``event: end`` (scores, ranking) and the stream ends.
+
+    Without ``seat``: the public view, and a late joiner first gets the latest event (its
+    view is the whole public table). With ``seat`` (organizer or that seat's bot): that seat's
+    observation, from the next step on. A finished match sends its ``end`` at once."""
+    ended = await anyio.to_thread.run_sync(_end_event, arena, source.match_id)
+    if ended is not None:
+        yield _sse(ended)
+        return
+    client = aioredis.Redis.from_url(
+        arena.redis_url, socket_timeout=IDLE_CHECK_S * 4, socket_connect_timeout=5
+    )
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    seen = -2  # the ply of the last event sent: -1 for a start; a late joiner's first event may come twice
+    try:
+        await pubsub.subscribe(source.channel)
+        if source.public:  # subscribed first: nothing published after this read is missed
+            last = await client.get(last_event_key(source.match_id))
+            if last is not None:
+                event = _sse(last)
+                yield event
+                if event.event == "end":
+                    return
+                seen = int(event.id) if event.id and event.id.isdigit() else -1
+        while True:
+            message = await pubsub.get_message(timeout=IDLE_CHECK_S)
+            if message is None:
+                ended = await anyio.to_thread.run_sync(_end_event, arena, source.match_id)
+                if ended is not None:  # over without an end event reaching us (cancelled, failed)
+                    yield _sse(ended)
+                    return
+                continue
+            event = _sse(message["data"])
+            ply = int(event.id) if event.id and event.id.isdigit() else -1 if event.event == "start" else None
+            if ply is not None and ply <= seen:
+                continue  # sent already (read from the latest event before it was published)
+            seen = ply if ply is not None else seen
+            yield event
+            if event.event == "end":
+                return
+    finally:
+        with anyio.CancelScope(shield=True):
+            await pubsub.aclose()
+            await client.aclose()

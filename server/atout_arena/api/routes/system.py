@@ -1,0 +1,48 @@
+"""Health and Prometheus metrics."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from atout_arena.api.deps import ArenaDep
+from atout_arena.api.schemas import Health
+from atout_arena.core.metrics import metrics_registry
+from atout_workers.celery_app import QUEUES
+
+router = APIRouter(tags=["system"])
+
+
+@router.get(
+    "/healthz", response_model=Health, responses={503: {"model": Health, "description": "a part is down"}}
+)
+def healthz(arena: ArenaDep, response: Response) -> Health:
+    """Whether the API reaches its database and its Redis (503 when one is down)."""
+    database = redis_state = "ok"
+    try:
+        with arena.sessions() as session:
+            session.execute(text("SELECT 1"))
+    except Exception as exc:  # reported, not raised: this is what a health check is for
+        database = f"error: {type(exc).__name__}: {exc}"[:300]
+    try:
+        arena.redis.ping()
+    except Exception as exc:
+        redis_state = f"error: {type(exc).__name__}: {exc}"[:300]
+    healthy = database == redis_state == "ok"
+    if not healthy:
+        response.status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    return Health(status="ok" if healthy else "degraded", database=database, redis=redis_state)
+
+
+@router.get(
+    "/metrics",
+    response_class=Response,
+    responses={200: {"content": {CONTENT_TYPE_LATEST: {}}, "description": "Prometheus text format"}},
+)
+def metrics(arena: ArenaDep) -> Response:
+    """The arena's Prometheus metrics (every worker's and game server's counts, kept in Redis):
+    ``atout_decision_seconds``, ``atout_matches_total``, ``atout_match_seconds``,
+    ``atout_faults_total``, ``atout_rating``, ``atout_bots_connected``, ``atout_queue_depth``."""
+    registry = metrics_registry(arena.redis, QUEUES)
+    return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -1,0 +1,265 @@
+"""Tournaments: create, start, cancel, show with progress, standings, matches."""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload
+
+from atout.games import GAMES, new_game
+from atout_arena.api import queries
+from atout_arena.api.deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
+from atout_arena.api.schemas import (
+    CompetitionCreate,
+    MatchPage,
+    Standings,
+    TournamentCreate,
+    TournamentDetail,
+    TournamentPublic,
+)
+from atout_arena.core.models import MATCH_STATUSES, TOURNAMENT_STATUSES, Bot, Tournament
+from atout_arena.services.bots import find_bot
+from atout_arena.services.practice import is_house
+from atout_arena.services.tournaments import (
+    TournamentError,
+    cancel_tournament,
+    create_tournament,
+    start_tournament,
+    tournament_summary,
+)
+
+router = APIRouter(prefix="/v1/tournaments", tags=["tournaments"])
+
+MAX_MATCHES = 20_000  # one tournament's schedule
+NOT_FOUND = {404: {"description": "no such tournament"}}
+AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
+
+
+def check_competition(body: CompetitionCreate, bots: list[str]) -> int:
+    """The 422s of a competition's game, options and entrants; returns its players per match."""
+    options = dict(body.options)
+    if "players" in options:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, "'players' is a field of its own, not an option"
+        )
+    if body.game not in GAMES:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"unknown game {body.game!r}; games: {', '.join(GAMES)}"
+        )
+    try:
+        players = new_game(body.game, players=body.players, **options).players
+    except (ValueError, TypeError) as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    house = [b for b in bots if is_house(b)]
+    if house:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"house bots play practice matches only: {', '.join(house)}",
+        )
+    return players
+
+
+def check_entrants(session: Session, bots: list[str]) -> None:
+    """A 422 naming every unknown entrant (ids or names), and house bots given by id."""
+    unknown, house = [], []
+    for ref in bots:
+        bot = find_bot(session, ref)
+        if bot is None:
+            unknown.append(ref)
+        elif is_house(bot.name):
+            house.append(bot.name)
+    if unknown:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT, f"no bot named {', '.join(map(repr, unknown))}"
+        )
+    if house:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"house bots play practice matches only: {', '.join(house)}",
+        )
+
+
+def estimated_matches(bots: int, players: int, games_per_pairing: int, duplicate: bool) -> int:
+    """A lower bound of the schedule's length: pairs to meet over pairs per table."""
+    pairs = bots * (bots - 1) // 2 * games_per_pairing
+    per_table = players * (players - 1) // 2
+    return math.ceil(pairs / per_table)
+
+
+def _tournament(session: Session, tournament_id: int) -> Tournament:
+    known_id(tournament_id, "tournament")
+    t = session.get(Tournament, tournament_id, options=[selectinload(Tournament.entries)])
+    if t is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no tournament {tournament_id}")
+    return t
+
+
+def _detail(arena: ArenaDep, tournament_id: int) -> TournamentDetail:
+    summary = tournament_summary(arena.sessions, tournament_id)
+    with arena.sessions() as session:
+        t = _tournament(session, tournament_id)
+        public = queries.tournaments_public(session, [t])[0]
+    return TournamentDetail.model_validate(
+        {**public, "seed": summary["seed"], "standings": summary["standings"], "ratings": summary["ratings"]}
+    )
+
+
+@router.post("", response_model=TournamentDetail, status_code=status.HTTP_201_CREATED, responses=AUTH)
+def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> TournamentDetail:
+    """Create a tournament and its whole schedule (every match stored ``pending``): a round
+    robin in both seatings for 2-player games, balanced tables with rotated seats otherwise;
+    ``duplicate`` plays each seeded deal in every seat rotation. Bad options are a 422 with
+    the engine's message. With ``start: true`` it starts at once."""
+    players = check_competition(body, body.bots)
+    check_entrants(session, body.bots)
+    if len(set(body.bots)) != len(body.bots):
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "each bot may be entered once")
+    estimate = estimated_matches(len(body.bots), players, body.games_per_pairing, body.duplicate)
+    if estimate > MAX_MATCHES:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"this tournament would have at least {estimate} matches; at most {MAX_MATCHES}",
+        )
+    try:
+        tid = create_tournament(
+            arena.sessions,
+            name=body.name,
+            bots=body.bots,
+            **body.competition(),
+            seed=body.seed,
+        )
+    except TournamentError as exc:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+    if body.start:
+        arena.dispatch(start_tournament(arena.sessions, tid))
+    return _detail(arena, tid)
+
+
+@router.get("", response_model=list[TournamentPublic])
+def list_tournaments(
+    session: SessionDep,
+    status_: Annotated[
+        str | None,
+        Query(alias="status", description=f"one of {', '.join(TOURNAMENT_STATUSES)}", max_length=16),
+    ] = None,
+    game: Annotated[str | None, Query(max_length=32)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> list[TournamentPublic]:
+    """Tournaments, newest first, with their progress."""
+    if status_ is not None and status_ not in TOURNAMENT_STATUSES:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"unknown status {status_!r}; statuses: {', '.join(TOURNAMENT_STATUSES)}",
+        )
+    query = (
+        select(Tournament)
+        .options(selectinload(Tournament.entries))
+        .order_by(Tournament.id.desc())
+        .limit(limit)
+    )
+    if status_ is not None:
+        query = query.where(Tournament.status == status_)
+    if game is not None:
+        query = query.where(Tournament.game == game)
+    return [
+        TournamentPublic.model_validate(t)
+        for t in queries.tournaments_public(session, list(session.scalars(query)))
+    ]
+
+
+@router.get("/{tournament_id}", response_model=TournamentDetail, responses=NOT_FOUND)
+def show(tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep) -> TournamentDetail:
+    """A tournament with its progress (matches by status), its standings (live while it runs)
+    and, once finished, the batch rating fit with 95% confidence intervals."""
+    _tournament(session, tournament_id)
+    return _detail(arena, tournament_id)
+
+
+@router.post(
+    "/{tournament_id}/start",
+    response_model=TournamentDetail,
+    responses={**AUTH, **NOT_FOUND, 409: {"description": "not in the created state"}},
+)
+def start(
+    tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep
+) -> TournamentDetail:
+    """Start a created tournament: its matches are queued and sent to the workers."""
+    t = _tournament(session, tournament_id)
+    if t.status != "created":
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"tournament {tournament_id} is {t.status}: only a created tournament can start",
+        )
+    try:
+        arena.dispatch(start_tournament(arena.sessions, tournament_id))
+    except TournamentError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+    return _detail(arena, tournament_id)
+
+
+@router.post(
+    "/{tournament_id}/cancel",
+    response_model=TournamentDetail,
+    responses={**AUTH, **NOT_FOUND, 409: {"description": "finished already"}},
+)
+def cancel(
+    tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep
+) -> TournamentDetail:
+    """Cancel a tournament: matches not started yet are cancelled, running ones play to the
+    end. Cancelling a cancelled tournament does nothing; a finished one is a 409."""
+    _tournament(session, tournament_id)
+    try:
+        cancel_tournament(arena.sessions, tournament_id)
+    except TournamentError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    return _detail(arena, tournament_id)
+
+
+@router.get("/{tournament_id}/standings", response_model=Standings, responses=NOT_FOUND)
+def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep) -> Standings:
+    """The standings: pairwise points (1 per opponent placed below, 0.5 per tie), then direct
+    encounters, wins, fewer forfeits, fewer faults. Live while the tournament runs (``final``
+    false); with the batch rating fit once it is finished."""
+    t = _tournament(session, tournament_id)
+    summary = tournament_summary(arena.sessions, tournament_id)
+    return Standings(
+        tournament_id=t.id,
+        status=summary["status"],
+        final=summary["status"] == "finished",
+        standings=summary["standings"],
+        ratings=summary["ratings"],
+    )
+
+
+@router.get("/{tournament_id}/matches", response_model=MatchPage, responses=NOT_FOUND)
+def matches(
+    tournament_id: TournamentIdPath,
+    session: SessionDep,
+    status_: Annotated[
+        str | None, Query(alias="status", max_length=16, description=f"one of {', '.join(MATCH_STATUSES)}")
+    ] = None,
+    bot: Annotated[str | None, Query(max_length=64, description="only the matches of this bot")] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
+) -> MatchPage:
+    """The tournament's matches in schedule order, with seats, status and results."""
+    _tournament(session, tournament_id)
+    if status_ is not None and status_ not in MATCH_STATUSES:
+        raise HTTPException(
+            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            f"unknown status {status_!r}; statuses: {', '.join(MATCH_STATUSES)}",
+        )
+    bot_id = None
+    if bot is not None:
+        found: Bot | None = find_bot(session, bot)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {bot!r}")
+        bot_id = found.id
+    return MatchPage.model_validate(
+        queries.match_page(
+            session, tournament_id=tournament_id, status=status_, bot_id=bot_id, limit=limit, offset=offset
+        )
+    )

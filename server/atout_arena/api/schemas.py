@@ -1,0 +1,408 @@
+"""Request and response bodies of the REST API.
+
+``...Create`` models are what a client sends, ``...Public`` (and other response models) what it
+gets back; storage models (:mod:`atout_arena.core.models`) never leave the server. Every bound here
+(lengths, ranges) is there so that a bad request is a 422 that says what is wrong, never an
+error deeper down.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+
+from atout.games import GAMES
+
+MAX_ID = 2**62  # ids and seeds are 64-bit integers in the database
+
+
+BotRef = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=64, strip_whitespace=True),
+    Field(description="a bot's name, or its id as a string of digits"),
+]
+# The rulesets' ids, as an enum in the OpenAPI (an unknown game is a 422 that lists them).
+GameId = Literal[tuple(GAMES)]  # type: ignore[valid-type]
+Options = Annotated[
+    dict[str, Any],
+    Field(
+        description="game options as keywords (see GET /v1/games); a bad one is a 422 with the engine's "
+        "message",
+        examples=[{"deals": 2}],
+    ),
+]
+Seed = Annotated[int, Field(ge=0, le=MAX_ID)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# -- games ------------------------------------------------------------------------------------
+
+
+class GameOption(BaseModel):
+    name: str
+    default: Any
+    allowed: str = Field(description="the allowed values in words")
+    choices: list[Any] = Field(description="the allowed values, when they are a list")
+    doc: str
+
+
+class GamePublic(BaseModel):
+    id: str
+    name: str
+    players: list[int] = Field(description="the player counts the ruleset allows")
+    default_players: int
+    options: list[GameOption]
+    summary: str = Field(description="the rules in a paragraph (RULES.md has them all)")
+
+
+# -- bots -------------------------------------------------------------------------------------
+
+
+class BotCreate(Strict):
+    name: Annotated[
+        str,
+        StringConstraints(min_length=1, max_length=64),
+        Field(
+            description="1 to 64 letters, digits, '_', '.' or '-'; 'house-' is reserved", examples=["alice"]
+        ),
+    ]
+    owner: Annotated[str, StringConstraints(max_length=128)] = ""
+
+
+class BotPublic(BaseModel):
+    id: int
+    name: str
+    owner: str
+    created_at: datetime
+    disabled: bool
+    house: bool = Field(description="an arena-run house bot (practice opponent)")
+    connected: bool = Field(description="has a live stream to a game server now")
+
+
+class BotCreated(BotPublic):
+    token: str = Field(description="the bot's token: shown this once, only its hash is kept")
+
+
+class BotToken(BaseModel):
+    id: int
+    name: str
+    token: str = Field(description="the new token (the old one stopped working); shown this once")
+
+
+class GameRating(BaseModel):
+    game: str
+    online: float = Field(description="the live Elo, updated as each match ends")
+    matches: int
+    rating: float | None = Field(description="the fitted rating of the game's leaderboard")
+    ci_low: float | None
+    ci_high: float | None
+    rank: int | None
+
+
+class BotMatch(BaseModel):
+    match_id: int
+    game: str
+    tournament_id: int | None
+    status: str
+    seat: int
+    players: int
+    place: int | None
+    score: int | None
+    faults: int
+    forfeited: bool
+    finished_at: datetime | None
+
+
+class FaultCounts(BaseModel):
+    total: int = Field(description="faults over every match")
+    forfeits: int = Field(description="matches forfeited")
+    timeout: int = Field(description="by kind, over the recent matches counted")
+    illegal: int
+    disconnected: int
+    matches_counted: int
+
+
+class ThinkTime(BaseModel):
+    decisions: int = Field(description="decisions the bot answered, over the recent matches counted")
+    p50_ms: float | None
+    p99_ms: float | None
+    matches_counted: int
+
+
+class BotDetail(BotPublic):
+    ratings: list[GameRating]
+    recent_matches: list[BotMatch]
+    faults: FaultCounts
+    think_time: ThinkTime
+
+
+# -- competitions -----------------------------------------------------------------------------
+
+
+class CompetitionCreate(Strict):
+    game: GameId
+    players: Annotated[int | None, Field(ge=2, le=7, description="seats per match (default: the game's)")] = (
+        None
+    )
+    options: Options = Field(default_factory=dict)
+    games_per_pairing: Annotated[int, Field(ge=1, le=100)] = 1
+    duplicate: bool = Field(False, description="play each seeded deal in every seat rotation")
+    move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
+    time_bank_ms: Annotated[int, Field(ge=0, le=300_000)] = 0
+    max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
+
+    def competition(self) -> dict[str, Any]:
+        """The fields tournaments and leagues share, as ``create_tournament`` and
+        ``create_league`` take them."""
+        return {
+            "game": self.game,
+            "players": self.players,
+            "options": self.options,
+            "games_per_pairing": self.games_per_pairing,
+            "duplicate": self.duplicate,
+            "move_ms": self.move_ms,
+            "time_bank_ms": self.time_bank_ms,
+            "max_faults": self.max_faults,
+        }
+
+
+class TournamentCreate(CompetitionCreate):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=128), Field(examples=["spring cup"])]
+    bots: Annotated[list[BotRef], Field(min_length=2, max_length=64)]
+    seed: Seed | None = Field(None, description="the schedule's seed (default: random, stored)")
+    start: bool = Field(False, description="start it at once")
+
+
+class Progress(BaseModel):
+    total: int
+    done: int = Field(description="finished, failed or cancelled")
+    percent: float
+    by_status: dict[str, int]
+
+
+class StandingRow(BaseModel):
+    rank: int
+    bot: str
+    bot_id: int
+    matches: int
+    points: float
+    wins: int
+    places: dict[str, int]
+    mean_place: float | None
+    faults: int
+    forfeits: int
+    direct: float
+
+
+class FittedRating(BaseModel):
+    rank: int
+    bot: str
+    rating: float
+    ci_low: float | None
+    ci_high: float | None
+    los_next: float | None = Field(description="likelihood of superiority over the next bot")
+    games: int
+
+
+class TournamentPublic(BaseModel):
+    id: int
+    name: str
+    game: str
+    options: dict[str, Any]
+    players: int
+    games_per_pairing: int
+    duplicate: bool
+    move_ms: int
+    time_bank_ms: int
+    max_faults: int
+    status: str
+    league_id: int | None
+    season: int | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    entrants: list[str]
+    progress: Progress
+
+
+class TournamentDetail(TournamentPublic):
+    seed: int
+    standings: list[StandingRow]
+    ratings: list[FittedRating]
+
+
+class Standings(BaseModel):
+    tournament_id: int
+    status: str
+    final: bool = Field(description="false while matches are still to be played")
+    standings: list[StandingRow]
+    ratings: list[FittedRating] = Field(description="the batch fit, once the tournament is finished")
+
+
+class LeagueCreate(CompetitionCreate):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=128), Field(examples=["weekly"])]
+    bots: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
+    every_s: Annotated[int | None, Field(ge=1, le=10**8, description="a season every so many seconds")] = None
+
+
+class MembersUpdate(Strict):
+    join: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
+    leave: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _distinct(self) -> MembersUpdate:
+        both = sorted(set(self.join) & set(self.leave))
+        if both:
+            raise ValueError(f"a bot cannot both join and leave: {', '.join(both)}")
+        return self
+
+
+class Season(BaseModel):
+    season: int
+    tournament_id: int
+    status: str
+
+
+class LeaguePublic(BaseModel):
+    id: int
+    name: str
+    game: str
+    options: dict[str, Any]
+    players: int
+    games_per_pairing: int
+    duplicate: bool
+    move_ms: int
+    max_faults: int
+    every_s: int | None
+    next_season_at: datetime | None
+    active: bool
+    members: list[str]
+    seasons: list[Season]
+
+
+class LeagueMembers(BaseModel):
+    league_id: int
+    members: list[str]
+
+
+class SeasonStarted(BaseModel):
+    league_id: int
+    season: int
+    tournament_id: int
+    matches: int
+
+
+class LeagueStandings(BaseModel):
+    league_id: int
+    name: str
+    seasons: list[Season]
+    standings: list[StandingRow]
+
+
+# -- matches ----------------------------------------------------------------------------------
+
+
+class SeatPublic(BaseModel):
+    seat: int
+    bot: str
+    bot_id: int
+    score: int | None
+    place: int | None
+    faults: int
+    forfeited: bool
+    think_ms: float
+
+
+class MatchPublic(BaseModel):
+    id: int
+    tournament_id: int | None
+    number: int
+    practice: bool
+    game: str
+    options: dict[str, Any]
+    players: int
+    status: str
+    outcome: str | None
+    seed: int | None = Field(description="shown once the match is over (it deals every card)")
+    move_ms: int
+    max_faults: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    scores: list[int] | None
+    ranking: list[int] | None
+    error: str | None
+    seats: list[SeatPublic]
+
+
+class MatchPage(BaseModel):
+    items: list[MatchPublic]
+    total: int
+    limit: int
+    offset: int
+
+
+class Replay(BaseModel):
+    match: MatchPublic
+    viewer: Literal["public", "seat", "full"]
+    seat: int | None
+    events: list[dict[str, Any]] = Field(
+        description="a 'start' event, then one 'step' event per action; 'view' is what the viewer saw "
+        "after it (full replays add 'hands', 'observations' and the fault 'detail')"
+    )
+
+
+# -- ratings ----------------------------------------------------------------------------------
+
+
+class LeaderboardRow(BaseModel):
+    rank: int
+    bot: str
+    bot_id: int
+    rating: float = Field(description="fitted over every rated match of the game (Elo scale)")
+    ci_low: float
+    ci_high: float
+    los_next: float | None
+    online: float | None = Field(description="the live Elo")
+    matches: int
+
+
+class Leaderboard(BaseModel):
+    game: str
+    rated_matches: int
+    rows: list[LeaderboardRow]
+
+
+# -- practice ---------------------------------------------------------------------------------
+
+
+class PracticeCreate(Strict):
+    game: GameId
+    players: Annotated[int | None, Field(ge=2, le=7)] = None
+    options: Options = Field(default_factory=dict)
+    move_ms: Annotated[int | None, Field(ge=1, le=60_000, description="default 2000")] = None
+    seat: Annotated[int | None, Field(ge=0, le=6, description="your seat (default: drawn)")] = None
+
+
+class PracticeStarted(BaseModel):
+    match_id: int
+    game: str
+    seat: int
+    seats: list[str]
+    match_url: str
+    events_url: str
+    replay_url: str
+
+
+# -- system -----------------------------------------------------------------------------------
+
+
+class Health(BaseModel):
+    status: Literal["ok", "degraded"]
+    database: str
+    redis: str

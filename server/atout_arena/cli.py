@@ -1,0 +1,162 @@
+"""The ``atout-arena`` command.
+
+    atout-arena bots add NAME [--owner OWNER]    register a bot; prints its token once
+    atout-arena bots list                        the registered bots
+    atout-arena bots rotate NAME                 a new token (the old one stops working)
+    atout-arena bots disable NAME | enable NAME
+    atout-arena gateway [--address HOST:PORT]    run a game server (until SIGTERM / Ctrl-C)
+    atout-arena api [--host H] [--port P]        run the REST API and the dashboard
+    atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
+
+The workers' commands (``worker``, ``beat``, ``replay``, ``tournament``, ``league``) come from
+:mod:`atout_arena.cli_competitions`, imported here because this is the one command of the whole arena.
+
+Configuration comes from ``ATOUT_*`` environment variables (``atout_arena.core.settings``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from atout_arena.core.settings import Settings
+
+
+def _registry(settings: Settings):  # type: ignore[no-untyped-def]
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.services.bots import BotRegistry
+
+    engine = make_engine(settings.database_url)
+    create_all(engine)
+    return BotRegistry(make_session_factory(engine))
+
+
+def _bots(args: argparse.Namespace, settings: Settings) -> int:
+    from atout_arena.services.bots import RegistryError
+
+    registry = _registry(settings)
+    try:
+        if args.bots_command == "add":
+            bot, token = registry.add(args.name, owner=args.owner)
+            print(f"bot {bot.name!r} added (id {bot.id}). Its token, shown only this once:", file=sys.stderr)
+            print(token)
+        elif args.bots_command == "list":
+            bots = registry.list()
+            if not bots:
+                print("no bots yet: atout-arena bots add NAME", file=sys.stderr)
+            for bot in bots:
+                state = "disabled" if bot.disabled else "enabled"
+                print(f"{bot.id}\t{bot.name}\t{bot.owner or '-'}\t{state}\t{bot.created_at:%Y-%m-%d %H:%M}")
+        elif args.bots_command == "rotate":
+            token = registry.rotate(args.name)
+            print(f"bot {args.name!r} has a new token (the old one no longer works):", file=sys.stderr)
+            print(token)
+        elif args.bots_command in ("disable", "enable"):
+            bot = registry.disable(args.name, disabled=args.bots_command == "disable")
+            print(f"bot {bot.name!r} is {'disabled' if bot.disabled else 'enabled'}")
+    except RegistryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _gateway(args: argparse.Namespace, settings: Settings) -> int:
+    import dataclasses
+
+    from atout_arena.core.embedded_redis import find_redis_url
+    from atout_arena.core.worker_config import WorkerConfig
+    from atout_arena.gateway.server import serve
+    from atout_arena.services.bots import BotRegistry
+    from atout_arena.services.practice import Practice
+    from atout_workers.world import build_world
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    redis_url, embedded = find_redis_url(settings)
+    assert redis_url is not None  # found or started
+    if embedded is not None:
+        print(f"embedded Redis at {redis_url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    address = args.address or settings.grpc_address
+
+    def ready(port: int) -> None:
+        host = address.rsplit(":", 1)[0]
+        print(f"game server {settings.server_id} listening on {host}:{port}", flush=True)
+
+    # Practice matches (Games.StartPractice) are played here, by the workers' match runner.
+    world = build_world(dataclasses.replace(settings, redis_url=redis_url), WorkerConfig.from_env())
+    try:
+        registry = BotRegistry(world.sessions)
+        practice = Practice(world)
+        asyncio.run(
+            serve(settings, registry, address=address, redis_url=redis_url, on_ready=ready, practice=practice)
+        )
+    finally:
+        world.close()
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
+    commands = parser.add_subparsers(dest="command")
+
+    bots = commands.add_parser("bots", help="register and manage bots")
+    bots_commands = bots.add_subparsers(dest="bots_command", required=True)
+    add = bots_commands.add_parser("add", help="register a bot and print its token (once)")
+    add.add_argument("name")
+    add.add_argument("--owner", default="", help="who the bot belongs to")
+    bots_commands.add_parser("list", help="list the registered bots")
+    for name, text in (
+        ("rotate", "give a bot a new token"),
+        ("disable", "stop a bot from connecting"),
+        ("enable", "let a disabled bot connect again"),
+    ):
+        bots_commands.add_parser(name, help=text).add_argument("name", help="bot name or id")
+
+    gateway = commands.add_parser("gateway", help="run a gRPC game server")
+    gateway.add_argument("--address", help="HOST:PORT to listen on (default: ATOUT_GRPC_ADDRESS)")
+
+    api = commands.add_parser("api", help="run the REST API and the web dashboard")
+    api.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    api.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 takes a free one)")
+
+    from atout_arena.cli_competitions import register
+
+    register(commands)
+
+    from atout_arena.demo import add_demo_parser  # everything embedded: server/demo.py
+
+    add_demo_parser(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    try:
+        settings = Settings.from_env()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "bots":
+        return _bots(args, settings)
+    if args.command == "gateway":
+        return _gateway(args, settings)
+    if args.command == "api":
+        from atout_arena.api import serve_api
+
+        serve_api(args.host, args.port, settings)
+        return 0
+    if hasattr(args, "func"):
+        return int(args.func(args))
+    parser.error(f"unknown command {args.command!r}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,347 @@
+"""The workers' ``atout-arena`` subcommands (wired in by :func:`register`).
+
+    atout-arena worker [--concurrency 32]            run a Celery worker (matches and control)
+    atout-arena beat                                 run Celery beat (sweeper, league seasons)
+    atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
+    atout-arena tournament create NAME --game merde --bots a,b,c,d [--players 4]
+               [--option deals=2] [--games-per-pairing 1] [--duplicate] [--move-ms 1000]
+               [--time-bank-ms 0] [--max-faults 3] [--seed S] [--start] [--wait]
+    atout-arena tournament start ID [--wait]
+    atout-arena tournament show ID [--json]
+    atout-arena league create NAME --game G --bots a,b,c [--every 1d] (and the options above)
+    atout-arena league season NAME                   start the next season now
+    atout-arena league join NAME BOT... | leave NAME BOT...
+    atout-arena league show NAME [--json]
+
+Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.settings import Settings
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+_DURATION = re.compile(r"^(\d+)([smhd]?)$")
+
+
+def _sessions(settings: Settings):  # type: ignore[no-untyped-def]
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+
+    engine = make_engine(settings.database_url)
+    create_all(engine)
+    return make_session_factory(engine)
+
+
+def _use_redis(url: str) -> None:
+    """Point this process (and the Celery app) at ``url``."""
+    os.environ["ATOUT_REDIS_URL"] = url
+    from atout_workers.celery_app import app, configure
+
+    configure(app, url)
+
+
+def _parse_options(items: list[str]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for item in items or []:
+        name, sep, raw = item.partition("=")
+        if not sep or not name:
+            raise ValueError(f"--option {item!r}: expected NAME=VALUE, e.g. deals=2")
+        try:
+            options[name] = json.loads(raw)
+        except json.JSONDecodeError:
+            options[name] = raw
+    return options
+
+
+def _parse_duration(text: str | None) -> int | None:
+    if text is None:
+        return None
+    m = _DURATION.match(text.strip())
+    if not m:
+        raise ValueError(f"--every {text!r}: expected a number with s, m, h or d, e.g. 1d")
+    return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+def _competition_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name")
+    parser.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
+    parser.add_argument("--bots", default="", help="comma-separated bot names or ids")
+    parser.add_argument("--players", type=int, help="seats per match (default: the game's)")
+    parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                        help="a game option, e.g. deals=2 (repeatable)")
+    parser.add_argument("--games-per-pairing", type=int, default=1,
+                        help="games each pair of bots plays together (default 1)")
+    parser.add_argument("--duplicate", action="store_true",
+                        help="play each seeded deal in every seat rotation")
+    parser.add_argument("--move-ms", type=int, default=1000, help="time per decision (default 1000)")
+    parser.add_argument("--time-bank-ms", type=int, default=0, help="extra time per bot per match")
+    parser.add_argument("--max-faults", type=int, default=3, help="faults before a forfeit (0: never)")
+
+
+def _bots(text: str) -> list[str]:
+    return [b.strip() for b in text.split(",") if b.strip()]
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    s = summary
+    print(f"tournament {s['id']} {s['name']!r}: {s['game']} {s['players']} players {s['options'] or ''}"
+          f" - {s['status']}; matches {s['matches']}")
+    if s["standings"]:
+        print("rank  bot                   points   wins  matches  faults  forfeits")
+        for row in s["standings"]:
+            print(f"{row['rank']:>4}  {row['bot']:<20} {row['points']:>7.1f} {row['wins']:>6}"
+                  f" {row['matches']:>8} {row['faults']:>7} {row['forfeits']:>9}")
+    if s["ratings"]:
+        print("rank  bot                   rating   95% interval      P(better than next)")
+        for r in s["ratings"]:
+            los = "" if r["los_next"] is None else f"{r['los_next']:.3f}"
+            print(f"{r['rank']:>4}  {r['bot']:<20} {r['rating']:>7.1f}"
+                  f"   [{r['ci_low']:.0f}, {r['ci_high']:.0f}]   {los}")
+
+
+def _wait(sessions: Any, tournament_id: int, poll_s: float = 1.0) -> dict[str, Any]:
+    from atout_arena.services.tournaments import tournament_summary
+
+    last = None
+    while True:
+        summary = tournament_summary(sessions, tournament_id)
+        progress = summary["matches"]
+        if progress != last:
+            print(f"  {summary['status']}: {progress}", file=sys.stderr, flush=True)
+            last = progress
+        if summary["status"] in ("finished", "cancelled"):
+            return summary
+        time.sleep(poll_s)
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from atout_arena.core.replay import load_match, replay_match
+
+    record = load_match(_sessions(Settings.from_env()), args.match_id)
+    if record is None:
+        print(f"error: no match {args.match_id}", file=sys.stderr)
+        return EXIT_USAGE
+    report = replay_match(record)
+    print(report.summary())
+    return EXIT_OK if report.ok else EXIT_FAIL
+
+
+def _dispatch(match_ids: list[int]) -> None:
+    from atout_workers.tasks import dispatch_matches
+
+    dispatch_matches(match_ids)
+
+
+def cmd_tournament(args: argparse.Namespace) -> int:
+    from atout_arena.services.tournaments import (
+        TournamentError,
+        create_tournament,
+        start_tournament,
+        tournament_summary,
+    )
+
+    settings = Settings.from_env()
+    sessions = _sessions(settings)
+    try:
+        if args.tournament_command == "create":
+            tid = create_tournament(
+                sessions, name=args.name, game=args.game, bots=_bots(args.bots), players=args.players,
+                options=_parse_options(args.option), games_per_pairing=args.games_per_pairing,
+                duplicate=args.duplicate, move_ms=args.move_ms, time_bank_ms=args.time_bank_ms,
+                max_faults=args.max_faults, seed=args.seed,
+            )
+            summary = tournament_summary(sessions, tid)
+            print(f"tournament {tid} created: {sum(summary['matches'].values())} matches")
+            if not args.start:
+                return EXIT_OK
+        else:
+            tid = args.id
+        if args.tournament_command in ("create", "start"):
+            url, _ = find_redis_url(settings, start=False)
+            if url is None:
+                print("error: no Redis to send the matches to: set ATOUT_REDIS_URL (or run "
+                      "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
+                return EXIT_FAIL
+            _use_redis(url)
+            ids = start_tournament(sessions, tid)
+            _dispatch(ids)
+            print(f"tournament {tid} started: {len(ids)} matches sent to the workers")
+            if args.wait:
+                _print_summary(_wait(sessions, tid))
+            return EXIT_OK
+        summary = tournament_summary(sessions, tid)
+        if args.json:
+            print(json.dumps(summary, indent=2, default=str))
+        else:
+            _print_summary(summary)
+        return EXIT_OK
+    except (TournamentError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def cmd_league(args: argparse.Namespace) -> int:
+    from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
+    from atout_arena.services.tournaments import TournamentError
+
+    settings = Settings.from_env()
+    sessions = _sessions(settings)
+    try:
+        command = args.league_command
+        if command == "create":
+            lid = create_league(
+                sessions, name=args.name, game=args.game, bots=_bots(args.bots), players=args.players,
+                options=_parse_options(args.option), games_per_pairing=args.games_per_pairing,
+                duplicate=args.duplicate, move_ms=args.move_ms, time_bank_ms=args.time_bank_ms,
+                max_faults=args.max_faults, every_s=_parse_duration(args.every),
+            )
+            print(f"league {lid} {args.name!r} created")
+        elif command in ("join", "leave"):
+            members = set_members(sessions, args.name, **{command: args.bots})
+            print(f"league {args.name!r} members: {', '.join(members) or '-'}")
+        elif command == "season":
+            url, _ = find_redis_url(settings, start=False)
+            if url is None:
+                print("error: no Redis to send the matches to: set ATOUT_REDIS_URL", file=sys.stderr)
+                return EXIT_FAIL
+            _use_redis(url)
+            started = start_season(sessions, args.name)
+            if started is None:
+                print(f"league {args.name!r}: a season is still running", file=sys.stderr)
+                return EXIT_FAIL
+            tid, ids = started
+            _dispatch(ids)
+            print(f"league {args.name!r}: season started as tournament {tid} ({len(ids)} matches)")
+        else:
+            info = league_standings(sessions, args.name)
+            if args.json:
+                print(json.dumps(info, indent=2, default=str))
+            else:
+                print(f"league {info['id']} {info['name']!r}: {info['game']} {info['players']} players, "
+                      f"{len(info['seasons'])} seasons, members {', '.join(info['members']) or '-'}")
+                for row in info["standings"]:
+                    print(f"{row['rank']:>4}  {row['bot']:<20} {row['points']:>7.1f} points"
+                          f" {row['wins']:>4} wins {row['matches']:>5} matches {row['faults']:>4} faults")
+        return EXIT_OK
+    except (TournamentError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    url, embedded = find_redis_url(settings, start=True)
+    assert url is not None
+    if embedded is not None:
+        print(f"embedded Redis at {url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    _use_redis(url)
+    from atout_workers.celery_app import QUEUES, app
+
+    # no mingle/gossip: workers share nothing but the broker and the database (faster start)
+    argv = ["worker", "--pool", "threads", "--loglevel", args.loglevel, "-Q", ",".join(QUEUES),
+            "--without-mingle", "--without-gossip"]
+    if args.concurrency:
+        argv += ["--concurrency", str(args.concurrency)]
+    if args.hostname:
+        argv += ["--hostname", args.hostname]
+    try:
+        app.worker_main(argv)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return EXIT_OK
+
+
+def cmd_beat(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    url, _ = find_redis_url(settings, start=False)
+    if url is None:
+        print("error: no Redis: set ATOUT_REDIS_URL (or start `atout-arena worker` first)", file=sys.stderr)
+        return EXIT_FAIL
+    _use_redis(url)
+    from atout_workers.celery_app import app
+
+    schedule = Path(settings.data_dir) / "celerybeat-schedule"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule)])
+    return EXIT_OK
+
+
+# -- wiring -----------------------------------------------------------------------------------
+
+
+def register(subparsers: Any) -> None:
+    """Add ``worker``, ``beat``, ``replay``, ``tournament`` and ``league`` to ``atout-arena``."""
+    worker = subparsers.add_parser("worker", help="run a Celery worker that plays matches")
+    worker.add_argument("--concurrency", type=int,
+                        help="matches in flight (default ATOUT_WORKER_CONCURRENCY)")
+    worker.add_argument("--loglevel", default="info")
+    worker.add_argument("--hostname", help="Celery node name (default celery@<host>)")
+    worker.set_defaults(func=cmd_worker)
+
+    beat = subparsers.add_parser("beat", help="run Celery beat: the sweeper and league seasons")
+    beat.add_argument("--loglevel", default="info")
+    beat.set_defaults(func=cmd_beat)
+
+    replay = subparsers.add_parser("replay", help="replay a stored match and check its result")
+    replay.add_argument("match_id", type=int)
+    replay.set_defaults(func=cmd_replay)
+
+    tournament = subparsers.add_parser("tournament", help="create, start and show tournaments")
+    commands = tournament.add_subparsers(dest="tournament_command", required=True)
+    create = commands.add_parser("create", help="create a tournament and its schedule")
+    _competition_args(create)
+    create.add_argument("--seed", type=int, help="the tournament's seed (default: random, stored)")
+    create.add_argument("--start", action="store_true", help="start it at once")
+    create.add_argument("--wait", action="store_true", help="with --start: wait for the end, show standings")
+    start = commands.add_parser("start", help="send a created tournament's matches to the workers")
+    start.add_argument("id", type=int)
+    start.add_argument("--wait", action="store_true", help="wait for the end and show the standings")
+    show = commands.add_parser("show", help="a tournament's progress, standings and ratings")
+    show.add_argument("id", type=int)
+    show.add_argument("--json", action="store_true")
+    tournament.set_defaults(func=cmd_tournament)
+
+    league = subparsers.add_parser("league", help="leagues: members, seasons, standings")
+    lcommands = league.add_subparsers(dest="league_command", required=True)
+    lcreate = lcommands.add_parser("create", help="create a league")
+    _competition_args(lcreate)
+    lcreate.add_argument("--every", help="start a season every DURATION (e.g. 1d, 6h) under beat")
+    lcommands.add_parser("season", help="start the next season now").add_argument("name")
+    for name in ("join", "leave"):
+        p = lcommands.add_parser(name, help=f"bots {name} the league")
+        p.add_argument("name")
+        p.add_argument("bots", nargs="+")
+    lshow = lcommands.add_parser("show", help="members, seasons and standings across seasons")
+    lshow.add_argument("name")
+    lshow.add_argument("--json", action="store_true")
+    league.set_defaults(func=cmd_league)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """These subcommands alone (``atout-arena`` has them all)."""
+    parser = argparse.ArgumentParser(prog="atout-arena")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except ValueError as exc:  # a bad ATOUT_* setting
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

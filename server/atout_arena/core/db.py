@@ -1,0 +1,59 @@
+"""Storage: the SQLAlchemy engine and sessions (models and ``Base``: :mod:`atout_arena.core.models`).
+
+SQLite by default (a file under ``ATOUT_DATA_DIR``, in WAL mode with a busy timeout so that
+the game server, workers and API can share it), PostgreSQL when ``ATOUT_DATABASE_URL`` says so.
+
+>>> engine = make_engine("sqlite://")
+>>> create_all(engine)
+>>> Session = make_session_factory(engine)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import sessionmaker
+from sqlalchemy.pool import StaticPool
+
+from atout_arena.core.models import Base
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+def make_engine(url: str, **kwargs: Any) -> Engine:
+    """An engine for ``url``. SQLite files get WAL, a busy timeout and foreign keys on;
+    their folder is created when missing."""
+    if url.startswith("sqlite"):
+        database = url.split("///", 1)[1] if "///" in url else ""
+        in_memory = database in ("", ":memory:")
+        if not in_memory:
+            Path(database).parent.mkdir(parents=True, exist_ok=True)
+        connect_args = {"check_same_thread": False, "timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        if in_memory:
+            kwargs.setdefault("poolclass", StaticPool)  # one shared in-memory database
+        engine = create_engine(url, connect_args=connect_args, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+            cursor = dbapi_connection.cursor()
+            if not in_memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cursor.execute("PRAGMA foreign_keys=ON")
+            cursor.close()
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def make_session_factory(engine: Engine) -> sessionmaker:
+    """Sessions that keep loaded attributes after commit (objects stay readable)."""
+    return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+def create_all(engine: Engine) -> None:
+    """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`)."""
+    Base.metadata.create_all(engine)

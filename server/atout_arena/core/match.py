@@ -1,0 +1,257 @@
+"""The match loop: one game between bots under deadlines, with the fault policy of DESIGN.md.
+
+A plain function, no I/O of its own: :func:`play_match` takes the match's setup, a callable
+that asks a seat's bot for a decision, and an optional callback run after every step (the
+Celery task passes one that stores heartbeats, publishes spectator views and counts metrics).
+Unit tests drive it with a fake asker; the worker drives it with
+:class:`atout_workers.decisions.DecisionClient` (see :mod:`atout_workers.runner`).
+
+Fault policy (DESIGN.md, "Matches, faults, tournaments"):
+
+- every decision has ``move_ms``; a bot may overrun it by what is left of its optional
+  ``time_bank_ms`` for the match (the overrun is taken from the bank);
+- a reply after the deadline is a ``timeout`` fault, a rejected reply an ``illegal`` fault
+  (the bot may still answer legally before the deadline), a bot that is not connected a
+  ``disconnected`` fault at once;
+- a faulted decision is played by the fallback: the first legal action, recorded as such;
+- after ``max_faults`` faults (0: never) the bot forfeits: it ranks last and the rest of its
+  decisions are played by the fallback without asking it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from atout.games import State, new_game, ranking_from_scores
+
+TIMEOUT, ILLEGAL, DISCONNECTED = "timeout", "illegal", "disconnected"
+FAULT_KINDS = (TIMEOUT, ILLEGAL, DISCONNECTED)
+BOT, FALLBACK = "bot", "fallback"
+
+
+@dataclass(frozen=True)
+class FaultPolicy:
+    """Deadlines and faults of one match (copied from its tournament)."""
+
+    move_ms: int = 1000
+    time_bank_ms: int = 0
+    max_faults: int = 3
+
+    def __post_init__(self) -> None:
+        if self.move_ms < 1:
+            raise ValueError(f"move_ms must be >= 1, not {self.move_ms!r}")
+        if self.time_bank_ms < 0:
+            raise ValueError(f"time_bank_ms must be >= 0, not {self.time_bank_ms!r}")
+        if self.max_faults < 0:
+            raise ValueError(f"max_faults must be >= 0 (0: never forfeit), not {self.max_faults!r}")
+
+
+@dataclass(frozen=True)
+class SeatBot:
+    """The bot sitting in one seat."""
+
+    bot_id: int
+    name: str
+
+
+@dataclass(frozen=True)
+class MatchSetup:
+    """Everything that decides a match: its game, options, seed, seating and deadlines."""
+
+    match_id: str
+    game: str
+    options: dict[str, Any]
+    seed: int
+    seats: tuple[SeatBot, ...]
+    policy: FaultPolicy = FaultPolicy()
+
+    def new_state(self) -> State:
+        """The seeded initial state: the same seed deals the same cards."""
+        return new_game(self.game, players=len(self.seats), **self.options).new_state(seed=self.seed)
+
+
+@dataclass(frozen=True)
+class DecisionAsk:
+    """One decision asked of a seat's bot."""
+
+    match_id: str
+    game: str
+    seat: int
+    bot: SeatBot
+    observation: dict[str, Any]
+    legal_actions: list[str]
+    deadline_ms: int
+    check: Callable[[str], str | None]  # the engine's reason an action is illegal, or None
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What came back: a legal action, or a fault. ``rejected`` counts illegal replies that
+    came before (each is an ``illegal`` fault even when a legal reply followed)."""
+
+    action: str | None
+    think_ms: float
+    fault: str | None = None
+    detail: str = ""
+    rejected: int = 0
+
+    def __post_init__(self) -> None:
+        if (self.action is None) == (self.fault is None):
+            raise ValueError("an Answer holds either an action or a fault")
+        if self.fault is not None and self.fault not in FAULT_KINDS:
+            raise ValueError(f"unknown fault kind {self.fault!r}; kinds: {', '.join(FAULT_KINDS)}")
+
+
+Asker = Callable[[DecisionAsk], Answer]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One applied action, as stored: who chose it, how long the bot thought, any faults."""
+
+    ply: int
+    seat: int
+    action: str
+    by: str  # "bot" or "fallback"
+    think_ms: float
+    faults: tuple[str, ...] = ()  # fault kinds charged to the seat at this decision
+    detail: str = ""
+
+    def to_json(self) -> list[Any]:
+        return [self.seat, self.action, self.by, round(self.think_ms, 3), list(self.faults), self.detail]
+
+    @classmethod
+    def from_json(cls, ply: int, row: Sequence[Any]) -> Step:
+        seat, action, by, think_ms, faults, detail = row
+        return cls(ply, int(seat), str(action), str(by), float(think_ms), tuple(faults), str(detail))
+
+
+@dataclass
+class MatchOutcome:
+    """The result of a played match."""
+
+    scores: list[int]
+    ranking: list[int]  # with forfeits applied: a forfeiting seat ranks last
+    engine_ranking: list[int]
+    faults: list[int]
+    forfeited: list[bool]
+    think_ms: list[float]
+    steps: list[Step] = field(default_factory=list)
+
+    @property
+    def outcome(self) -> str:
+        """``forfeit`` when a seat forfeited, else ``finished``: the metrics' outcome label."""
+        return "forfeit" if any(self.forfeited) else "finished"
+
+
+def ranking_with_forfeits(scores: Sequence[float], engine_ranking: Sequence[int],
+                          forfeited: Sequence[bool]) -> list[int]:
+    """Places once forfeits count: the others keep the engine's order among themselves, and
+    every forfeiting seat shares the last place after them (ties share, places are skipped)."""
+    if not any(forfeited):
+        return list(engine_ranking)
+    playing = [i for i, f in enumerate(forfeited) if not f]
+    # Among the seats still playing, the engine's places keep their order and their ties.
+    sub = ranking_from_scores([-engine_ranking[i] for i in playing])
+    places = [0] * len(scores)
+    for i, p in zip(playing, sub, strict=True):
+        places[i] = p
+    last = len(playing) + 1
+    for i, f in enumerate(forfeited):
+        if f:
+            places[i] = last
+    return places
+
+
+def fallback_action(legal: Sequence[str]) -> str:
+    """The fixed fallback of a faulted decision: the first legal action (DESIGN.md)."""
+    return legal[0]
+
+
+def play_match(
+    setup: MatchSetup,
+    ask: Asker,
+    on_step: Callable[[State, Step], None] | None = None,
+    on_start: Callable[[State], None] | None = None,
+) -> MatchOutcome:
+    """Play ``setup`` to the end, asking each seat's bot through ``ask``.
+
+    ``on_start(state)`` runs once with the initial state; ``on_step(state, step)`` after each
+    applied action (the state is the one after it). An exception either raises stops the
+    match (the worker's way to give up a lost lease).
+    """
+    policy = setup.policy
+    state = setup.new_state()
+    n = state.players
+    if n != len(setup.seats):
+        raise ValueError(f"{setup.game} match {setup.match_id} has {len(setup.seats)} bots for {n} seats")
+    faults = [0] * n
+    forfeited = [False] * n
+    bank = [float(policy.time_bank_ms)] * n
+    think = [0.0] * n
+    steps: list[Step] = []
+    if on_start is not None:
+        on_start(state)
+
+    def check(action: str) -> str | None:
+        if action in state.legal_actions():
+            return None
+        probe = state.clone()
+        try:
+            probe.apply(action)
+        except ValueError as exc:  # IllegalAction, or a non-string
+            return str(exc)
+        return None  # a spelling the engine normalises ("play th"): legal
+
+    while not state.is_terminal:
+        seat = state.current_player
+        assert seat is not None
+        legal = state.legal_actions()
+        charged: list[str] = []
+        detail = ""
+        if forfeited[seat]:
+            action, by, think_ms = fallback_action(legal), FALLBACK, 0.0
+            detail = "forfeited"
+        else:
+            deadline = policy.move_ms + int(bank[seat])
+            answer = ask(DecisionAsk(setup.match_id, setup.game, seat, setup.seats[seat],
+                                     state.observation(seat), legal, deadline, check))
+            think_ms = max(0.0, answer.think_ms)
+            think[seat] += think_ms
+            charged.extend([ILLEGAL] * answer.rejected)
+            if answer.fault is not None:
+                if answer.fault == TIMEOUT:
+                    bank[seat] = 0.0  # the whole bank was spent waiting
+                # Rejected replies already charged an illegal fault each; a decision left with
+                # no legal reply after them is not charged twice.
+                if not (answer.fault == ILLEGAL and answer.rejected):
+                    charged.append(answer.fault)
+                action, by, detail = fallback_action(legal), FALLBACK, answer.detail
+            else:
+                assert answer.action is not None
+                bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - policy.move_ms))
+                action, by = answer.action, BOT
+            if charged:
+                faults[seat] += len(charged)
+                if policy.max_faults and faults[seat] >= policy.max_faults:
+                    forfeited[seat] = True
+        before = len(state.history)
+        state.apply(action)  # an asker's action was checked; a normalised spelling is stored as such
+        step = Step(len(steps), seat, state.history[before][1], by, think_ms, tuple(charged), detail)
+        steps.append(step)
+        if on_step is not None:
+            on_step(state, step)
+
+    scores = list(state.scores)
+    engine_ranking = list(state.ranking)
+    return MatchOutcome(
+        scores=scores,
+        ranking=ranking_with_forfeits(scores, engine_ranking, forfeited),
+        engine_ranking=engine_ranking,
+        faults=faults,
+        forfeited=forfeited,
+        think_ms=think,
+        steps=steps,
+    )

@@ -1,0 +1,240 @@
+"""The arena's Prometheus metrics: names, help, labels, and where their values live.
+
+Every process that counts something (Celery workers, game servers) writes into Redis; the
+process that serves ``/metrics`` (the API) reads Redis at scrape time through
+:class:`ArenaCollector`. That is our multi-process mode: counts of any number of worker
+processes, on any number of machines, add up in one place, survive a worker's restart, and
+need no shared directory (prometheus_client's ``PROMETHEUS_MULTIPROC_DIR`` mode only works for
+processes on one machine and leaves files of dead processes behind). Writes are ``HINCRBY`` /
+``HINCRBYFLOAT`` (atomic in Redis), usually batched into the pipeline that already publishes a
+match step, so a decision costs no extra round trip.
+
+Redis layout: one hash per metric, ``atout:metrics:<name>``. A field is the JSON list of label
+values; histograms add ``\\t<bucket index>`` and ``\\tsum`` (bucket counts are stored per bucket
+and made cumulative when read; the count is the ``+Inf`` bucket).
+
+Two gauges are read from what is already in Redis rather than counted:
+``atout_bots_connected`` from the game servers' presence records (the ``atout:connected``
+sorted set of :mod:`atout_arena.core.relay`, where every game server keeps its live bots with the time
+their presence expires: a game server that dies leaves no bot counted once its bots' presence
+has expired), and ``atout_queue_depth`` from the lengths of the Celery queues in the broker
+(the same Redis; kombu keeps a queue's messages in a list of its name, and those of priorities
+above 0 in lists beside it).
+
+Labels are bounded: ``game`` is one of the rulesets, ``outcome`` and ``kind`` come from fixed
+lists, ``bot`` is a registered bot's name, ``queue`` one of the Celery queues.
+
+>>> from prometheus_client import generate_latest
+>>> # registry = metrics_registry(redis_client); generate_latest(registry)  # the /metrics body
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prometheus_client.core import (
+    CollectorRegistry,
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
+from prometheus_client.registry import Collector
+
+from atout_arena.core.relay import CONNECTED_KEY, now_ms
+
+PREFIX = "atout:metrics:"
+# kombu's Redis transport: a message of priority p > 0 waits in "<queue>\x06\x16<p>"
+QUEUE_PRIORITY_SUFFIXES = ("", *(f"\x06\x16{p}" for p in (3, 6, 9)))
+
+OUTCOMES = ("finished", "forfeit", "error")  # atout_matches_total{outcome}
+FAULT_KINDS = ("timeout", "illegal", "disconnected")  # atout_faults_total{kind}
+
+DECISION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+MATCH_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    name: str
+    kind: str  # "counter", "gauge" or "histogram"
+    help: str
+    labels: tuple[str, ...]
+    buckets: tuple[float, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return PREFIX + self.name
+
+
+DECISION_SECONDS = MetricSpec(
+    "atout_decision_seconds", "histogram",
+    "Think time of one decision as the worker saw it (request sent to answer received), by game and bot.",
+    ("game", "bot"), DECISION_BUCKETS)
+MATCHES_TOTAL = MetricSpec(
+    "atout_matches_total", "counter",
+    "Matches played to the end, by game and outcome (finished, forfeit, error).",
+    ("game", "outcome"))
+MATCH_SECONDS = MetricSpec(
+    "atout_match_seconds", "histogram",
+    "Wall-clock duration of a match, from its first decision to its stored result, by game.",
+    ("game",), MATCH_BUCKETS)
+FAULTS_TOTAL = MetricSpec(
+    "atout_faults_total", "counter",
+    "Faults charged to bots, by bot and kind (timeout, illegal, disconnected).",
+    ("bot", "kind"))
+RATING = MetricSpec(
+    "atout_rating", "gauge",
+    "Current online Elo rating of a bot in a game.",
+    ("game", "bot"))
+BOTS_CONNECTED = MetricSpec(
+    "atout_bots_connected", "gauge",
+    "Bots with a live stream to some game server.",
+    ())
+QUEUE_DEPTH = MetricSpec(
+    "atout_queue_depth", "gauge",
+    "Celery tasks waiting in the broker, by queue.",
+    ("queue",))
+
+ALL_METRICS: tuple[MetricSpec, ...] = (
+    DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING, BOTS_CONNECTED, QUEUE_DEPTH,
+)
+
+
+def _field(labels: Sequence[str]) -> str:
+    return json.dumps(list(labels), separators=(",", ":"))
+
+
+def _bucket_index(buckets: Sequence[float], value: float) -> int:
+    for i, bound in enumerate(buckets):
+        if value <= bound:
+            return i
+    return len(buckets)  # +Inf
+
+
+class MetricsRecorder:
+    """The write side, for workers and game servers. Pass ``pipe`` (a Redis pipeline) to
+    batch a write with others; without it each call is one round trip."""
+
+    def __init__(self, redis: Any, games: Iterable[str] | None = None) -> None:
+        self.redis = redis
+        if games is None:
+            from atout.games import GAMES
+
+            games = GAMES
+        self.games = frozenset(games)
+
+    def _game(self, game: str) -> str:
+        if game not in self.games:
+            raise ValueError(f"metrics: unknown game {game!r} (labels are bounded to the rulesets)")
+        return game
+
+    def _observe(self, spec: MetricSpec, labels: Sequence[str], value: float, pipe: Any) -> None:
+        target = pipe if pipe is not None else self.redis.pipeline(transaction=False)
+        base = _field(labels)
+        target.hincrby(spec.key, f"{base}\t{_bucket_index(spec.buckets, value)}", 1)
+        target.hincrbyfloat(spec.key, f"{base}\tsum", float(value))
+        if pipe is None:
+            target.execute()
+
+    def decision(self, game: str, bot: str, seconds: float, pipe: Any = None) -> None:
+        self._observe(DECISION_SECONDS, (self._game(game), bot), seconds, pipe)
+
+    def match(self, game: str, outcome: str, seconds: float, pipe: Any = None) -> None:
+        if outcome not in OUTCOMES:
+            raise ValueError(f"metrics: unknown outcome {outcome!r}; outcomes: {', '.join(OUTCOMES)}")
+        target = pipe if pipe is not None else self.redis.pipeline(transaction=False)
+        target.hincrby(MATCHES_TOTAL.key, _field((self._game(game), outcome)), 1)
+        self._observe(MATCH_SECONDS, (game,), seconds, target)
+        if pipe is None:
+            target.execute()
+
+    def fault(self, bot: str, kind: str, count: int = 1, pipe: Any = None) -> None:
+        if kind not in FAULT_KINDS:
+            raise ValueError(f"metrics: unknown fault kind {kind!r}; kinds: {', '.join(FAULT_KINDS)}")
+        (pipe or self.redis).hincrby(FAULTS_TOTAL.key, _field((bot, kind)), count)
+
+    def rating(self, game: str, bot: str, value: float, pipe: Any = None) -> None:
+        (pipe or self.redis).hset(RATING.key, _field((self._game(game), bot)), repr(float(value)))
+
+    def reset(self) -> None:
+        """Forget every stored value (tests, and ``atout-arena`` maintenance)."""
+        self.redis.delete(*(spec.key for spec in ALL_METRICS))
+
+
+def _decode(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class ArenaCollector(Collector):
+    """The read side: yields every metric of :data:`ALL_METRICS` from Redis at scrape time, in
+    one round trip.
+
+    ``queues`` are the Celery queues whose depth is reported (their Redis lists live in the
+    broker, which is the same Redis); ``atout_bots_connected`` counts the bots whose presence,
+    kept by whichever game server holds their stream, has not expired.
+    """
+
+    def __init__(self, redis: Any, queues: Sequence[str] = ()) -> None:
+        self.redis = redis
+        self.queues = tuple(queues)
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())  # values come from Redis: nothing to check at registration
+
+    def collect(self) -> Iterator[Metric]:
+        pipe = self.redis.pipeline(transaction=False)
+        for spec in (DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING):
+            pipe.hgetall(spec.key)
+        pipe.zcount(CONNECTED_KEY, now_ms(), "+inf")  # presences not expired yet
+        for queue in self.queues:
+            for suffix in QUEUE_PRIORITY_SUFFIXES:
+                pipe.llen(queue + suffix)
+        replies = pipe.execute()
+        raw = dict(zip((DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING),
+                       replies[:5], strict=True))
+        yield self._histogram(DECISION_SECONDS, raw[DECISION_SECONDS])
+        yield self._simple(MATCHES_TOTAL, raw[MATCHES_TOTAL], CounterMetricFamily)
+        yield self._histogram(MATCH_SECONDS, raw[MATCH_SECONDS])
+        yield self._simple(FAULTS_TOTAL, raw[FAULTS_TOTAL], CounterMetricFamily)
+        yield self._simple(RATING, raw[RATING], GaugeMetricFamily)
+        yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=float(replies[5]))
+        depth = GaugeMetricFamily(QUEUE_DEPTH.name, QUEUE_DEPTH.help, labels=QUEUE_DEPTH.labels)
+        lengths = replies[6:]
+        step = len(QUEUE_PRIORITY_SUFFIXES)
+        for i, queue in enumerate(self.queues):
+            depth.add_metric([queue], float(sum(lengths[i * step : (i + 1) * step])))
+        yield depth
+
+    @staticmethod
+    def _simple(spec: MetricSpec, data: dict[Any, Any], family: type) -> Metric:
+        name = spec.name[: -len("_total")] if family is CounterMetricFamily else spec.name
+        metric = family(name, spec.help, labels=spec.labels)
+        for key, value in sorted((_decode(k), float(_decode(v))) for k, v in data.items()):
+            metric.add_metric(json.loads(key), value)
+        return metric
+
+    @staticmethod
+    def _histogram(spec: MetricSpec, data: dict[Any, Any]) -> Metric:
+        series: dict[str, dict[str, float]] = {}
+        for k, v in data.items():
+            labels, part = _decode(k).split("\t")
+            series.setdefault(labels, {})[part] = float(_decode(v))
+        metric = HistogramMetricFamily(spec.name, spec.help, labels=spec.labels)
+        for labels, parts in sorted(series.items()):
+            cumulative, buckets = 0.0, []
+            for i, bound in enumerate((*spec.buckets, float("inf"))):
+                cumulative += parts.get(str(i), 0.0)
+                buckets.append(("+Inf" if bound == float("inf") else repr(bound), cumulative))
+            metric.add_metric(json.loads(labels), buckets, parts.get("sum", 0.0))
+        return metric
+
+
+def metrics_registry(redis: Any, queues: Sequence[str] = ()) -> CollectorRegistry:
+    """A registry holding only the arena's metrics, for ``generate_latest(registry)``."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(ArenaCollector(redis, queues))
+    return registry

@@ -1,0 +1,279 @@
+"""The arena's stored records. Every model derives from :class:`Base`."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import Boolean, DateTime, Integer, String
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    """The base of every arena model."""
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+MAX_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL (BIGINT) take as a key
+
+
+def parse_id(ref: str | int) -> int | None:
+    """The database id that ``ref`` names: an int, or a string of ASCII digits, in
+    ``1..MAX_ID``; None for anything else (a name, ``"²"``, an id no database can hold).
+
+    Lookups by "name or id" use it so that what is not an id is looked up as a name, and never
+    reaches the database as an integer it cannot take."""
+    if isinstance(ref, bool):
+        return None
+    if isinstance(ref, int):
+        value = ref
+    elif isinstance(ref, str) and ref.isascii() and ref.isdigit() and len(ref) <= len(str(MAX_ID)):
+        value = int(ref)
+    else:
+        return None
+    return value if 0 < value <= MAX_ID else None
+
+
+class Bot(Base):
+    """A registered bot. Its token is never stored: only its SHA-256 (``token_hash``)."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    owner: Mapped[str] = mapped_column(String(128), nullable=False, default="")
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+
+    def __repr__(self) -> str:
+        return f"Bot(id={self.id!r}, name={self.name!r}, owner={self.owner!r}, disabled={self.disabled!r})"
+
+
+# ---------------------------------------------------------------------------------------------
+# Tournaments, leagues, matches and ratings (the workers' records; issue 4).
+#
+# Indices follow what the API asks: matches by tournament (and status), by bot (through
+# match_seats), by status (the sweeper); ratings by game. Rows are written so that a retried
+# task never counts twice: one result per match (the conditional update of its status, and the
+# (match, seat) key of match_seats), one rating change per (match, bot).
+
+from sqlalchemy import (  # noqa: E402  (kept beside the models that use them)
+    JSON,
+    BigInteger,
+    Float,
+    ForeignKey,
+    Index,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import relationship  # noqa: E402
+
+# Match statuses: "pending" (its tournament is not started), "queued" (a task is on its way),
+# "running" (a worker holds it: runner + heartbeat), "finished", "failed" (gave up after its
+# attempts; counts as done for its tournament), "cancelled".
+MATCH_STATUSES = ("pending", "queued", "running", "finished", "failed", "cancelled")
+MATCH_DONE = ("finished", "failed", "cancelled")
+TOURNAMENT_STATUSES = ("created", "running", "finished", "cancelled")
+
+
+class _Competition:
+    """Columns shared by tournaments and leagues: the game and how its matches are played."""
+
+    game: Mapped[str] = mapped_column(String(32), nullable=False)
+    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)  # game options
+    players: Mapped[int] = mapped_column(Integer, nullable=False)  # seats per match
+    games_per_pairing: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
+    duplicate: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    move_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=1000)
+    time_bank_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    max_faults: Mapped[int] = mapped_column(Integer, nullable=False, default=3)
+
+
+class League(_Competition, Base):
+    """A standing competition on one game: members, and seasons that are tournaments."""
+
+    __tablename__ = "leagues"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True, nullable=False)
+    every_s: Mapped[int | None] = mapped_column(Integer, nullable=True)  # season interval (beat)
+    next_season_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+    members: Mapped[list[LeagueMember]] = relationship(back_populates="league", cascade="all, delete-orphan")
+    seasons: Mapped[list[Tournament]] = relationship(back_populates="league", order_by="Tournament.season")
+
+
+class LeagueMember(Base):
+    __tablename__ = "league_members"
+
+    league_id: Mapped[int] = mapped_column(ForeignKey("leagues.id", ondelete="CASCADE"), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True, index=True)
+    active: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+    league: Mapped[League] = relationship(back_populates="members")
+    bot: Mapped[Bot] = relationship()
+
+
+class Tournament(_Competition, Base):
+    """A fixed schedule of matches between its entrants; a league's season is one."""
+
+    __tablename__ = "tournaments"
+    __table_args__ = (UniqueConstraint("league_id", "season", name="uq_tournaments_league_season"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), nullable=False)
+    seed: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="created", index=True)
+    league_id: Mapped[int | None] = mapped_column(ForeignKey("leagues.id"), nullable=True, index=True)
+    season: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Written once by the finalize task: the standings as a list of plain dicts.
+    standings: Mapped[list | None] = mapped_column(JSON, nullable=True)
+
+    league: Mapped[League | None] = relationship(back_populates="seasons")
+    entries: Mapped[list[TournamentEntry]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", order_by="TournamentEntry.position"
+    )
+    matches: Mapped[list[Match]] = relationship(back_populates="tournament", order_by="Match.number")
+    fitted: Mapped[list[TournamentRating]] = relationship(
+        back_populates="tournament", cascade="all, delete-orphan", order_by="TournamentRating.rank"
+    )
+
+
+class TournamentEntry(Base):
+    __tablename__ = "tournament_entries"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True, index=True)
+    position: Mapped[int] = mapped_column(Integer, nullable=False)  # the bot's index in the schedule
+
+    tournament: Mapped[Tournament] = relationship(back_populates="entries")
+    bot: Mapped[Bot] = relationship()
+
+
+class Match(Base):
+    """One game between bots: its setup (game, options, seed, seating, deadlines), its
+    liveness (status, runner, heartbeat) and, once finished, its result and action log."""
+
+    __tablename__ = "matches"
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "number", name="uq_matches_tournament_number"),
+        Index("ix_matches_tournament_status", "tournament_id", "status"),
+        Index("ix_matches_status_heartbeat", "status", "heartbeat_at"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), nullable=True)
+    number: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # index in its schedule
+    deal_group: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # same seed, same group
+    rotation: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    game: Mapped[str] = mapped_column(String(32), nullable=False)
+    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    seed: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    move_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=1000)
+    time_bank_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    max_faults: Mapped[int] = mapped_column(Integer, nullable=False, default=3)
+
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    runner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)  # finished, forfeit
+    scores: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    ranking: Mapped[list | None] = mapped_column(JSON, nullable=True)  # forfeits applied
+    # Every action in order: [seat, action, by ("bot"/"fallback"), think_ms, [faults], detail].
+    actions: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    tournament: Mapped[Tournament | None] = relationship(back_populates="matches")
+    seats: Mapped[list[MatchSeat]] = relationship(
+        back_populates="match", cascade="all, delete-orphan", order_by="MatchSeat.seat"
+    )
+
+
+class MatchSeat(Base):
+    """Who sat where in a match, and how that seat did."""
+
+    __tablename__ = "match_seats"
+    __table_args__ = (Index("ix_match_seats_bot_match", "bot_id", "match_id"),)
+
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), nullable=False)
+    score: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    place: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    faults: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    forfeited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    think_ms: Mapped[float] = mapped_column(Float, nullable=False, default=0.0)
+
+    match: Mapped[Match] = relationship(back_populates="seats")
+    bot: Mapped[Bot] = relationship()
+
+
+class Rating(Base):
+    """The online Elo of a bot in a game, updated as each of its matches ends."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (Index("ix_ratings_game_rating", "game", "rating"),)
+
+    game: Mapped[str] = mapped_column(String(32), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True, index=True)
+    rating: Mapped[float] = mapped_column(Float, nullable=False)
+    matches: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+
+
+class RatingChange(Base):
+    """The history of online ratings: one row per (match, bot), so a retry never counts twice."""
+
+    __tablename__ = "rating_history"
+    __table_args__ = (
+        UniqueConstraint("match_id", "bot_id", name="uq_rating_history_match_bot"),
+        Index("ix_rating_history_game_bot", "game", "bot_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    game: Mapped[str] = mapped_column(String(32), nullable=False)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), nullable=False)
+    match_id: Mapped[int] = mapped_column(ForeignKey("matches.id", ondelete="CASCADE"), nullable=False)
+    before: Mapped[float] = mapped_column(Float, nullable=False)
+    after: Mapped[float] = mapped_column(Float, nullable=False)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+
+class TournamentRating(Base):
+    """The batch fit of a finished tournament (Bradley-Terry, Elo scale) with its 95% interval
+    and the likelihood that the bot is stronger than the next one in the list."""
+
+    __tablename__ = "tournament_ratings"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True, index=True)
+    rank: Mapped[int] = mapped_column(Integer, nullable=False)
+    rating: Mapped[float] = mapped_column(Float, nullable=False)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    los_next: Mapped[float | None] = mapped_column(Float, nullable=True)
+    games: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+
+    tournament: Mapped[Tournament] = relationship(back_populates="fitted")
+    bot: Mapped[Bot] = relationship()

@@ -1,0 +1,471 @@
+"""The Redis side of the decision relay: the contract between game servers and workers.
+
+Game servers hold the bots' gRPC streams; workers play the matches. They share nothing but
+Redis, through the keys below (``{bot}`` is the bot's id, ``{rid}`` a request id). Every
+value called *message* is a serialized ``atout.v1.ArenaMessage`` (see the .proto), so a game
+server forwards what a worker wrote without knowing the match.
+
+====================================  ======  =============================================================
+key                                   type    meaning
+====================================  ======  =============================================================
+``atout:bot:{bot}:inbox``             stream  everything for the bot, in order. Entries ``k=msg m=<message>``
+                                              (written by workers) or ``k=conn m=<connection id>`` (written
+                                              by a game server when a new stream of the bot takes over).
+                                              Trimmed to about :data:`INBOX_MAXLEN` entries.
+``atout:bot:{bot}:conn``              string  the id (``<server id>/<nonce>``) of the bot's one live stream;
+                                              expires after the presence TTL unless the game server's
+                                              heartbeat renews it. Absent = the bot is not connected.
+``atout:bot:{bot}:pending``           zset    request ids still waiting for an answer, scored by their
+                                              absolute deadline (ms since the epoch).
+``atout:bot:{bot}:matches``           hash    match id -> its MatchStart message, while the match runs.
+``atout:bot:{bot}:ended``             hash    match id -> its MatchEnd message, for the matches that ended
+                                              while the bot was not connected (sent when it reconnects).
+``atout:req:{rid}``                   string  the DecisionRequest message, until answered or past deadline.
+``atout:reply:{rid}``                 list    the bot's answers to ``rid``, oldest first: ``A<action>``, or
+                                              ``D`` when the bot was not connected at request time.
+``atout:connected``                   zset    bot id -> when its presence expires (ms): live bots.
+====================================  ======  =============================================================
+
+A worker asking a bot for a decision (``atout_workers.decisions``), in one round trip:
+
+1. ``EVAL`` :data:`PUSH_DECISION`: if ``conn`` is absent, push ``D`` to ``reply`` (the bot is
+   faulted ``disconnected`` at once); otherwise store ``req``, add it to ``pending`` and append
+   the message to ``inbox``.
+2. ``BLPOP reply`` with the time left as timeout, pipelined after step 1.
+3. An illegal answer: ``EVAL`` :data:`REJECT` appends a Rejection to ``inbox`` and puts the
+   request back in ``req`` / ``pending`` (for a reconnecting bot); then ``BLPOP`` again.
+4. No answer by the deadline: ``EVAL`` :data:`CANCEL` drops ``req``, ``pending`` and ``reply``.
+
+A worker telling a bot that a match starts or ends: ``EVAL`` :data:`NOTIFY` appends the
+message to ``inbox``; a MatchStart is also kept in ``matches`` while the match runs, and a
+MatchEnd drops it from there and, when the bot has no live stream, is kept in ``ended`` (at most
+:data:`ENDED_MAX` of them, for :data:`ENDED_TTL_MS`), so that a bot that comes back sees
+``on_match_end`` of every match it played. Rejections are not kept: the request they answer is
+sent again on reconnect, and the bot answers it afresh.
+
+A game server, for each bot stream (``atout_arena.gateway.session``):
+
+1. On connect, ``EVAL`` :data:`TAKEOVER` atomically: sets ``conn`` to its connection id,
+   appends a ``k=conn`` entry to ``inbox`` (the stream's read cursor starts there; any other
+   stream of the bot that reads it closes itself with Error ``replaced``), and returns (and
+   forgets) the MatchEnd of every match that ended while the bot was away, then the MatchStart
+   of every running match and every pending request still before its deadline: they are sent
+   first. Anything added after the cursor is read from the inbox, so nothing is lost or sent
+   twice.
+2. ``XREAD BLOCK`` on ``inbox`` from the cursor: forwards each message to the bot (one
+   dedicated Redis connection per live stream; no polling).
+3. Each answer: ``EVAL`` :data:`ANSWER` pushes ``A<action>`` to ``reply`` and drops the
+   request from ``pending`` / ``req`` (answers are batched in one pipeline).
+4. Every keep-alive interval: ``EVAL`` :data:`HEARTBEAT` renews ``conn`` unless another
+   stream holds it (then this one has been replaced; a ``conn`` that vanished, e.g. Redis
+   restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
+   if it is still its own.
+
+Why a stream and not a list for the inbox: every reader has its own cursor, so a replaced
+stream still reading can never take a message away from its successor. Replies are only taken
+from a stream for request ids that this stream was sent, so a bot can never answer another
+bot's request; an answer after the deadline (game server's clock) is refused there. ``BLPOP``
+timeouts are checked ``hz`` times a second by Redis (10 by default: up to 100 ms late; the
+embedded server runs with ``hz 100``). The scripts touch ``req`` keys they are not passed in
+``KEYS`` (to read every pending request in one step): fine for one Redis server, not for a
+Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+import redis.asyncio as aioredis
+
+INBOX_MAXLEN = 1000
+MATCHES_TTL_MS = 24 * 3600 * 1000  # a match hash left by a dead worker goes away
+ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets a silent match after 1 h)
+ENDED_MAX = 256  # ... at most this many per bot
+REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
+
+KIND_MESSAGE = b"msg"
+KIND_CONNECTION = b"conn"
+REPLY_ACTION = b"A"
+REPLY_DISCONNECTED = b"D"
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def inbox_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:inbox"
+
+
+def conn_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:conn"
+
+
+def pending_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:pending"
+
+
+def matches_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:matches"
+
+
+def ended_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:ended"
+
+
+def req_key(request_id: str) -> str:
+    return f"atout:req:{request_id}"
+
+
+def reply_key(request_id: str) -> str:
+    return f"atout:reply:{request_id}"
+
+
+CONNECTED_KEY = "atout:connected"
+REQ_KEY_PREFIX = "atout:req:"
+
+# ------------------------------------------------------------------ scripts (worker side)
+
+PUSH_DECISION = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('RPUSH', KEYS[5], 'D')
+  redis.call('PEXPIRE', KEYS[5], ARGV[4])
+  return 0
+end
+redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
+redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+redis.call('PEXPIRE', KEYS[3], ARGV[4])
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'k', 'msg', 'm', ARGV[3])
+return 1
+"""
+
+REJECT = """
+redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[6], '*', 'k', 'msg', 'm', ARGV[5])
+return 1
+"""
+
+CANCEL = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+"""
+
+NOTIFY = """
+if ARGV[1] == 'start' then
+  redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+elseif ARGV[1] == 'end' then
+  redis.call('HDEL', KEYS[1], ARGV[2])
+  if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[7]) then
+    redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
+    redis.call('PEXPIRE', KEYS[4], ARGV[6])
+  end
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'k', 'msg', 'm', ARGV[3])
+return 1
+"""
+
+# ------------------------------------------------------------------ scripts (game server side)
+
+TAKEOVER = """
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[5], ARGV[3] + ARGV[2], ARGV[5])
+local cursor = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'k', 'conn', 'm', ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
+local requests = {}
+for _, rid in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
+  local payload = redis.call('GET', ARGV[6] .. rid)
+  if payload then table.insert(requests, payload) end
+end
+local ended = redis.call('HVALS', KEYS[6])
+redis.call('DEL', KEYS[6])
+return {cursor, redis.call('HVALS', KEYS[4]), requests, ended}
+"""
+
+ANSWER = """
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+return 1
+"""
+
+HEARTBEAT = """
+local owner = redis.call('GET', KEYS[1])
+if owner and owner ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3] + ARGV[2], ARGV[4])
+return 1
+"""
+
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  redis.call('ZREM', KEYS[2], ARGV[2])
+  return 1
+end
+return 0
+"""
+
+
+# ------------------------------------------------------------------ worker-side commands
+# Each returns the arguments of one EVAL, so that the sync and the async clients (and
+# pipelines) send exactly the same thing.
+
+
+def push_decision_command(
+    bot_id: str, request_id: str, deadline_unix_ms: int, message: bytes, ttl_ms: int
+) -> tuple[Any, ...]:
+    return (
+        PUSH_DECISION, 5,
+        conn_key(bot_id), req_key(request_id), pending_key(bot_id), inbox_key(bot_id), reply_key(request_id),
+        request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
+    )  # fmt: skip
+
+
+def reject_command(
+    bot_id: str, request_id: str, deadline_unix_ms: int, request: bytes, rejection: bytes, ttl_ms: int
+) -> tuple[Any, ...]:
+    return (
+        REJECT, 3,
+        req_key(request_id), pending_key(bot_id), inbox_key(bot_id),
+        request_id, deadline_unix_ms, request, ttl_ms, rejection, INBOX_MAXLEN,
+    )  # fmt: skip
+
+
+def cancel_command(bot_id: str, request_id: str) -> tuple[Any, ...]:
+    return (CANCEL, 3, pending_key(bot_id), req_key(request_id), reply_key(request_id), request_id)
+
+
+def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:
+    """``what``: ``start`` (remembered for reconnects while the match runs), ``end`` (the start
+    is forgotten; the end is kept for a bot that is not connected) or ``other``."""
+    return (
+        NOTIFY, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
+        what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------------ game-server side
+
+
+@dataclass
+class Takeover:
+    """What a new stream starts from: its inbox cursor and the messages to send first."""
+
+    cursor: bytes
+    match_starts: list[bytes]
+    requests: list[bytes]
+    match_ends: list[bytes] = field(default_factory=list)  # of matches that ended while away
+
+
+@dataclass(frozen=True)
+class Answer:
+    bot_id: str
+    request_id: str
+    action: str
+    ttl_ms: int
+
+
+class InboxReader:
+    """Reads one bot's inbox on a Redis connection of its own (``XREAD BLOCK`` holds it)."""
+
+    def __init__(self, pool: aioredis.ConnectionPool, bot_id: str) -> None:
+        self._pool = pool
+        self._key = inbox_key(bot_id).encode()
+        self._conn: Any = None
+
+    async def read(self, cursor: bytes, block_ms: int) -> list[tuple[bytes, bytes, bytes]]:
+        """Entries after ``cursor`` as (entry id, kind, payload); waits up to ``block_ms``."""
+        if self._conn is None:
+            self._conn = await self._pool.get_connection()
+        conn = self._conn
+        try:
+            async with asyncio.timeout(block_ms / 1000 + REPLY_MARGIN_S):
+                await conn.send_packed_command(
+                    conn.pack_command("XREAD", "COUNT", 256, "BLOCK", block_ms, "STREAMS", self._key, cursor)
+                )
+                result = await conn.read_response(timeout=math.inf)
+        except TimeoutError as exc:
+            await self._drop()
+            raise redis.TimeoutError(f"XREAD: no reply from Redis within {block_ms} ms") from exc
+        except BaseException:
+            await self._drop()
+            raise
+        if not result:
+            return []
+        # [[key, [[entry id, [field, value, ...]], ...]]]; workers write the fields k, m
+        out = []
+        for _key, entries in result:
+            for entry_id, fields in entries:
+                values = dict(zip(fields[::2], fields[1::2], strict=True))
+                out.append((entry_id, values.get(b"k", b""), values.get(b"m", b"")))
+        return out
+
+    async def _drop(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            await conn.disconnect(nowait=True)  # it may hold an unread reply
+            await self._pool.release(conn)
+
+    async def aclose(self) -> None:
+        await self._drop()
+
+
+class GatewayRelay:
+    """The game server's Redis calls (asyncio). One per game server process."""
+
+    def __init__(self, redis: aioredis.Redis, presence_ttl_ms: int) -> None:
+        self.redis = redis
+        self.pool: aioredis.ConnectionPool = redis.connection_pool
+        self.presence_ttl_ms = presence_ttl_ms
+
+    async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
+        ((cursor, starts, requests, ends),) = await self._call(
+            "EVAL", TAKEOVER, 6,
+            conn_key(bot_id), inbox_key(bot_id), pending_key(bot_id), matches_key(bot_id), CONNECTED_KEY,
+            ended_key(bot_id),
+            conn_id, self.presence_ttl_ms, now_ms(), INBOX_MAXLEN, bot_id, REQ_KEY_PREFIX,
+        )  # fmt: skip
+        return Takeover(cursor, list(starts), list(requests), list(ends))
+
+    def inbox(self, bot_id: str) -> InboxReader:
+        return InboxReader(self.pool, bot_id)
+
+    async def post_answers(self, answers: list[Answer]) -> None:
+        """Hand the bots' answers to the workers waiting on them, in one round trip."""
+        commands = [
+            (
+                "EVAL", ANSWER, 3,
+                reply_key(a.request_id), pending_key(a.bot_id), req_key(a.request_id),
+                a.request_id, REPLY_ACTION + a.action.encode("utf-8"), a.ttl_ms,
+            )
+            for a in answers
+        ]  # fmt: skip
+        await call_async(self.pool, commands, COMMAND_TIMEOUT_S)
+
+    async def heartbeat(self, bot_id: str, conn_id: str) -> bool:
+        """Renew the bot's presence; False when this stream is no longer the bot's live one."""
+        (renewed,) = await self._call(
+            "EVAL",
+            HEARTBEAT,
+            2,
+            conn_key(bot_id),
+            CONNECTED_KEY,
+            conn_id,
+            self.presence_ttl_ms,
+            now_ms(),
+            bot_id,
+        )
+        return bool(renewed)
+
+    async def release(self, bot_id: str, conn_id: str) -> None:
+        await self._call("EVAL", RELEASE, 2, conn_key(bot_id), CONNECTED_KEY, conn_id, bot_id)
+
+    async def _call(self, *command: Any) -> list[Any]:
+        return await call_async(self.pool, [command], COMMAND_TIMEOUT_S)
+
+
+# ------------------------------------------------------------------ presence (anyone)
+
+
+def connected_bots(redis: Any) -> list[str]:
+    """Ids of the bots with a live stream on some game server (sync client)."""
+    return [
+        b.decode() if isinstance(b, bytes) else b
+        for b in redis.zrangebyscore(CONNECTED_KEY, now_ms(), "+inf")
+    ]
+
+
+def is_connected(redis: Any, bot_id: str) -> bool:
+    return bool(redis.exists(conn_key(bot_id)))
+
+
+# ------------------------------------------------------------------ clients
+# The hot paths send their commands pipelined on one pooled connection and read the raw
+# replies: a decision is one round trip, without redis-py's pipeline machinery.
+
+CONNECT_TIMEOUT_S = 5.0
+COMMAND_TIMEOUT_S = 10.0  # a non-blocking exchange with Redis
+REPLY_MARGIN_S = 5.0  # a blocking command's reply may take its timeout plus this
+
+
+def call_sync(pool: redis.ConnectionPool, commands: Sequence[tuple[Any, ...]], timeout_s: float) -> list[Any]:
+    """Send ``commands`` in one write on one connection; return their raw replies in order.
+
+    A command that fails raises its ``ResponseError`` after every reply was read (the
+    connection stays usable); a broken or interrupted exchange drops the connection."""
+    conn = pool.get_connection()
+    try:
+        conn.send_packed_command(conn.pack_commands(commands))
+        replies, error = _read_all(conn, len(commands), timeout_s)
+    except BaseException:
+        conn.disconnect()
+        raise
+    finally:
+        pool.release(conn)
+    if error is not None:
+        raise error
+    return replies
+
+
+def _read_all(conn: Any, count: int, timeout_s: float) -> tuple[list[Any], redis.ResponseError | None]:
+    replies: list[Any] = []
+    error = None
+    for _ in range(count):
+        try:
+            replies.append(conn.read_response(timeout=timeout_s))
+        except redis.ResponseError as exc:
+            error = error or exc
+            replies.append(exc)
+    return replies, error
+
+
+async def call_async(
+    pool: aioredis.ConnectionPool, commands: Sequence[tuple[Any, ...]], timeout_s: float
+) -> list[Any]:
+    """:func:`call_sync` for asyncio (one timer for the whole exchange)."""
+    conn = await pool.get_connection()
+    error = None
+    replies: list[Any] = []
+    try:
+        async with asyncio.timeout(timeout_s):
+            await conn.send_packed_command(conn.pack_commands(commands))
+            for _ in commands:
+                try:
+                    replies.append(await conn.read_response(timeout=math.inf))  # the timer above applies
+                except redis.ResponseError as exc:
+                    error = error or exc
+                    replies.append(exc)
+    except TimeoutError as exc:
+        await conn.disconnect(nowait=True)
+        raise redis.TimeoutError(f"no reply from Redis within {timeout_s:.1f} s") from exc
+    except BaseException:
+        await conn.disconnect(nowait=True)
+        raise
+    finally:
+        await pool.release(conn)
+    if error is not None:
+        raise error
+    return replies
+
+
+def make_async_redis(url: str) -> aioredis.Redis:
+    """An asyncio client for ``url`` (``unix://`` or ``redis://``; hiredis parses when
+    installed) for :func:`call_async` and :class:`InboxReader`, whose timers bound every
+    exchange: the connections get no socket timeout of their own (redis-py would wrap each
+    write in a task)."""
+    return aioredis.Redis.from_url(
+        url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S, protocol=2
+    )

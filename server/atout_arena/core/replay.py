@@ -1,0 +1,160 @@
+"""Replays: re-run a stored match from its seed and action log.
+
+:func:`replay_match` checks that the log reproduces the stored result: every action by the
+seat the engine says is to act, legal, a fallback equal to the first legal action, the faults
+adding up to the stored forfeits, and the final scores and ranking (forfeits applied) equal to
+the stored ones. It reports the first divergence.
+
+:func:`replay_views` gives the match step by step as one seat saw it, or as a spectator
+(``seat=None``: the public view, no hidden card), for the REST API and the dashboard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.orm import selectinload, sessionmaker
+
+from atout.games import IllegalAction, State, new_game
+from atout_arena.core.match import FALLBACK, Step, fallback_action, ranking_with_forfeits
+from atout_arena.core.models import Match
+from atout_arena.core.views import StepViews
+
+
+@dataclass(frozen=True)
+class MatchRecord:
+    """A stored match, detached from the database."""
+
+    id: int
+    game: str
+    options: dict[str, Any]
+    seed: int
+    players: int
+    max_faults: int
+    status: str
+    actions: list[list[Any]]
+    scores: list[int] | None
+    ranking: list[int] | None
+    forfeited: list[bool] = field(default_factory=list)
+    seat_names: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, match: Match) -> MatchRecord:
+        seats = sorted(match.seats, key=lambda s: s.seat)
+        return cls(
+            id=match.id, game=match.game, options=dict(match.options or {}), seed=int(match.seed),
+            players=len(seats), max_faults=match.max_faults, status=match.status,
+            actions=list(match.actions or []), scores=match.scores, ranking=match.ranking,
+            forfeited=[bool(s.forfeited) for s in seats],
+            seat_names=[s.bot.name if s.bot is not None else str(s.bot_id) for s in seats],
+        )
+
+    def steps(self) -> list[Step]:
+        return [Step.from_json(ply, row) for ply, row in enumerate(self.actions)]
+
+    def new_state(self) -> State:
+        return new_game(self.game, players=self.players, **self.options).new_state(seed=self.seed)
+
+
+def load_match(sessions: sessionmaker, match_id: int) -> MatchRecord | None:
+    with sessions() as session:
+        match = session.get(Match, match_id, options=[selectinload(Match.seats)])
+        if match is None:
+            return None
+        for seat in match.seats:
+            _ = seat.bot  # loaded before the session closes
+        return MatchRecord.of(match)
+
+
+@dataclass
+class ReplayReport:
+    match_id: int
+    ok: bool
+    plies: int
+    scores: list[int] | None = None
+    ranking: list[int] | None = None
+    divergence: str | None = None
+
+    def summary(self) -> str:
+        if self.ok:
+            return (f"match {self.match_id}: {self.plies} actions replayed; scores {self.scores}, "
+                    f"ranking {self.ranking}: as stored")
+        return f"match {self.match_id}: DIVERGES: {self.divergence}"
+
+
+def replay_match(record: MatchRecord) -> ReplayReport:
+    """Re-run ``record`` and compare with what was stored (see the module docstring)."""
+    if record.status != "finished" or record.scores is None or record.ranking is None:
+        return ReplayReport(record.id, False, 0,
+                            divergence=f"the match is {record.status}: there is no result to reproduce")
+    try:
+        state = record.new_state()
+    except ValueError as exc:
+        return ReplayReport(record.id, False, 0, divergence=f"cannot set the game up: {exc}")
+    faults = [0] * record.players
+    for step in record.steps():
+        where = f"action {step.ply} ({step.seat} {step.action!r}, by {step.by})"
+        if state.is_terminal:
+            return ReplayReport(record.id, False, step.ply, divergence=f"{where}: the game was already over")
+        if step.seat != state.current_player:
+            return ReplayReport(record.id, False, step.ply,
+                                divergence=f"{where}: the engine has seat {state.current_player} to act")
+        legal = state.legal_actions()
+        if step.by == FALLBACK and step.action != fallback_action(legal):
+            return ReplayReport(record.id, False, step.ply, divergence=(
+                f"{where}: a fallback must be the first legal action {fallback_action(legal)!r}"))
+        try:
+            state.apply(step.action)
+        except IllegalAction as exc:
+            return ReplayReport(record.id, False, step.ply, divergence=f"{where}: {exc}")
+        faults[step.seat] += len(step.faults)
+    plies = len(record.actions)
+    if not state.is_terminal:
+        return ReplayReport(record.id, False, plies,
+                            divergence=f"the log ends after {plies} actions but the game is not over")
+    forfeited = [bool(record.max_faults) and f >= record.max_faults for f in faults]
+    if record.forfeited and forfeited != record.forfeited:
+        return ReplayReport(record.id, False, plies, divergence=(
+            f"faults {faults} (max {record.max_faults}) give forfeits {forfeited}, "
+            f"stored {record.forfeited}"))
+    scores = list(state.scores)
+    ranking = ranking_with_forfeits(scores, state.ranking, forfeited)
+    if scores != list(record.scores):
+        return ReplayReport(record.id, False, plies, scores, ranking,
+                            divergence=f"final scores {scores}, stored {record.scores}")
+    if ranking != list(record.ranking):
+        return ReplayReport(record.id, False, plies, scores, ranking,
+                            divergence=f"final ranking {ranking}, stored {record.ranking}")
+    return ReplayReport(record.id, True, plies, scores, ranking)
+
+
+def iter_views(record: MatchRecord, seat: int | None) -> Iterator[dict[str, Any]]:
+    """The events of :func:`replay_views`, one at a time."""
+    if seat is not None and not (isinstance(seat, int) and 0 <= seat < record.players):
+        raise ValueError(f"seat {seat!r} is not a seat of match {record.id} (0..{record.players - 1})")
+    state = record.new_state()
+    views = StepViews(state)
+
+    def pick(events: tuple[dict[str, Any], Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        public, seats = events
+        return public if seat is None else seats[seat]
+
+    yield pick(views.events({"type": "start", "match_id": record.id, "game": record.game,
+                             "options": record.options, "seats": record.seat_names}))
+    for step in record.steps():
+        state.apply(step.action)
+        yield pick(views.events({"type": "step", "match_id": record.id, "ply": step.ply, "seat": step.seat,
+                                 "by": step.by, "think_ms": step.think_ms, "faults": list(step.faults)},
+                                step.action))
+
+
+def replay_views(match: MatchRecord | Match, seat: int | None) -> list[dict[str, Any]]:
+    """Every step of ``match`` as ``seat`` saw it (``None``: as a spectator, public view only).
+
+    The first event (``type: start``) is the initial position; then one ``type: step`` event
+    per action, with the action as that viewer may see it and ``view`` the observation after it.
+    """
+    record = match if isinstance(match, MatchRecord) else MatchRecord.of(match)
+    return list(iter_views(record, seat))

@@ -1,0 +1,430 @@
+"""The demo itself (:class:`Demo`): start the parts, play the tournament, show the result, stop
+everything; and the ``atout-arena demo`` command (:func:`add_demo_parser`, :func:`cmd_demo`)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import secrets
+import shutil
+import site
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from atout_arena.demo.plan import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS, DemoPlan, plan_demo
+from atout_arena.demo.processes import (
+    START_TIMEOUT_S,
+    DemoInterrupted,
+    Part,
+    PartError,
+    Parts,
+    StopSignals,
+    port_is_free,
+    python_module,
+    wait_http_ok,
+)
+from atout_arena.demo.report import Progress, Rate, Report, build_report, decisions_made, format_report
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+STALL_S = 120.0  # no match finished and no decision made for this long: give up
+POLL_S = 0.2
+DEFAULT_API_PORT = 8000
+
+
+@dataclass
+class DemoOptions:
+    game: str = DEFAULT_GAME
+    bots: int = DEFAULT_BOTS
+    games_per_pairing: int | None = None
+    players: int | None = None
+    workers: int = DEFAULT_WORKERS
+    keep: bool = False
+    port: int = DEFAULT_API_PORT
+    data_dir: Path | None = None  # None: a fresh temporary directory, removed at the end
+
+
+class DemoError(Exception):
+    """The demo cannot go on; the message says why."""
+
+
+def _python_path_for_children() -> str:
+    """``PYTHONPATH`` for the parts: the folders this process finds ``atout``, ``atout_arena``
+    and ``atout_workers`` in, unless they are site-packages already (the parts run in the data
+    dir, so nothing in the current directory can shadow them). Found, not imported: the demo
+    starts the workers as processes and never imports their code."""
+    site_dirs = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    roots: list[str] = []
+    for package in ("atout_arena", "atout_workers", "atout"):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.origin:
+            continue
+        root = Path(spec.origin).resolve().parent.parent
+        if root not in site_dirs and str(root) not in roots:
+            roots.append(str(root))
+    existing = os.environ.get("PYTHONPATH")
+    return os.pathsep.join([*roots, *([existing] if existing else [])])
+
+
+class Demo:
+    """One run of the demo; :meth:`run` returns the exit code."""
+
+    def __init__(self, options: DemoOptions, plan: DemoPlan, out: TextIO = sys.stdout) -> None:
+        self.options = options
+        self.plan = plan
+        self.out = out
+        self.signals = StopSignals()
+        self.serving = False  # --keep: the tournament is over, Ctrl-C is the normal way out
+        self.progress: Progress | None = None
+        self.temporary = options.data_dir is None
+        self.data_dir = Path(options.data_dir or tempfile.mkdtemp(prefix="atout-demo-")).resolve()
+        self.admin_token = "atout_admin_" + secrets.token_urlsafe(24)
+        self.parts: Parts | None = None
+        self.redis_server: Any = None  # EmbeddedRedis
+        self.redis_url = ""
+        self.redis: Any = None
+        self.engine: Any = None
+        self.sessions: Any = None
+        self.celery: Any = None
+        self.tournament_id: int | None = None
+        self.grpc_address = ""
+        self.api_url = ""
+
+    # -- output
+
+    def say(self, text: str = "") -> None:
+        if self.progress is not None:
+            self.progress.interrupt()
+        with contextlib.suppress(OSError):  # a closed pipe (`| head`) must not stop the cleanup
+            print(text, file=self.out, flush=True)
+
+    def _plus_minus(self) -> str:
+        try:
+            "±".encode(getattr(self.out, "encoding", None) or "ascii")
+        except (UnicodeEncodeError, LookupError):
+            return "+/-"
+        return "±"
+
+    # -- lifecycle
+
+    def run(self) -> int:
+        started = time.monotonic()
+        keep_dir = True  # unless all went well (or was interrupted): the logs tell what happened
+        code = EXIT_FAILED
+        with self.signals:
+            try:
+                self.say(f"Atout demo: {self.plan.describe()}")
+                where = "a temporary directory, removed at the end" if self.temporary else "kept at the end"
+                self.say(f"  data dir     {self.data_dir}  (logs of every part; {where})")
+                self.start()
+                report = self.play()
+                self.say()
+                self.say(format_report(report, plus_minus=self._plus_minus()))
+                self.say()
+                self.say(f"demo done in {time.monotonic() - started:.1f} s")
+                if self.options.keep:
+                    self.keep_serving()
+                keep_dir, code = False, EXIT_OK
+            except DemoInterrupted:
+                self.say("Ctrl-C: stopping" if self.serving else "interrupted: stopping everything")
+                keep_dir, code = False, EXIT_OK if self.serving else EXIT_INTERRUPTED
+            except PartError as exc:
+                self.say(f"error: {exc}")
+                self.say(f"last lines of {exc.part.log_path}:")
+                self.say("\n".join("    " + line for line in exc.part.tail().splitlines()) or "    (empty)")
+            except DemoError as exc:
+                self.say(f"error: {exc}")
+            finally:  # whatever happened, even an unexpected error (raised after this)
+                self.stop(keep_dir=keep_dir)
+        return code
+
+    def start(self) -> None:
+        from atout_arena.core.db import create_all, make_engine, make_session_factory
+        from atout_arena.services.bots import BotRegistry
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        database = self.data_dir / "atout.db"
+        if database.exists():
+            raise DemoError(f"{database} exists: give --data-dir an empty (or new) directory")
+        database_url = f"sqlite:///{database}"
+        self.engine = make_engine(database_url)
+        create_all(self.engine)  # before any part starts: they would race to create the tables
+        self.sessions = make_session_factory(self.engine)
+        registry = BotRegistry(self.sessions)
+        tokens = {bot.name: registry.add(bot.name, owner="demo") for bot in self.plan.bots}
+
+        self.start_redis()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ATOUT_")}
+        env.update({
+            "PYTHONUNBUFFERED": "1",
+            "ATOUT_DATA_DIR": str(self.data_dir),
+            "ATOUT_DATABASE_URL": database_url,
+            "ATOUT_REDIS_URL": self.redis_url,
+            "ATOUT_ADMIN_TOKEN": self.admin_token,
+            "ATOUT_SHUTDOWN_GRACE_S": "2",
+        })
+        for name in ("ATOUT_WORKER_CONCURRENCY", "ATOUT_KEEPALIVE_MS"):  # tuning the user may want
+            if os.environ.get(name):
+                env[name] = os.environ[name]
+        python_path = _python_path_for_children()
+        if python_path:
+            env["PYTHONPATH"] = python_path
+        parts = self.parts = Parts(self.data_dir, env)
+
+        # Independent of each other: started together, then waited for.
+        gateway = parts.start("gateway", "the game server", python_module(
+            "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"), tier=2,
+            env={"ATOUT_SERVER_ID": "demo-gateway"})
+        port = self.options.port if port_is_free(self.options.port) else 0
+        api = parts.start("api", "the API", python_module(
+            "atout_arena.cli", "api", "--host", "127.0.0.1", "--port", str(port)), tier=2)
+        workers = [
+            parts.start(f"worker-{i}", f"Celery worker {i}", python_module(
+                "atout_arena.cli", "worker", "--hostname", f"demo-{i}@%h", "--loglevel", "info"), tier=1)
+            for i in range(1, self.options.workers + 1)
+        ]
+        found = gateway.wait_for(r"listening on (127\.0\.0\.1:\d+)", self.signals)
+        self.grpc_address = found.group(1)
+        self.say(f"  game server  {self.grpc_address}")
+
+        bot_parts = {}
+        for bot in self.plan.bots:
+            _, token = tokens[bot.name]
+            bot_parts[bot.name] = parts.start(
+                f"bot-{bot.name}", f"bot {bot.name}",
+                python_module("atout.cli", "run", bot.kind, "--server", self.grpc_address), tier=1,
+                env={"ATOUT_TOKEN": token},  # not on the command line, where `ps` shows it
+            )
+        self.api_url = api.wait_for(r"API listening on (http://\S+)", self.signals).group(1)
+        wait_http_ok(self.api_url + "/healthz", self.signals, api)
+        self.say(f"  API          {self.api_url}  (dashboard at /, OpenAPI at /docs)")
+        for worker in workers:
+            worker.wait_for(r"\bready\b", self.signals)
+        self.say(f"  workers      {len(workers)} Celery worker processes")
+        self.wait_connected(bot_parts, {name: str(info.id) for name, (info, _) in tokens.items()})
+        self.say(f"  bots         {', '.join(b.name for b in self.plan.bots)}: connected (atout-bot run)")
+
+    def start_redis(self) -> None:
+        import redis
+
+        from atout_arena.core.embedded_redis import EmbeddedRedis
+
+        external = os.environ.get("ATOUT_REDIS_URL", "").strip()
+        if external:
+            self.redis_url = external
+            described = f"{external} (ATOUT_REDIS_URL)"
+        else:
+            server = EmbeddedRedis(self.data_dir / "redis", new_session=True)
+            try:
+                self.redis_server = server.start()
+            except (RuntimeError, OSError) as exc:
+                server.stop()
+                log = server.directory / "redis.log"
+                tail = log.read_text(errors="replace").strip().splitlines()[-10:] if log.exists() else []
+                lines = "\n    ".join([str(exc), *tail])
+                raise DemoError(f"the embedded Redis did not start: {lines}") from None
+            self.redis_url = self.redis_server.url
+            described = f"embedded redis-server, {self.redis_url}"
+        self.redis = redis.Redis.from_url(self.redis_url, socket_timeout=10, socket_connect_timeout=5)
+        try:
+            self.redis.ping()
+        except (redis.RedisError, OSError) as exc:
+            raise DemoError(f"no Redis answers at {self.redis_url}: {exc}") from None
+        if external:  # keys of an earlier demo's bots (same ids in a fresh database) would mislead
+            for number in range(1, len(self.plan.bots) + 1):
+                keys = list(self.redis.scan_iter(f"atout:bot:{number}:*"))
+                if keys:
+                    self.redis.delete(*keys)
+                self.redis.zrem("atout:connected", str(number))
+        self.say(f"  redis        {described}")
+
+    def wait_connected(self, bot_parts: dict[str, Part], bot_ids: dict[str, str]) -> None:
+        from atout_arena.core.relay import is_connected
+
+        deadline = time.monotonic() + START_TIMEOUT_S
+        waiting = dict(bot_parts)
+        while waiting:
+            for name, part in list(waiting.items()):
+                if is_connected(self.redis, bot_ids[name]):
+                    del waiting[name]
+                elif not part.alive():
+                    raise PartError(part, f"exited with code {part.popen.returncode} before it connected")
+                elif time.monotonic() > deadline:
+                    raise PartError(part, f"did not connect within {START_TIMEOUT_S:.0f} s")
+            if waiting:
+                self.signals.sleep(0.05)
+
+    def _progress_counts(self) -> tuple[str, int, int]:
+        from sqlalchemy import func, select
+
+        from atout_arena.core.models import MATCH_DONE, Match, Tournament
+
+        with self.sessions() as session:
+            tournament = session.get(Tournament, self.tournament_id)
+            status = tournament.status if tournament is not None else "missing"
+            rows = session.execute(
+                select(Match.status, func.count()).where(Match.tournament_id == self.tournament_id)
+                .group_by(Match.status)
+            ).all()
+        total = sum(n for _, n in rows)
+        done = sum(n for s, n in rows if s in MATCH_DONE)
+        return status, done, total
+
+    def play(self) -> Report:
+        from atout_arena.services.tournaments import create_tournament
+        from atout_workers.celery_app import CONTROL_QUEUE, app, configure
+
+        plan = self.plan
+        self.tournament_id = create_tournament(
+            self.sessions, name="demo", game=plan.game, bots=[b.name for b in plan.bots],
+            players=plan.players, options=plan.options, games_per_pairing=plan.games_per_pairing,
+            move_ms=plan.move_ms,
+        )
+        configure(app, self.redis_url)
+        self.celery = app
+        from atout_workers.tasks import start_tournament
+
+        baseline = decisions_made(self.redis)
+        began = time.monotonic()
+        # as the API does: a worker turns the matches queued and sends them, one task each
+        start_tournament.apply_async((self.tournament_id,), queue=CONTROL_QUEUE)
+        self.say()
+        self.say(f"tournament {self.tournament_id}: {plan.matches} matches of {plan.game}")
+        assert self.parts is not None
+        progress = self.progress = Progress(self.out, plan.matches)
+        rate = Rate()
+        last_change, last_seen = began, (-1, -1)
+        while True:
+            self.signals.check()
+            status, done, total = self._progress_counts()
+            progress.total = total or plan.matches
+            now = time.monotonic()
+            decisions = decisions_made(self.redis) - baseline
+            finished = status in ("finished", "cancelled")
+            progress.update(done, rate.add(now, decisions), now - began, final=finished)
+            if finished:
+                break
+            if (done, decisions) != last_seen:
+                last_change, last_seen = now, (done, decisions)
+            elif now - last_change > STALL_S:
+                raise DemoError(f"no progress for {STALL_S:.0f} s ({done}/{total} matches done); "
+                                f"the parts' logs are in {self.data_dir}")
+            dead = self.parts.dead()
+            if dead is not None:
+                raise PartError(dead, f"stopped during the tournament (exit code {dead.popen.returncode})")
+            self.signals.sleep(POLL_S)
+        self.progress = None
+        elapsed = time.monotonic() - began
+        report = build_report(self.sessions, self.tournament_id)
+        self.say(f"{sum(report.matches.values())} matches, {report.decisions:,} decisions in {elapsed:.1f} s "
+                 f"({report.decisions / elapsed if elapsed else 0:,.0f} decisions/s)")
+        return report
+
+    def keep_serving(self) -> None:
+        assert self.parts is not None
+        self.say()
+        self.say("The arena keeps running (--keep). Ctrl-C stops it.")
+        self.say(f"  dashboard        {self.api_url}/")
+        self.say(f"  API (OpenAPI)    {self.api_url}/docs")
+        self.say(f"  organizer token  {self.admin_token}")
+        self.say(f"  game server      {self.grpc_address}")
+        self.say("  other atout-arena commands reach it with:")
+        self.say(f"    export ATOUT_DATA_DIR={self.data_dir} ATOUT_REDIS_URL={self.redis_url}")
+        self.serving = True
+        while True:
+            dead = self.parts.dead()
+            if dead is not None:
+                raise PartError(dead, f"stopped (exit code {dead.popen.returncode})")
+            self.signals.sleep(0.5)
+
+    def stop(self, keep_dir: bool) -> None:
+        """Stop everything this run started, whatever happened. A second Ctrl-C (or SIGTERM)
+        while it waits kills what is left at once."""
+        if self.progress is not None:
+            self.progress.interrupt()
+            self.progress = None
+        if self.tournament_id is not None and self.sessions is not None:
+            with contextlib.suppress(Exception):  # finished already, or the database is gone
+                from atout_arena.services.tournaments import cancel_tournament
+
+                cancel_tournament(self.sessions, self.tournament_id)  # queued matches: never started
+        if self.parts is not None and self.parts.started:
+            self.say(f"stopping {len(self.parts.started)} processes... (Ctrl-C again: kill them now)")
+            killed = self.parts.stop_all(lambda: self.signals.forced)
+            if killed:
+                why = "killed at once" if self.signals.forced else "did not stop in time: killed"
+                self.say(f"{why}: {', '.join(p.name for p in killed)}")
+        if self.celery is not None:
+            with contextlib.suppress(Exception):
+                self.celery.close()
+        if self.redis is not None:
+            with contextlib.suppress(Exception):
+                self.redis.close()
+        if self.redis_server is not None:
+            try:
+                self.redis_server.stop()
+            except Exception as exc:  # reported: a redis-server left running must be known
+                self.say(f"warning: stopping the embedded Redis failed: {exc}")
+        if self.engine is not None:
+            self.engine.dispose()
+        if self.temporary and not (keep_dir and any(self.data_dir.rglob("*.log"))):
+            shutil.rmtree(self.data_dir, ignore_errors=True)
+        else:
+            self.say(f"data and logs kept in {self.data_dir}")
+        self.say("stopped.")
+
+
+def run_demo(options: DemoOptions, out: TextIO = sys.stdout) -> int:
+    """Run the demo; returns the exit code (see the module docstring)."""
+    try:
+        plan = plan_demo(options.game, options.bots, options.games_per_pairing, options.players)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if options.workers < 1:
+        print("error: --workers must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    return Demo(options, plan, out).run()
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def add_demo_parser(subparsers: Any) -> None:
+    """``atout-arena demo``, with :func:`cmd_demo` as its handler."""
+    demo = subparsers.add_parser(
+        "demo", help="everything on this machine: a tournament between example bots",
+        description="Start Redis, a SQLite database, the game server, the API and dashboard, Celery "
+                    "workers and example bots (all on 127.0.0.1); play a tournament; print the "
+                    "standings; stop everything.")
+    demo.add_argument("--game", default=DEFAULT_GAME, choices=sorted(PRESETS),
+                      help=f"the game (default {DEFAULT_GAME})")
+    demo.add_argument("--bots", type=int, default=DEFAULT_BOTS,
+                      help=f"number of bots, heuristic and random alternately (default {DEFAULT_BOTS})")
+    demo.add_argument("--games-per-pairing", type=int,
+                      help="games each pair of bots plays together (default: the game's, "
+                           + ", ".join(f"{g} {p.games_per_pairing}" for g, p in PRESETS.items()) + ")")
+    demo.add_argument("--players", type=int, help="seats per match (default: the game's, at most --bots)")
+    demo.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                      help=f"Celery worker processes (default {DEFAULT_WORKERS})")
+    demo.add_argument("--keep", action="store_true",
+                      help="after the tournament keep everything running (dashboard) until Ctrl-C")
+    demo.add_argument("--port", type=int, default=DEFAULT_API_PORT,
+                      help=f"the API's port (default {DEFAULT_API_PORT}; a free one if it is taken)")
+    demo.add_argument("--data-dir", type=Path,
+                      help="put the database and the logs here and keep them (default: a temporary "
+                           "directory, removed at the end)")
+    demo.set_defaults(func=cmd_demo)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return run_demo(DemoOptions(
+        game=args.game, bots=args.bots, games_per_pairing=args.games_per_pairing, players=args.players,
+        workers=args.workers, keep=args.keep, port=args.port, data_dir=args.data_dir,
+    ))

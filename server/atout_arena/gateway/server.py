@@ -1,0 +1,255 @@
+"""The game server: gRPC (asyncio) with bot-token auth, health checking and reflection.
+
+>>> server, port = create_server("127.0.0.1:0", settings=..., registry=...)   # doctest: +SKIP
+>>> await server.start(); ...; await server.stop()                             # doctest: +SKIP
+
+``serve()`` runs one until SIGTERM or SIGINT, then shuts down gracefully: health turns
+NOT_SERVING, every bot stream gets an Error ``shutting_down`` (its bot reconnects, to this
+server's replacement or another one), and open calls get ``shutdown_grace_s`` to finish.
+Practice matches it runs (``Games.StartPractice``, given a ``atout_arena.services.practice.Practice``) stop at
+their next step and go back to the queue, where the sweeper gives them to a worker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from atout.v1 import atout_pb2 as pb
+from atout.v1 import atout_pb2_grpc as pb_grpc
+from atout_arena.core.relay import GatewayRelay, make_async_redis
+from atout_arena.core.settings import Settings
+from atout_arena.gateway.servicer import CURRENT_BOT, BotGatewayServicer, GamesServicer
+from atout_arena.services.bots import BotInfo, BotRegistry
+
+if TYPE_CHECKING:
+    from atout_arena.services.practice import Practice
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAMES = tuple(s.full_name for s in pb.DESCRIPTOR.services_by_name.values())
+ALL_SERVICE_NAMES = (
+    *SERVICE_NAMES,
+    health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+    reflection.SERVICE_NAME,
+)
+# Methods callable without a token (a token, when given, must still be valid).
+TOKEN_OPTIONAL = frozenset({"/atout.v1.Games/ListGames"})
+PROTECTED_PREFIX = "/atout.v1."
+
+SERVER_OPTIONS: Sequence[tuple[str, Any]] = (
+    ("grpc.so_reuseport", 0),  # a port already taken is an error, not a silent share
+    ("grpc.max_receive_message_length", 1 << 20),
+    ("grpc.keepalive_time_ms", 20_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+)
+
+
+class AuthError(Exception):
+    pass
+
+
+def bearer_token(metadata: Sequence[tuple[str, str | bytes]] | None) -> str | None:
+    """The token of ``authorization: Bearer <token>``; None when there is no such header.
+
+    Raises :class:`AuthError` (with the message for the client) when it is malformed."""
+    values = [v for k, v in (metadata or ()) if k.lower() == "authorization"]
+    if not values:
+        return None
+    if len(values) > 1:
+        raise AuthError("send one 'authorization' header, not several")
+    value = values[0].decode("latin-1") if isinstance(values[0], bytes) else values[0]
+    scheme, _, token = value.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthError("the 'authorization' header must be 'Bearer <bot token>'")
+    return token.strip()
+
+
+def _aborting_handler(
+    handler: grpc.RpcMethodHandler, code: grpc.StatusCode, details: str
+) -> grpc.RpcMethodHandler:
+    async def abort(_request: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(code, details)
+
+    if handler.request_streaming and handler.response_streaming:
+        return grpc.stream_stream_rpc_method_handler(abort)
+    if handler.request_streaming:
+        return grpc.stream_unary_rpc_method_handler(abort)
+    if handler.response_streaming:
+        return grpc.unary_stream_rpc_method_handler(abort)
+    return grpc.unary_unary_rpc_method_handler(abort)
+
+
+def _with_bot(handler: grpc.RpcMethodHandler, bot: BotInfo) -> grpc.RpcMethodHandler:
+    """The same handler, running with :data:`CURRENT_BOT` set to ``bot``."""
+    kinds = {
+        (False, False): ("unary_unary", grpc.unary_unary_rpc_method_handler),
+        (False, True): ("unary_stream", grpc.unary_stream_rpc_method_handler),
+        (True, False): ("stream_unary", grpc.stream_unary_rpc_method_handler),
+        (True, True): ("stream_stream", grpc.stream_stream_rpc_method_handler),
+    }
+    attribute, factory = kinds[(handler.request_streaming, handler.response_streaming)]
+    behaviour = getattr(handler, attribute)
+
+    async def with_bot(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        CURRENT_BOT.set(bot)  # this call runs in its own task: the value stays in it
+        return await behaviour(request, context)
+
+    return factory(
+        with_bot,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Every ``atout.v1`` call needs a valid, enabled bot token (except :data:`TOKEN_OPTIONAL`);
+    anything else ends with UNAUTHENTICATED and a message saying what is wrong."""
+
+    def __init__(self, verify: Callable[[str], Awaitable[BotInfo | None]]) -> None:
+        self._verify = verify
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler:
+        handler = await continuation(details)
+        method = details.method
+        if handler is None or not method.startswith(PROTECTED_PREFIX):
+            return handler  # unknown methods (UNIMPLEMENTED), health, reflection
+
+        def deny(message: str) -> grpc.RpcMethodHandler:
+            log.info("refused %s: %s", method, message)
+            return _aborting_handler(handler, grpc.StatusCode.UNAUTHENTICATED, message)
+
+        try:
+            token = bearer_token(details.invocation_metadata)
+        except AuthError as exc:
+            return deny(str(exc))
+        if token is None:
+            if method in TOKEN_OPTIONAL:
+                return handler
+            return deny("missing bot token: send the metadata 'authorization: Bearer <bot token>'")
+        bot = await self._verify(token)
+        if bot is None:
+            return deny("invalid bot token (unknown, or replaced by a newer one)")
+        if bot.disabled:
+            return deny(f"bot {bot.name!r} is disabled")
+        return _with_bot(handler, bot)
+
+
+class GameServer:
+    """A created game server: :meth:`start`, then :meth:`stop` (graceful)."""
+
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        gateway: BotGatewayServicer,
+        health_servicer: health.aio.HealthServicer,
+        relay: GatewayRelay,
+        grace_s: float,
+        practice: Practice | None = None,
+    ) -> None:
+        self.server = server
+        self.gateway = gateway
+        self.health = health_servicer
+        self.relay = relay
+        self.grace_s = grace_s
+        self.practice = practice
+
+    async def start(self) -> None:
+        await self.server.start()
+        for name in ("", *ALL_SERVICE_NAMES):
+            await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+    async def stop(self, grace_s: float | None = None) -> None:
+        grace = self.grace_s if grace_s is None else grace_s
+        await self.health.enter_graceful_shutdown()
+        if self.practice is not None:
+            self.practice.stop()  # its matches stop at their next step, back to the queue
+        self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
+        await self.server.stop(grace)
+        if self.practice is not None:
+            await asyncio.to_thread(self.practice.close)
+        await self.relay.redis.aclose()
+
+    async def wait_for_termination(self) -> None:
+        await self.server.wait_for_termination()
+
+
+def create_server(
+    address: str,
+    *,
+    settings: Settings,
+    registry: BotRegistry,
+    redis_url: str | None = None,
+    practice: Practice | None = None,
+) -> tuple[GameServer, int]:
+    """A game server bound to ``address`` (port 0: any free port), not started yet.
+
+    Returns it and the port it is bound to. Call from the event loop that will run it. With
+    ``practice``, ``Games.StartPractice`` starts practice matches (played on its threads, and
+    closed by :meth:`GameServer.stop`); without it, the call is UNIMPLEMENTED."""
+    url = redis_url or settings.redis_url
+    if not url:
+        raise ValueError("no Redis URL: set ATOUT_REDIS_URL or pass redis_url")
+    redis_client = make_async_redis(url)
+    relay = GatewayRelay(redis_client, presence_ttl_ms=settings.presence_ttl_ms)
+
+    async def verify(token: str) -> BotInfo | None:
+        return await asyncio.to_thread(registry.verify, token)
+
+    server = grpc.aio.server(interceptors=[AuthInterceptor(verify)], options=list(SERVER_OPTIONS))
+    gateway = BotGatewayServicer(
+        relay,
+        server_id=settings.server_id,
+        keepalive_ms=settings.keepalive_ms,
+        hello_timeout_ms=settings.hello_timeout_ms,
+    )
+    pb_grpc.add_BotGatewayServicer_to_server(gateway, server)
+    pb_grpc.add_GamesServicer_to_server(GamesServicer(practice), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    reflection.enable_server_reflection(ALL_SERVICE_NAMES, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s, practice), port
+
+
+async def serve(
+    settings: Settings,
+    registry: BotRegistry,
+    address: str | None = None,
+    redis_url: str | None = None,
+    on_ready: Callable[[int], None] | None = None,
+    practice: Practice | None = None,
+) -> None:
+    """Run a game server until SIGTERM or SIGINT, then stop it gracefully."""
+    game_server, port = create_server(
+        address or settings.grpc_address,
+        settings=settings,
+        registry=registry,
+        redis_url=redis_url,
+        practice=practice,
+    )
+    await game_server.start()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    if on_ready is not None:
+        on_ready(port)
+    await stop.wait()
+    log.info("stopping: %d bot streams open", len(game_server.gateway.sessions))
+    await game_server.stop()

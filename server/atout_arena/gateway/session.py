@@ -1,0 +1,294 @@
+"""One bot stream on a game server: handshake, takeover, and forwarding in both directions.
+
+:class:`BotSession` knows nothing of gRPC: it is given ``recv()`` (the bot's next
+``BotMessage``, or ``None`` at the end) and ``send(ArenaMessage)``. The protocol it speaks is
+the header comment of ``proto/atout/v1/atout.proto``; the Redis side is ``atout_arena.core.relay``.
+
+What a bot sends can never hurt another bot nor the server: an answer is only forwarded for a
+request id that this very stream was sent, before its deadline; anything else gets a
+Rejection or an ``Error`` with code ``bad_message`` saying why, and the stream goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+
+from google.protobuf.message import DecodeError
+
+from atout.v1 import atout_pb2 as pb
+from atout_arena.core.relay import KIND_CONNECTION, KIND_MESSAGE, Answer, GatewayRelay, now_ms
+from atout_arena.services.bots import BotInfo
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+MAX_ACTION_LENGTH = 256
+ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
+CLOSE_TIMEOUT_S = 2.0
+
+
+class SessionEnd(Exception):  # noqa: N818  (a control-flow signal, not an error)
+    """Ends a session; ``code`` / ``message`` go to the bot in an Error (when code is set)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+def error_message(code: str, message: str) -> pb.ArenaMessage:
+    return pb.ArenaMessage(error=pb.Error(code=code, message=message))
+
+
+class BotSession:
+    """The life of one ``BotGateway.Connect`` call."""
+
+    def __init__(
+        self,
+        relay: GatewayRelay,
+        bot: BotInfo,
+        recv: Callable[[], Awaitable[pb.BotMessage | None]],
+        send: Callable[[pb.ArenaMessage], Awaitable[None]],
+        *,
+        server_id: str,
+        keepalive_ms: int,
+        hello_timeout_ms: int,
+    ) -> None:
+        self.relay = relay
+        self.bot = bot
+        self.bot_id = bot.bot_id
+        self._recv = recv
+        self._send_raw = send
+        self.server_id = server_id
+        self.keepalive_ms = keepalive_ms
+        self.hello_timeout_ms = hello_timeout_ms
+        self.conn_id = f"{server_id}/{secrets.token_hex(6)}"
+        # request id -> (match id, absolute deadline in ms): what this stream may answer
+        self.open: dict[str, tuple[str, int]] = {}
+        self.last_seen = time.monotonic()
+        self._send_lock = asyncio.Lock()
+        self._answers: list[Answer] = []
+        self._flush_task: asyncio.Task[None] | None = None
+        self._stopped: asyncio.Future[SessionEnd] | None = None
+        self._ping_nonce = 0
+
+    # ------------------------------------------------------------ life
+
+    async def run(self) -> str:
+        """Serve the stream until it ends; returns why (an Error code, or ``eof``)."""
+        self._stopped = asyncio.get_running_loop().create_future()
+        try:
+            hello = await asyncio.wait_for(self._recv(), self.hello_timeout_ms / 1000)
+        except TimeoutError:
+            return await self._close(SessionEnd("bad_message", f"no Hello within {self.hello_timeout_ms} ms"))
+        except SessionEnd as end:
+            return await self._close(end)
+        if hello is None:
+            return "eof"
+        if hello.WhichOneof("kind") != "hello":
+            return await self._close(SessionEnd("bad_message", "the first message must be a Hello"))
+        if hello.hello.protocol_version != PROTOCOL_VERSION:
+            return await self._close(
+                SessionEnd(
+                    "unsupported_version",
+                    f"protocol version {hello.hello.protocol_version} is not supported; "
+                    f"this arena speaks version {PROTOCOL_VERSION}",
+                )
+            )
+        log.info(
+            "bot %s (%s) connected as %s (%s)", self.bot.name, self.bot_id, self.conn_id, hello.hello.client
+        )
+        await self.send(
+            pb.ArenaMessage(
+                welcome=pb.Welcome(
+                    protocol_version=PROTOCOL_VERSION,
+                    bot_id=self.bot_id,
+                    bot_name=self.bot.name,
+                    server_id=self.server_id,
+                    keepalive_ms=self.keepalive_ms,
+                )
+            )
+        )
+        takeover = await self.relay.takeover(self.bot_id, self.conn_id)
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
+                await self._deliver(payload)
+            tasks = [
+                asyncio.create_task(self._read_bot(), name=f"bot-{self.bot_id}-reader"),
+                asyncio.create_task(self._read_inbox(takeover.cursor), name=f"bot-{self.bot_id}-inbox"),
+                asyncio.create_task(self._keep_alive(), name=f"bot-{self.bot_id}-keepalive"),
+            ]
+            done, _ = await asyncio.wait([*tasks, self._stopped], return_when=asyncio.FIRST_COMPLETED)
+            end: SessionEnd | None = None
+            for finished in done:
+                exc = finished.exception()
+                if isinstance(exc, SessionEnd):
+                    end = exc
+                elif exc is not None:
+                    raise exc
+                elif finished is self._stopped:
+                    end = finished.result()
+            return await self._close(end) if end else "eof"
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.shield(self._finish())
+
+    def stop(self, code: str, message: str) -> None:
+        """Ask the session to end with an Error (e.g. ``shutting_down``). Call from its event loop."""
+        if self._stopped is not None and not self._stopped.done():
+            self._stopped.set_result(SessionEnd(code, message))
+
+    async def _close(self, end: SessionEnd) -> str:
+        log.info("bot %s stream %s closed: %s", self.bot.name, self.conn_id, end)
+        try:
+            await asyncio.wait_for(self.send(error_message(end.code, end.message)), CLOSE_TIMEOUT_S)
+        except Exception as exc:  # the stream may be gone already: there is no one to tell
+            log.debug("bot %s stream %s: Error not sent: %r", self.bot.name, self.conn_id, exc)
+        return end.code
+
+    async def _finish(self) -> None:
+        """Hand over the answers read so far, and give up the bot's presence if still ours."""
+        try:
+            if self._flush_task is not None:
+                await asyncio.wait_for(asyncio.shield(self._flush_task), CLOSE_TIMEOUT_S)
+            if self._answers:
+                await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(self.relay.release(self.bot_id, self.conn_id), CLOSE_TIMEOUT_S)
+        except Exception:
+            log.exception("bot %s stream %s: could not release cleanly", self.bot.name, self.conn_id)
+
+    # ------------------------------------------------------------ arena -> bot
+
+    async def send(self, message: pb.ArenaMessage) -> None:
+        async with self._send_lock:
+            await self._send_raw(message)
+
+    async def _read_inbox(self, cursor: bytes) -> None:
+        inbox = self.relay.inbox(self.bot_id)
+        try:
+            while True:
+                for entry_id, kind, payload in await inbox.read(cursor, self.keepalive_ms):
+                    cursor = entry_id
+                    if kind == KIND_MESSAGE:
+                        await self._deliver(payload)
+                    elif kind == KIND_CONNECTION and payload.decode(errors="replace") != self.conn_id:
+                        raise SessionEnd(
+                            "replaced",
+                            f"bot {self.bot.name!r} connected again "
+                            f"(stream {payload.decode(errors='replace')}); this stream is closed",
+                        )
+        finally:
+            await inbox.aclose()
+
+    async def _deliver(self, payload: bytes) -> None:
+        try:
+            message = pb.ArenaMessage.FromString(payload)
+        except DecodeError:
+            log.error(
+                "bot %s: inbox entry is not an ArenaMessage (%d bytes): dropped", self.bot_id, len(payload)
+            )
+            return
+        kind = message.WhichOneof("kind")
+        if kind == "decision":
+            decision = message.decision
+            left = decision.deadline_unix_ms - now_ms()
+            if left <= 0:
+                return  # its worker has given up on it already
+            decision.deadline_ms = left
+            self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
+        elif kind == "match_end":
+            match_id = message.match_end.match_id
+            for rid in [r for r, (m, _) in self.open.items() if m == match_id]:
+                del self.open[rid]
+        await self.send(message)
+
+    async def _keep_alive(self) -> None:
+        interval = self.keepalive_ms / 1000
+        while True:
+            await asyncio.sleep(interval)
+            if not await self.relay.heartbeat(self.bot_id, self.conn_id):
+                raise SessionEnd("replaced", f"bot {self.bot.name!r} has a newer stream; this one is closed")
+            silent = time.monotonic() - self.last_seen
+            if silent > 3 * interval:
+                raise SessionEnd("keepalive_timeout", f"no message from the bot for {silent:.1f} s")
+            now = now_ms()
+            for rid in [r for r, (_, d) in self.open.items() if d + ANSWER_GRACE_MS < now]:
+                del self.open[rid]
+            self._ping_nonce += 1
+            await self.send(pb.ArenaMessage(ping=pb.Ping(nonce=self._ping_nonce)))
+
+    # ------------------------------------------------------------ bot -> arena
+
+    async def _read_bot(self) -> None:
+        while True:
+            message = await self._recv()
+            if message is None:
+                return
+            self.last_seen = time.monotonic()
+            await self.on_bot_message(message)
+
+    async def on_bot_message(self, message: pb.BotMessage) -> None:
+        kind = message.WhichOneof("kind")
+        if kind == "action":
+            await self._on_action(message.action)
+        elif kind == "ping":
+            await self.send(pb.ArenaMessage(pong=pb.Pong(nonce=message.ping.nonce)))
+        elif kind == "pong":
+            pass  # last_seen is all a Pong is for
+        elif kind == "hello":
+            await self.send(error_message("bad_message", "Hello was already received on this stream"))
+        else:
+            await self.send(
+                error_message("bad_message", "empty BotMessage: set one of hello, action, ping, pong")
+            )
+
+    async def _on_action(self, action: pb.Action) -> None:
+        def reject(reason: str) -> Awaitable[None]:
+            return self.send(
+                pb.ArenaMessage(
+                    rejection=pb.Rejection(
+                        request_id=action.request_id,
+                        match_id=action.match_id,
+                        action=action.action,
+                        reason=reason,
+                    )
+                )
+            )
+
+        request = self.open.get(action.request_id)
+        if request is None:
+            await reject(f"unknown request_id {action.request_id[:64]!r}: no open request of this bot has it")
+            return
+        match_id, deadline = request
+        if action.match_id and action.match_id != match_id:
+            await reject(
+                f"request {action.request_id!r} belongs to match {match_id!r}, not {action.match_id[:64]!r}"
+            )
+            return
+        late = now_ms() - deadline
+        if late > 0:
+            await reject(f"too late: the deadline passed {late} ms ago")
+            return
+        if len(action.action) > MAX_ACTION_LENGTH:
+            await reject(f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
+            return
+        self._answers.append(Answer(self.bot_id, action.request_id, action.action, -late + 5_000))
+        if self._flush_task is None or self._flush_task.done():
+            self._flush_task = asyncio.create_task(self._flush())
+
+    async def _flush(self) -> None:
+        """Send the queued answers to Redis; answers that arrive meanwhile go in the next batch."""
+        while self._answers:
+            batch, self._answers = self._answers, []
+            try:
+                await self.relay.post_answers(batch)
+            except Exception:
+                # the workers waiting on them see no answer: a timeout fault, as for a lost packet
+                log.exception("bot %s: %d answers could not be handed to Redis", self.bot_id, len(batch))

@@ -1,0 +1,157 @@
+"""The bot registry: add a bot and get its token once, verify tokens, rotate, disable, list.
+
+Tokens are 256 random bits (``secrets.token_urlsafe``), so a fast hash is enough: the
+database keeps ``sha256(token)`` only, and a lookup by that hash is checked again with a
+constant-time comparison.
+
+>>> from atout_arena.core.db import make_engine, make_session_factory, create_all
+>>> engine = make_engine("sqlite://"); create_all(engine)
+>>> registry = BotRegistry(make_session_factory(engine))
+>>> bot, token = registry.add("alice", owner="ann")
+>>> registry.verify(token).name
+'alice'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from atout_arena.core.models import Bot, parse_id
+
+TOKEN_PREFIX = "atout_"
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+HOUSE_PREFIX = "house-"  # reserved for the arena's house bots (atout_arena.services.practice)
+
+
+def is_house(name: str) -> bool:
+    """Whether a bot name is a house bot's (the prefix is reserved: nobody else may take it)."""
+    return name.startswith(HOUSE_PREFIX)
+
+
+def find_bot(session: Session, name_or_id: str | int) -> Bot | None:
+    """The bot with this id (an int, or a string of ASCII digits), else with this name; None
+    when there is none. Anything that is not an id a database can hold is taken as a name."""
+    bot_id = parse_id(name_or_id)
+    if bot_id is not None:
+        bot = session.get(Bot, bot_id)
+        if bot is not None:
+            return bot
+    return session.scalars(select(Bot).where(Bot.name == str(name_or_id))).one_or_none()
+
+
+class RegistryError(ValueError):
+    """A registry operation that cannot be done; the message says why."""
+
+
+@dataclass(frozen=True)
+class BotInfo:
+    """A bot as the rest of the arena sees it (never its token nor its hash)."""
+
+    id: int
+    name: str
+    owner: str
+    created_at: datetime
+    disabled: bool
+
+    @property
+    def bot_id(self) -> str:
+        """The id used in Redis keys and on the wire."""
+        return str(self.id)
+
+    @classmethod
+    def of(cls, bot: Bot) -> BotInfo:
+        created = bot.created_at
+        if created.tzinfo is None:  # SQLite keeps no time zone: the stored value is UTC
+            created = created.replace(tzinfo=UTC)
+        return cls(bot.id, bot.name, bot.owner, created, bot.disabled)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+class BotRegistry:
+    """Bots in the database. Thread-safe: every call opens its own session."""
+
+    def __init__(self, session_factory: sessionmaker) -> None:
+        self._sessions = session_factory
+
+    def add(self, name: str, owner: str = "") -> tuple[BotInfo, str]:
+        """Register a bot; returns it and its token (shown once: only its hash is kept)."""
+        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+            raise RegistryError(
+                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
+                "starting with a letter or digit"
+            )
+        if is_house(name):
+            raise RegistryError(
+                f"bad bot name {name!r}: names starting with {HOUSE_PREFIX!r} are the arena's"
+            )
+        if len(owner) > 128:
+            raise RegistryError(f"owner {owner[:20]!r}...: at most 128 characters")
+        token = new_token()
+        with self._sessions() as session:
+            bot = Bot(name=name, owner=owner, token_hash=hash_token(token))
+            session.add(bot)
+            try:
+                session.commit()
+            except IntegrityError:
+                session.rollback()
+                raise RegistryError(f"a bot named {name!r} already exists") from None
+            return BotInfo.of(bot), token
+
+    def verify(self, token: str) -> BotInfo | None:
+        """The bot whose token this is, or None (disabled bots are returned: check ``disabled``)."""
+        if not token:
+            return None
+        digest = hash_token(token)
+        with self._sessions() as session:
+            bot = session.scalars(select(Bot).where(Bot.token_hash == digest)).one_or_none()
+            if bot is None or not hmac.compare_digest(bot.token_hash, digest):
+                return None
+            return BotInfo.of(bot)
+
+    def get(self, name_or_id: str | int) -> BotInfo:
+        with self._sessions() as session:
+            return BotInfo.of(self._find(session, name_or_id))
+
+    def rotate(self, name_or_id: str | int) -> str:
+        """Give the bot a new token; the old one stops working. Returns the new token."""
+        token = new_token()
+        with self._sessions() as session:
+            bot = self._find(session, name_or_id)
+            bot.token_hash = hash_token(token)
+            session.commit()
+        return token
+
+    def disable(self, name_or_id: str | int, disabled: bool = True) -> BotInfo:
+        """Disable (or enable again) a bot: a disabled bot cannot connect."""
+        with self._sessions() as session:
+            bot = self._find(session, name_or_id)
+            bot.disabled = disabled
+            session.commit()
+            return BotInfo.of(bot)
+
+    def list(self) -> list[BotInfo]:
+        with self._sessions() as session:
+            return [BotInfo.of(b) for b in session.scalars(select(Bot).order_by(Bot.id))]
+
+    @staticmethod
+    def _find(session: Session, name_or_id: str | int) -> Bot:
+        bot = find_bot(session, name_or_id)
+        if bot is None:
+            raise RegistryError(f"no bot named {name_or_id!r}")
+        return bot

@@ -1,0 +1,297 @@
+"""Play one stored match for real: claim it, play it through the bots, store its result once.
+
+This is the body of the ``atout.play_match`` task, kept out of Celery so that it reads as a
+plain function of the :class:`~atout_workers.world.World`:
+
+1. :func:`atout_workers.store.claim_match` takes the match (queued, or running with a stale
+   heartbeat) under a fresh runner id; anything else means another worker has it or had it:
+   nothing to do.
+2. The heartbeat thread keeps the lease alive; :func:`atout_arena.core.match.play_match` plays the
+   game, asking bots through :class:`atout_workers.decisions.DecisionClient`; each step is published
+   to the spectators' channels with the decision's metrics, in one Redis round trip.
+3. :func:`atout_workers.store.store_result` stores the result, the action log and the ratings in
+   one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
+   the final spectator event, and the tournament's finalize when this was its last match.
+
+It is the one way a match is played: tournament and league matches by the Celery task, and
+practice matches (:mod:`atout_arena.services.practice`) by the API's and the game servers' own threads
+(they start at once) or by a worker when the sweeper sends one there. The seats of house bots
+are played in-process (:func:`with_house_bots`) and get no MatchStart / MatchEnd over Redis;
+only tournament matches are rated.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+from sqlalchemy.exc import OperationalError
+
+from atout.games import State
+from atout_arena.core.match import (
+    BOT,
+    DISCONNECTED,
+    TIMEOUT,
+    Answer,
+    Asker,
+    DecisionAsk,
+    MatchOutcome,
+    MatchSetup,
+    SeatBot,
+    Step,
+    play_match,
+)
+from atout_arena.core.views import StepViews, public_channel, seat_channel
+from atout_arena.services.practice import HouseAsker, is_house
+from atout_workers import store
+from atout_workers.decisions import DecisionClient
+from atout_workers.world import Lease, World
+
+log = logging.getLogger(__name__)
+
+LAST_EVENT_TTL_S = 3600
+METRICS_FLUSH_S = 1.0  # how often a match writes its decisions' metrics
+EVENTS_FLUSH_TIMEOUT_S = 10.0
+TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
+    redis.ConnectionError, redis.TimeoutError, OperationalError,
+)
+
+
+class LeaseLost(Exception):  # noqa: N818 - a condition, not a bug
+    """Another worker took the match over: stop playing it, store nothing."""
+
+
+class Stopped(Exception):  # noqa: N818 - a signal, not an error
+    """The process is shutting down: give the match back to the queue."""
+
+
+def last_event_key(match_id: int | str) -> str:
+    """The latest public event of a match, for spectators who join late."""
+    return f"atout:match:{match_id}:public:last"
+
+
+def decision_asker(client: DecisionClient) -> Asker:
+    """The match loop's ``ask``, through the worker-side call of the game servers' relay."""
+
+    def ask(a: DecisionAsk) -> Answer:
+        d = client.request(str(a.bot.bot_id), a.match_id, a.game, a.seat, a.observation, a.legal_actions,
+                           a.deadline_ms, a.check)
+        detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
+        if d.fault is not None and d.fault == TIMEOUT:
+            detail = f"no legal answer within {a.deadline_ms} ms"
+        elif d.fault is not None and d.fault == DISCONNECTED:
+            detail = detail or "not connected"
+        fault = None if d.fault is None else str(d.fault)
+        return Answer(d.action, d.think_ms, fault, detail, len(d.rejected))
+
+    return ask
+
+
+@dataclass
+class Publisher:
+    """Publishes the events of one match and counts its decisions' metrics, through the
+    process's :class:`~atout_workers.events.EventSink` (which batches every match's writes).
+
+    The public event of every step goes to the spectators' channel and the latest-event key; a
+    seat's event only while someone listens to that seat's channel (serialising every seat's
+    view for nobody would be most of a worker's work per decision). Decision metrics are added
+    up in the match and written every :data:`METRICS_FLUSH_S` and at its end; faults at once.
+    """
+
+    world: World
+    setup: MatchSetup
+    views: StepViews | None = None
+    channels: list[str] = field(default_factory=list)
+    _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to write
+    _flushed: float = 0.0
+
+    def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]], force_metrics: bool = False,
+              faults: tuple[tuple[str, str], ...] = ()) -> None:
+        public, seats = events
+        sink = self.world.events
+        match_id = self.setup.match_id
+        text = json.dumps(public, separators=(",", ":"))
+        seat_texts = [(channel, json.dumps(event, separators=(",", ":")))
+                      for channel, event in zip(self.channels, seats, strict=True) if sink.listening(channel)]
+        decisions: list[tuple[str, float]] = []
+        now = time.monotonic()
+        if self._pending and (force_metrics or now - self._flushed >= METRICS_FLUSH_S):
+            decisions, self._pending, self._flushed = self._pending, [], now
+        metrics, game = self.world.metrics, self.setup.game
+
+        def write(pipe: Any) -> None:
+            pipe.publish(public_channel(match_id), text)
+            pipe.set(last_event_key(match_id), text, ex=LAST_EVENT_TTL_S)
+            for channel, seat_text in seat_texts:
+                pipe.publish(channel, seat_text)
+            for bot, seconds in decisions:
+                metrics.decision(game, bot, seconds, pipe)
+            for bot, kind in faults:
+                metrics.fault(bot, kind, pipe=pipe)
+
+        sink.put(write)
+
+    def start(self, state: State) -> None:
+        self.views = StepViews(state)
+        self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
+        self.world.events.watch(self.channels)
+        self._flushed = time.monotonic()
+        base = {
+            "type": "start", "match_id": self.setup.match_id, "game": self.setup.game,
+            "options": self.setup.options, "seats": [s.name for s in self.setup.seats],
+        }
+        self._emit(self.views.events(base))
+
+    def step(self, state: State, step: Step) -> None:
+        assert self.views is not None
+        base = {
+            "type": "step", "match_id": self.setup.match_id, "ply": step.ply, "seat": step.seat,
+            "by": step.by, "think_ms": round(step.think_ms, 3), "faults": list(step.faults),
+        }
+        bot = self.setup.seats[step.seat].name
+        if step.by == BOT or any(f != DISCONNECTED for f in step.faults):  # the bot was asked
+            self._pending.append((bot, step.think_ms / 1000))
+        self._emit(self.views.events(base, step.action), faults=tuple((bot, k) for k in step.faults))
+
+    def end(self, outcome: MatchOutcome | None, reason: str) -> None:
+        event: dict[str, Any] = {"type": "end", "match_id": self.setup.match_id, "reason": reason}
+        if outcome is not None:
+            event.update(scores=outcome.scores, ranking=outcome.ranking, forfeited=outcome.forfeited)
+        if not self.channels:
+            self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
+        self._emit((event, [event] * len(self.channels)), force_metrics=True)
+        self.close()
+
+    def close(self) -> None:
+        """Stop tracking this match's channels (after :meth:`end`, or whatever happened)."""
+        if self.views is not None and self.channels:
+            self.world.events.unwatch(self.channels)
+        self.views = None
+
+
+def with_house_bots(ask: Asker, setup: MatchSetup) -> Asker:
+    """House bots (``atout_arena.services.practice``) sit in practice matches and are played in-process,
+    whoever runs the match (the API's or a game server's threads, or a worker that got it from
+    the sweeper); the other seats are asked through ``ask``."""
+    if any(is_house(seat.name) for seat in setup.seats):
+        return HouseAsker(setup, ask)
+    return ask
+
+
+def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
+    """The seats of bots that play over the network (every seat but the house bots')."""
+    return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
+
+
+def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
+                ask: Asker | None = None) -> None:
+    scores = outcome.scores if outcome else [0] * len(setup.seats)
+    ranking = outcome.ranking if outcome else [0] * len(setup.seats)
+    for seat, bot in visiting_seats(setup):
+        try:
+            world.decisions.match_end(str(bot.bot_id), setup.match_id, seat, scores, ranking, reason)
+        except redis.RedisError:
+            log.warning("match %s: could not tell bot %s the match ended", setup.match_id, bot.name)
+    if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
+        ask.finish(scores, ranking, reason)
+
+
+def run_match(
+    world: World,
+    match_id: int,
+    asker: Asker | None = None,
+    on_finalize: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+) -> str:
+    """Play match ``match_id`` if it is ours to play. Returns what happened: ``finished``,
+    ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
+    ``duplicate`` (someone stored it first), ``released`` (``stop`` was set: the process is
+    shutting down, the match went back to the queue) or ``failed`` (an error no retry would
+    cure). Transient errors (Redis, a locked database) give the match back and are raised
+    again, for the task to retry."""
+    runner = world.new_runner()
+    claimed = store.claim_match(world.sessions, match_id, runner, world.config.stale_s)
+    if claimed is None:
+        return "skipped"
+    setup, attempts = claimed
+    if attempts > world.config.match_attempts:
+        completion = store.fail_match(world.sessions, match_id, runner,
+                                      f"gave up after {attempts - 1} attempts without a result")
+        world.metrics.match(setup.game, "error", 0.0)
+        if completion and completion.tournament_done and on_finalize:
+            on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+        return "failed"
+    lease = world.heartbeater.add(match_id, runner)
+    publisher = Publisher(world, setup)
+    try:
+        ask = with_house_bots(asker or decision_asker(world.decisions), setup)
+        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop)
+    finally:
+        world.heartbeater.remove(lease)
+        publisher.close()
+        world.events.flush(EVENTS_FLUSH_TIMEOUT_S)  # the match's events are out when its task ends
+
+
+def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str, lease: Lease,
+                    publisher: Publisher, ask: Asker, on_finalize: Callable[[int], None] | None,
+                    stop: threading.Event | None) -> str:
+    started = time.perf_counter()
+
+    def on_step(state: State, step: Step) -> None:
+        if lease.lost.is_set():
+            raise LeaseLost(f"match {match_id}: lease {runner} lost")
+        if stop is not None and stop.is_set():
+            raise Stopped(f"match {match_id}: stopping")
+        publisher.step(state, step)
+
+    try:
+        names = [s.name for s in setup.seats]
+        for seat, bot in visiting_seats(setup):
+            world.decisions.match_start(str(bot.bot_id), setup.match_id, setup.game, seat,
+                                        len(setup.seats), setup.options, names)
+        outcome = play_match(setup, ask, on_step, on_start=publisher.start)
+    except LeaseLost:
+        log.warning("match %s: taken over by another worker; stopping", match_id)
+        return "lost"
+    except Stopped:
+        log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
+        store.release_match(world.sessions, match_id, runner)
+        return "released"
+    except TRANSIENT_ERRORS:
+        store.release_match(world.sessions, match_id, runner)
+        raise
+    except Exception as exc:
+        log.exception("match %s failed", match_id)
+        completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
+        world.metrics.match(setup.game, "error", time.perf_counter() - started)
+        publisher.end(None, "error")
+        _notify_end(world, setup, None, "cancelled", ask)
+        if completion and completion.tournament_done and on_finalize:
+            on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+        return "failed"
+
+    completion = store.store_result(world.sessions, match_id, runner, outcome)
+    if completion is None:
+        return "duplicate"
+    elapsed = time.perf_counter() - started
+    metrics, game = world.metrics, setup.game
+    names_after = [(completion.bot_names.get(bot, str(bot)), after)
+                   for bot, (_, after) in completion.ratings.items()]
+
+    def write(pipe: Any) -> None:
+        metrics.match(game, outcome.outcome, elapsed, pipe)
+        for name, after in names_after:
+            metrics.rating(game, name, after, pipe)
+
+    world.events.put(write)
+    publisher.end(outcome, outcome.outcome)
+    _notify_end(world, setup, outcome, outcome.outcome, ask)
+    if completion.tournament_done and on_finalize is not None:
+        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+    return "finished"

@@ -1,0 +1,331 @@
+"""The workers' database transactions: claim a match, keep it alive, store its result once.
+
+Every function takes a ``sessionmaker`` and runs one short transaction. They are written for
+SQLite and PostgreSQL alike:
+
+- **Write first.** Each transaction that writes starts with its conditional ``UPDATE``
+  (``... WHERE status = 'queued'``, ``... WHERE runner = :me``): on SQLite that takes the
+  database's write lock before anything is read (no read-to-write upgrade, no stale snapshot),
+  on PostgreSQL it locks the row and re-checks the condition after any concurrent writer
+  commits. The number of rows it changed says whether we won.
+- **Exactly one result.** A result is stored only by the runner that holds the match
+  (``status = 'running' AND runner = :me``) and only once (``status`` becomes
+  ``finished`` in the same statement). ``match_seats`` and ``rating_history`` have keys that
+  refuse a second copy.
+- **Ratings never lose an update.** The online Elo of the seated bots is read and written in
+  the result's transaction, with ``SELECT ... FOR UPDATE`` on their rating rows in bot-id order
+  (PostgreSQL: concurrent results for the same bots wait for each other, and cannot deadlock;
+  SQLite: the transaction already holds the only write lock).
+- **Tournament completion.** The same transaction locks the tournament row and counts the
+  matches not done: the one result that brings it to zero says so, and its task dispatches
+  the finalize task after the commit.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session, sessionmaker
+
+from atout_arena.core.match import FaultPolicy, MatchOutcome, MatchSetup, SeatBot
+from atout_arena.core.models import (
+    MATCH_DONE,
+    Bot,
+    Match,
+    Rating,
+    RatingChange,
+    Tournament,
+)
+from atout_arena.core.ratings import DEFAULT_RATING, elo_update
+
+log = logging.getLogger(__name__)
+
+INITIAL_RATING = DEFAULT_RATING
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite gives back naive datetimes: they are UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+# -- reading a match --------------------------------------------------------------------------
+
+
+def setup_of(session: Session, match: Match) -> MatchSetup:
+    """The :class:`MatchSetup` of a stored match (its seats' bots loaded by id)."""
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot_id for s in seats]))).all())
+    return MatchSetup(
+        match_id=str(match.id),
+        game=match.game,
+        options=dict(match.options or {}),
+        seed=int(match.seed),
+        seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}")) for s in seats),
+        policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
+    )
+
+
+# -- claim, heartbeat, release ----------------------------------------------------------------
+
+
+def claim_match(
+    sessions: sessionmaker, match_id: int, runner: str, stale_s: float
+) -> tuple[MatchSetup, int] | None:
+    """Take the match to play it: a queued one, or a running one whose runner went silent for
+    ``stale_s``. Returns its setup and how many times it was claimed (this time included);
+    None when it is not ours to play (done, pending, or alive elsewhere)."""
+    now = utcnow()
+    with sessions() as session:
+        result = session.execute(
+            update(Match)
+            .where(
+                Match.id == match_id,
+                or_(
+                    Match.status == "queued",
+                    and_(Match.status == "running", Match.heartbeat_at < now - timedelta(seconds=stale_s)),
+                ),
+            )
+            .values(status="running", runner=runner, heartbeat_at=now, attempts=Match.attempts + 1,
+                    started_at=func.coalesce(Match.started_at, now))
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:
+            session.rollback()
+            return None
+        match = session.get(Match, match_id)
+        assert match is not None
+        setup = setup_of(session, match)
+        attempts = match.attempts
+        session.commit()
+        return setup, attempts
+
+
+def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[int]:
+    """Renew the heartbeat of the matches ``(match id, runner)``; returns those that are no
+    longer held by that runner (their lease is lost: stop playing them)."""
+    lost: set[int] = set()
+    if not beats:
+        return lost
+    now = utcnow()
+    with sessions() as session:
+        for match_id, runner in beats:
+            result = session.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
+                .values(heartbeat_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                lost.add(match_id)
+        session.commit()
+    return lost
+
+
+def release_match(sessions: sessionmaker, match_id: int, runner: str) -> bool:
+    """Give a match back to the queue (a transient error): True if it was ours."""
+    with sessions() as session:
+        result = session.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
+            .values(status="queued", runner=None, queued_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        session.commit()
+        return result.rowcount == 1
+
+
+# -- results ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Completion:
+    """What a stored result changed, for the work done after the commit."""
+
+    match_id: int
+    game: str
+    tournament_id: int | None
+    tournament_done: bool
+    bot_names: dict[int, str] = field(default_factory=dict)
+    ratings: dict[int, tuple[float, float]] = field(default_factory=dict)  # bot -> (before, after)
+
+
+def _finish_match(session: Session, match_id: int, runner: str, values: dict[str, Any]) -> bool:
+    result = session.execute(
+        update(Match)
+        .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
+        .values(**values)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def _tournament_done(session: Session, tournament_id: int | None) -> bool:
+    if tournament_id is None:
+        return False
+    # Lock the tournament row so that two last results cannot both miss each other (PostgreSQL,
+    # READ COMMITTED: the count below runs after the other transaction has committed).
+    session.execute(select(Tournament.id).where(Tournament.id == tournament_id).with_for_update())
+    remaining = session.scalar(
+        select(func.count()).select_from(Match)
+        .where(Match.tournament_id == tournament_id, Match.status.not_in(MATCH_DONE))
+    )
+    return remaining == 0
+
+
+def store_result(
+    sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True
+) -> Completion | None:
+    """Store the result of a match we hold, update the online ratings, and say whether its
+    tournament is complete. None (nothing stored) when the match is not ours any more."""
+    now = utcnow()
+    with sessions() as session:
+        if not _finish_match(session, match_id, runner, {
+            "status": "finished", "finished_at": now, "heartbeat_at": now,
+            "outcome": outcome.outcome, "scores": outcome.scores, "ranking": outcome.ranking,
+            "actions": [step.to_json() for step in outcome.steps], "error": None,
+        }):
+            session.rollback()
+            return None
+        match = session.get(Match, match_id)
+        assert match is not None
+        seats = sorted(match.seats, key=lambda s: s.seat)
+        for s in seats:
+            s.score = outcome.scores[s.seat]
+            s.place = outcome.ranking[s.seat]
+            s.faults = outcome.faults[s.seat]
+            s.forfeited = outcome.forfeited[s.seat]
+            s.think_ms = outcome.think_ms[s.seat]
+        bot_ids = [s.bot_id for s in seats]
+        completion = Completion(match_id, match.game, match.tournament_id, False)
+        names = session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()
+        completion.bot_names = dict(names)
+        # Ratings count tournament (and league) matches only: practice matches are unrated.
+        if rated and match.tournament_id is not None and len(set(bot_ids)) == len(bot_ids):
+            completion.ratings = _rate(session, match, bot_ids, outcome.ranking, now)
+        session.flush()
+        completion.tournament_done = _tournament_done(session, match.tournament_id)
+        session.commit()
+        return completion
+
+
+def fail_match(sessions: sessionmaker, match_id: int, runner: str, error: str) -> Completion | None:
+    """Give up on a match (an error that a retry would not cure): it counts as done for its
+    tournament, with no result. None when the match is not ours any more."""
+    now = utcnow()
+    with sessions() as session:
+        if not _finish_match(session, match_id, runner,
+                             {"status": "failed", "finished_at": now, "error": error[:4000]}):
+            session.rollback()
+            return None
+        match = session.get(Match, match_id)
+        assert match is not None
+        completion = Completion(match_id, match.game, match.tournament_id, False)
+        completion.tournament_done = _tournament_done(session, match.tournament_id)
+        session.commit()
+        return completion
+
+
+# -- online ratings ---------------------------------------------------------------------------
+
+
+def _insert_ignore(session: Session, rows: list[dict[str, Any]]) -> None:
+    """Insert rating rows that do not exist yet, never failing on a concurrent insert."""
+    dialect = session.get_bind().dialect.name
+    if dialect == "postgresql":
+        stmt = postgresql.insert(Rating).values(rows).on_conflict_do_nothing()
+    elif dialect == "sqlite":
+        stmt = sqlite.insert(Rating).values(rows).on_conflict_do_nothing()
+    else:  # pragma: no cover - the two supported databases are above
+        raise RuntimeError(f"unsupported database {dialect!r}: use SQLite or PostgreSQL")
+    session.execute(stmt)
+
+
+def _rate(session: Session, match: Match, bot_ids: list[int], ranking: list[int],
+          now: datetime) -> dict[int, tuple[float, float]]:
+    game = match.game
+    _insert_ignore(session, [{"game": game, "bot_id": b, "rating": INITIAL_RATING, "matches": 0,
+                              "updated_at": now} for b in sorted(bot_ids)])
+    rows = {
+        r.bot_id: r
+        for r in session.scalars(
+            select(Rating).where(Rating.game == game, Rating.bot_id.in_(bot_ids))
+            .order_by(Rating.bot_id).with_for_update()
+        )
+    }
+    before = {b: rows[b].rating for b in bot_ids}
+    after = elo_update(before, bot_ids, ranking)
+    changes: dict[int, tuple[float, float]] = {}
+    for bot_id in bot_ids:
+        old, new = before[bot_id], after[bot_id]
+        row = rows[bot_id]
+        row.rating = new
+        row.matches += 1
+        row.updated_at = now
+        session.add(RatingChange(game=game, bot_id=bot_id, match_id=match.id, before=old, after=new, at=now))
+        changes[bot_id] = (old, new)
+    return changes
+
+
+# -- what the sweeper looks at ----------------------------------------------------------------
+
+
+def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
+    """Running matches whose runner went silent for ``stale_s``: put back in the queue."""
+    cutoff = utcnow() - timedelta(seconds=stale_s)
+    with sessions() as session:
+        ids = list(session.scalars(
+            select(Match.id).where(Match.status == "running", Match.heartbeat_at < cutoff)
+        ))
+        back = []
+        for match_id in ids:
+            result = session.execute(
+                update(Match)
+                .where(Match.id == match_id, Match.status == "running", Match.heartbeat_at < cutoff)
+                .values(status="queued", runner=None, queued_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount == 1:
+                back.append(match_id)
+        session.commit()
+        return back
+
+
+def old_queued(sessions: sessionmaker, older_than_s: float) -> list[int]:
+    """Queued matches dispatched more than ``older_than_s`` ago; their dispatch time is
+    renewed (so each is sent again at most once per period)."""
+    cutoff = utcnow() - timedelta(seconds=older_than_s)
+    now = utcnow()
+    with sessions() as session:
+        result = session.execute(
+            update(Match)
+            .where(Match.status == "queued", or_(Match.queued_at.is_(None), Match.queued_at < cutoff))
+            .values(queued_at=now)
+            .returning(Match.id)
+            .execution_options(synchronize_session=False)
+        )
+        ids = [row[0] for row in result]
+        session.commit()
+        return ids
+
+
+def unfinalized_tournaments(sessions: sessionmaker) -> list[int]:
+    """Running tournaments with every match done: their finalize task went missing."""
+    with sessions() as session:
+        open_matches = (
+            select(Match.id).where(Match.tournament_id == Tournament.id, Match.status.not_in(MATCH_DONE))
+        )
+        return list(session.scalars(
+            select(Tournament.id).where(Tournament.status == "running", ~open_matches.exists())
+        ))

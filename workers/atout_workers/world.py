@@ -1,0 +1,165 @@
+"""What a worker process shares between its match threads: database, Redis, decision client,
+metrics, the heartbeat thread that keeps every match it plays alive, and the event sink that
+writes every match's spectator events and metrics to Redis in batches.
+
+Built on first use (:func:`get_world`), from ``ATOUT_DATABASE_URL`` / ``ATOUT_REDIS_URL`` and
+the :mod:`atout_arena.core.worker_config` settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import uuid
+from dataclasses import dataclass, field
+
+import redis
+from sqlalchemy import Engine
+from sqlalchemy.orm import sessionmaker
+
+from atout_arena.core.db import create_all, make_engine, make_session_factory
+from atout_arena.core.metrics import MetricsRecorder
+from atout_arena.core.settings import Settings
+from atout_arena.core.worker_config import WorkerConfig
+from atout_workers import store
+from atout_workers.decisions import DecisionClient
+from atout_workers.events import EventSink
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Lease:
+    """A match this process plays: its runner id, and an event set when the lease is lost."""
+
+    match_id: int
+    runner: str
+    lost: threading.Event = field(default_factory=threading.Event)
+
+
+class Heartbeater:
+    """One thread per process renewing the heartbeat of every match it plays.
+
+    Independent of the matches' threads, so a bot thinking for a long time never makes its
+    match look dead; a match whose lease was taken over (its heartbeat went stale, the sweeper
+    gave it to another worker) gets ``lost`` set and its thread stops at the next step.
+    """
+
+    def __init__(self, sessions: sessionmaker, interval_s: float) -> None:
+        self.sessions = sessions
+        self.interval_s = interval_s
+        self._leases: dict[int, Lease] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, match_id: int, runner: str) -> Lease:
+        lease = Lease(match_id, runner)
+        with self._lock:
+            self._leases[match_id] = lease
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="atout-heartbeat", daemon=True)
+                self._thread.start()
+        return lease
+
+    def remove(self, lease: Lease) -> None:
+        with self._lock:
+            if self._leases.get(lease.match_id) is lease:
+                del self._leases[lease.match_id]
+
+    def beat_once(self) -> None:
+        with self._lock:
+            leases = list(self._leases.values())
+        if not leases:
+            return
+        lost = store.heartbeat(self.sessions, [(lease.match_id, lease.runner) for lease in leases])
+        for lease in leases:
+            if lease.match_id in lost:
+                log.warning("match %s: lease of %s lost (another worker took it over)", lease.match_id,
+                            lease.runner)
+                lease.lost.set()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            try:
+                self.beat_once()
+            except Exception:  # a database hiccup must not kill the thread: log, beat again later
+                log.exception("heartbeat failed; retrying in %.1f s", self.interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+@dataclass
+class World:
+    settings: Settings
+    config: WorkerConfig
+    engine: Engine
+    sessions: sessionmaker
+    redis: redis.Redis
+    decisions: DecisionClient
+    metrics: MetricsRecorder
+    heartbeater: Heartbeater
+    events: EventSink
+
+    def new_runner(self) -> str:
+        """A unique lease id naming this process (host:pid) for logs and the matches table."""
+        return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+    def close(self) -> None:
+        self.heartbeater.stop()
+        self.events.flush(5.0)
+        self.events.stop()
+        self.decisions.close()
+        self.redis.close()
+        self.engine.dispose()
+
+
+_world: World | None = None
+_world_lock = threading.Lock()
+
+
+def build_world(settings: Settings | None = None, config: WorkerConfig | None = None) -> World:
+    settings = settings or Settings.from_env()
+    config = config or WorkerConfig.from_env()
+    if not settings.redis_url:
+        raise RuntimeError("ATOUT_REDIS_URL is not set: workers need the Redis the game servers use")
+    url = settings.database_url
+    in_memory = url.startswith("sqlite") and ("///" not in url or url.endswith(":memory:"))
+    # every match thread may hold a connection at once (claim, result), plus the heartbeat thread
+    pool = {} if in_memory else {"pool_size": config.concurrency + 2, "max_overflow": 4, "pool_timeout": 60}
+    engine = make_engine(url, **pool)
+    create_all(engine)
+    sessions = make_session_factory(engine)
+    client = redis.Redis.from_url(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
+    return World(
+        settings=settings,
+        config=config,
+        engine=engine,
+        sessions=sessions,
+        redis=client,
+        decisions=DecisionClient(settings.redis_url),
+        metrics=MetricsRecorder(client),
+        heartbeater=Heartbeater(sessions, config.heartbeat_s),
+        events=EventSink(client),
+    )
+
+
+def get_world() -> World:
+    """This process's world, built on first use."""
+    global _world
+    with _world_lock:
+        if _world is None:
+            _world = build_world()
+        return _world
+
+
+def reset_world() -> None:
+    """Forget (and close) this process's world: tests that change the environment."""
+    global _world
+    with _world_lock:
+        if _world is not None:
+            _world.close()
+        _world = None
