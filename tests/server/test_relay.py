@@ -11,7 +11,8 @@ from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.relay import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
-from atout_workers.decisions import Decision, Fault
+from atout_arena.core.vocabulary import Fault
+from atout_workers.decisions import Decision
 
 pytestmark = pytest.mark.timeout(60)
 

@@ -8,10 +8,6 @@ import pytest
 
 from atout.games import new_game
 from atout_arena.core.match import (
-    DISCONNECTED,
-    FALLBACK,
-    ILLEGAL,
-    TIMEOUT,
     Answer,
     DecisionAsk,
     FaultPolicy,
@@ -20,6 +16,10 @@ from atout_arena.core.match import (
     play_match,
     ranking_with_forfeits,
 )
+from atout_arena.core.vocabulary import Fault, PlayedBy
+
+TIMEOUT, ILLEGAL, DISCONNECTED = Fault.TIMEOUT, Fault.ILLEGAL, Fault.DISCONNECTED
+FALLBACK = PlayedBy.FALLBACK
 
 GAMES = [("merde", {"deals": 2}, 4), ("tiercon", {}, 2), ("regicide", {}, 3), ("fool", {}, 3)]
 

@@ -57,3 +57,13 @@ def make_session_factory(engine: Engine) -> sessionmaker:
 def create_all(engine: Engine) -> None:
     """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`)."""
     Base.metadata.create_all(engine)
+
+
+def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker]:
+    """The engine (tables created) and session factory of one process. ``pool_size``: the
+    connections its threads may hold at once (an in-memory SQLite database has one, shared)."""
+    in_memory = url.startswith("sqlite") and ("///" not in url or url.endswith(":memory:"))
+    pool = {} if in_memory else {"pool_size": pool_size, "max_overflow": 4, "pool_timeout": 60}
+    engine = make_engine(url, **pool)
+    create_all(engine)
+    return engine, make_session_factory(engine)

@@ -25,10 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atout.games import State, new_game, ranking_from_scores
-
-TIMEOUT, ILLEGAL, DISCONNECTED = "timeout", "illegal", "disconnected"
-FAULT_KINDS = (TIMEOUT, ILLEGAL, DISCONNECTED)
-BOT, FALLBACK = "bot", "fallback"
+from atout_arena.core.vocabulary import FAULT_KINDS, Fault, Outcome, PlayedBy
 
 
 @dataclass(frozen=True)
@@ -114,7 +111,7 @@ class Step:
     ply: int
     seat: int
     action: str
-    by: str  # "bot" or "fallback"
+    by: str  # a PlayedBy
     think_ms: float
     faults: tuple[str, ...] = ()  # fault kinds charged to the seat at this decision
     detail: str = ""
@@ -143,7 +140,7 @@ class MatchOutcome:
     @property
     def outcome(self) -> str:
         """``forfeit`` when a seat forfeited, else ``finished``: the metrics' outcome label."""
-        return "forfeit" if any(self.forfeited) else "finished"
+        return Outcome.FORFEIT if any(self.forfeited) else Outcome.FINISHED
 
 
 def ranking_with_forfeits(scores: Sequence[float], engine_ranking: Sequence[int],
@@ -163,6 +160,24 @@ def ranking_with_forfeits(scores: Sequence[float], engine_ranking: Sequence[int]
         if f:
             places[i] = last
     return places
+
+
+def legality_check(state: State) -> Callable[[str], str | None]:
+    """The one legality check of a bot's answer, against ``state`` as it is when called:
+    ``None`` when the engine accepts the action (listed, or another spelling it normalises,
+    such as ``"play th"``), else the engine's reason."""
+
+    def check(action: str) -> str | None:
+        if action in state.legal_actions():
+            return None
+        probe = state.clone()
+        try:
+            probe.apply(action)
+        except ValueError as exc:  # IllegalAction, or a non-string
+            return str(exc)
+        return None
+
+    return check
 
 
 def fallback_action(legal: Sequence[str]) -> str:
@@ -195,15 +210,7 @@ def play_match(
     if on_start is not None:
         on_start(state)
 
-    def check(action: str) -> str | None:
-        if action in state.legal_actions():
-            return None
-        probe = state.clone()
-        try:
-            probe.apply(action)
-        except ValueError as exc:  # IllegalAction, or a non-string
-            return str(exc)
-        return None  # a spelling the engine normalises ("play th"): legal
+    check = legality_check(state)
 
     while not state.is_terminal:
         seat = state.current_player
@@ -212,7 +219,7 @@ def play_match(
         charged: list[str] = []
         detail = ""
         if forfeited[seat]:
-            action, by, think_ms = fallback_action(legal), FALLBACK, 0.0
+            action, by, think_ms = fallback_action(legal), PlayedBy.FALLBACK, 0.0
             detail = "forfeited"
         else:
             deadline = policy.move_ms + int(bank[seat])
@@ -220,19 +227,19 @@ def play_match(
                                      state.observation(seat), legal, deadline, check))
             think_ms = max(0.0, answer.think_ms)
             think[seat] += think_ms
-            charged.extend([ILLEGAL] * answer.rejected)
+            charged.extend([Fault.ILLEGAL] * answer.rejected)
             if answer.fault is not None:
-                if answer.fault == TIMEOUT:
+                if answer.fault == Fault.TIMEOUT:
                     bank[seat] = 0.0  # the whole bank was spent waiting
                 # Rejected replies already charged an illegal fault each; a decision left with
                 # no legal reply after them is not charged twice.
-                if not (answer.fault == ILLEGAL and answer.rejected):
+                if not (answer.fault == Fault.ILLEGAL and answer.rejected):
                     charged.append(answer.fault)
-                action, by, detail = fallback_action(legal), FALLBACK, answer.detail
+                action, by, detail = fallback_action(legal), PlayedBy.FALLBACK, answer.detail
             else:
                 assert answer.action is not None
                 bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - policy.move_ms))
-                action, by = answer.action, BOT
+                action, by = answer.action, PlayedBy.BOT
             if charged:
                 faults[seat] += len(charged)
                 if policy.max_faults and faults[seat] >= policy.max_faults:

@@ -44,14 +44,14 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from atout_arena.core.relay import CONNECTED_KEY, now_ms
+from atout.games import GAMES
+from atout_arena.core.keys import CONNECTED_KEY, metric_key
+from atout_arena.core.relay import now_ms
+from atout_arena.core.vocabulary import FAULT_KINDS, OUTCOMES
 
-PREFIX = "atout:metrics:"
 # kombu's Redis transport: a message of priority p > 0 waits in "<queue>\x06\x16<p>"
 QUEUE_PRIORITY_SUFFIXES = ("", *(f"\x06\x16{p}" for p in (3, 6, 9)))
 
-OUTCOMES = ("finished", "forfeit", "error")  # atout_matches_total{outcome}
-FAULT_KINDS = ("timeout", "illegal", "disconnected")  # atout_faults_total{kind}
 
 DECISION_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 MATCH_BUCKETS = (0.1, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0)
@@ -67,7 +67,7 @@ class MetricSpec:
 
     @property
     def key(self) -> str:
-        return PREFIX + self.name
+        return metric_key(self.name)
 
 
 DECISION_SECONDS = MetricSpec(
@@ -122,8 +122,6 @@ class MetricsRecorder:
     def __init__(self, redis: Any, games: Iterable[str] | None = None) -> None:
         self.redis = redis
         if games is None:
-            from atout.games import GAMES
-
             games = GAMES
         self.games = frozenset(games)
 

@@ -16,6 +16,13 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def as_utc(value: datetime | None) -> datetime | None:
+    """SQLite gives back naive datetimes: they are UTC."""
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
 MAX_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL (BIGINT) take as a key
 
 
@@ -74,9 +81,6 @@ from sqlalchemy.orm import relationship  # noqa: E402
 # Match statuses: "pending" (its tournament is not started), "queued" (a task is on its way),
 # "running" (a worker holds it: runner + heartbeat), "finished", "failed" (gave up after its
 # attempts; counts as done for its tournament), "cancelled".
-MATCH_STATUSES = ("pending", "queued", "running", "finished", "failed", "cancelled")
-MATCH_DONE = ("finished", "failed", "cancelled")
-TOURNAMENT_STATUSES = ("created", "running", "finished", "cancelled")
 
 
 class _Competition:

@@ -83,11 +83,24 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
+from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
+    CONNECTED_KEY,
+    REQ_KEY_PREFIX,
+    conn_key,
+    ended_key,
+    inbox_key,
+    matches_key,
+    pending_key,
+    reply_key,
+    req_key,
+)
+
 INBOX_MAXLEN = 1000
 MATCHES_TTL_MS = 24 * 3600 * 1000  # a match hash left by a dead worker goes away
 ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets a silent match after 1 h)
 ENDED_MAX = 256  # ... at most this many per bot
 REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
+MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its bank)
 
 KIND_MESSAGE = b"msg"
 KIND_CONNECTION = b"conn"
@@ -99,36 +112,6 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def inbox_key(bot_id: str) -> str:
-    return f"atout:bot:{bot_id}:inbox"
-
-
-def conn_key(bot_id: str) -> str:
-    return f"atout:bot:{bot_id}:conn"
-
-
-def pending_key(bot_id: str) -> str:
-    return f"atout:bot:{bot_id}:pending"
-
-
-def matches_key(bot_id: str) -> str:
-    return f"atout:bot:{bot_id}:matches"
-
-
-def ended_key(bot_id: str) -> str:
-    return f"atout:bot:{bot_id}:ended"
-
-
-def req_key(request_id: str) -> str:
-    return f"atout:req:{request_id}"
-
-
-def reply_key(request_id: str) -> str:
-    return f"atout:reply:{request_id}"
-
-
-CONNECTED_KEY = "atout:connected"
-REQ_KEY_PREFIX = "atout:req:"
 
 # ------------------------------------------------------------------ scripts (worker side)
 

@@ -18,9 +18,10 @@ from typing import Any
 from sqlalchemy.orm import selectinload, sessionmaker
 
 from atout.games import IllegalAction, State, new_game
-from atout_arena.core.match import FALLBACK, Step, fallback_action, ranking_with_forfeits
+from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits
 from atout_arena.core.models import Match
 from atout_arena.core.views import StepViews
+from atout_arena.core.vocabulary import MatchStatus, PlayedBy
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ class ReplayReport:
 
 def replay_match(record: MatchRecord) -> ReplayReport:
     """Re-run ``record`` and compare with what was stored (see the module docstring)."""
-    if record.status != "finished" or record.scores is None or record.ranking is None:
+    if record.status != MatchStatus.FINISHED or record.scores is None or record.ranking is None:
         return ReplayReport(record.id, False, 0,
                             divergence=f"the match is {record.status}: there is no result to reproduce")
     try:
@@ -102,7 +103,7 @@ def replay_match(record: MatchRecord) -> ReplayReport:
             return ReplayReport(record.id, False, step.ply,
                                 divergence=f"{where}: the engine has seat {state.current_player} to act")
         legal = state.legal_actions()
-        if step.by == FALLBACK and step.action != fallback_action(legal):
+        if step.by == PlayedBy.FALLBACK and step.action != fallback_action(legal):
             return ReplayReport(record.id, False, step.ply, divergence=(
                 f"{where}: a fallback must be the first legal action {fallback_action(legal)!r}"))
         try:

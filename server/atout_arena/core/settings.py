@@ -1,22 +1,36 @@
-"""One settings object for the arena, read from ``ATOUT_*`` environment variables.
+"""One settings object for every process of the arena, read from ``ATOUT_*`` environment
+variables by pydantic-settings. Each field is the variable's name without the prefix, in
+lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 
-- ``ATOUT_DATA_DIR``: where the SQLite file and the embedded Redis keep their files
-  (default ``./var``).
-- ``ATOUT_DATABASE_URL``: a SQLAlchemy URL, e.g. ``postgresql+psycopg://...`` (default
-  ``sqlite:///<data dir>/atout.db``).
-- ``ATOUT_REDIS_URL``: the Redis shared by game servers and workers (``redis://``,
-  ``unix://``); unset: the arena starts an embedded Redis (``server.embedded_redis``).
-- ``ATOUT_GRPC_ADDRESS``: where the game server listens (default ``127.0.0.1:50051``).
-- ``ATOUT_SERVER_ID``: this game server's name in Redis and in ``Welcome.server_id``
-  (default ``<host>-<pid>``).
-- ``ATOUT_KEEPALIVE_MS``: the arena's Ping interval on each bot stream (default 10000); a bot
-  counts as connected for three intervals after its game server's last heartbeat.
-- ``ATOUT_HELLO_TIMEOUT_MS``: time a new stream has to send its Hello (default 10000).
-- ``ATOUT_SHUTDOWN_GRACE_S``: on SIGTERM, time left to open calls (default 5).
-- ``ATOUT_ADMIN_TOKEN``: the organizer token of the REST API (unset: ``atout-arena api``
-  makes one up and prints it; ``create_app`` without one turns organizer endpoints off).
+- ``ATOUT_DATA_DIR`` (``./var``): where the SQLite file and the embedded Redis keep their files.
+- ``ATOUT_DATABASE_URL`` (``sqlite:///<data dir>/atout.db``): a SQLAlchemy URL, e.g.
+  ``postgresql+psycopg://...``.
+- ``ATOUT_REDIS_URL`` (unset: an embedded Redis, :mod:`atout_arena.core.embedded_redis`): the
+  Redis every part shares (``redis://``, ``unix://``).
+- ``ATOUT_ADMIN_TOKEN`` (unset: ``atout-arena api`` makes one up and prints it): the organizer
+  token of the REST API. Never in ``repr`` or logs.
+- ``ATOUT_GRPC_ADDRESS`` (``127.0.0.1:50051``): where the game server listens.
+- ``ATOUT_SERVER_ID`` (``<host>-<pid>``): this game server's name in Redis and in ``Welcome``.
+- ``ATOUT_KEEPALIVE_MS`` (10000): the Ping interval on each bot stream; a bot counts as
+  connected for three intervals after its game server's last heartbeat.
+- ``ATOUT_HELLO_TIMEOUT_MS`` (10000): time a new stream has to send its Hello.
+- ``ATOUT_SHUTDOWN_GRACE_S`` (5): on SIGTERM, time left to open calls.
+- ``ATOUT_WORKER_CONCURRENCY`` (32): matches in flight in one worker process (threads).
+- ``ATOUT_PRACTICE_CONCURRENCY`` (8): practice matches in flight in one practice worker.
+- ``ATOUT_HEARTBEAT_S`` (5): how often a worker renews the heartbeat of its matches.
+- ``ATOUT_MATCH_STALE_S`` (30, at least twice the heartbeat): a running match silent this long
+  is given to another worker.
+- ``ATOUT_REQUEUE_AFTER_S`` (120): a queued match not started this long (with empty queues)
+  is sent again.
+- ``ATOUT_SWEEP_INTERVAL_S`` (10): how often beat runs the sweeper.
+- ``ATOUT_LEAGUE_TICK_S`` (60): how often beat looks for leagues due for a season.
+- ``ATOUT_VISIBILITY_TIMEOUT_S`` (3600): Redis transport: an unacknowledged task is delivered
+  again after this long (see docs/tournaments.md).
+- ``ATOUT_MATCH_ATTEMPTS`` (3): a match started this many times without a result fails.
 
-A bad value raises ``ValueError`` naming the variable.
+Empty values count as unset; values are stripped. A bad value raises :class:`SettingsError`
+(a ``ValueError``) whose message is one line naming each bad variable: every command prints
+it as ``error: ...`` and exits 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -24,69 +38,122 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ENV_PREFIX = "ATOUT_"
+
+
+class SettingsError(ValueError):
+    """A bad ``ATOUT_*`` value; the message names the variable and what is wrong, in one line."""
 
 
 def _default_server_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
 
 
-@dataclass(frozen=True)
-class Settings:
+class Settings(BaseSettings):
+    """Every ``ATOUT_*`` setting. Immutable: derive a variant with :meth:`replace`.
+
+    ``Settings(**values)`` takes the values given and nothing else; :meth:`from_env` (and
+    :func:`get_settings`) read the environment.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_ignore_empty=True, extra="ignore", frozen=True, str_strip_whitespace=True,
+    )
+
     data_dir: Path = Path("var")
     database_url: str = ""
     redis_url: str | None = None
+    admin_token: str | None = Field(default=None, repr=False)  # a secret: never in logs
     grpc_address: str = "127.0.0.1:50051"
-    server_id: str = field(default_factory=_default_server_id)
-    keepalive_ms: int = 10_000
-    hello_timeout_ms: int = 10_000
-    shutdown_grace_s: float = 5.0
-    admin_token: str | None = field(default=None, repr=False)  # a secret: never in logs
+    server_id: str = Field(default_factory=_default_server_id)
+    keepalive_ms: int = Field(10_000, ge=50)
+    hello_timeout_ms: int = Field(10_000, ge=50)
+    shutdown_grace_s: float = Field(5.0, ge=0, allow_inf_nan=False)
+    worker_concurrency: int = Field(32, ge=1)
+    practice_concurrency: int = Field(8, ge=1)
+    heartbeat_s: float = Field(5.0, ge=0.05, allow_inf_nan=False)
+    match_stale_s: float = Field(30.0, ge=0.1, allow_inf_nan=False)
+    requeue_after_s: float = Field(120.0, ge=0.1, allow_inf_nan=False)
+    sweep_interval_s: float = Field(10.0, ge=0.1, allow_inf_nan=False)
+    league_tick_s: float = Field(60.0, ge=0.1, allow_inf_nan=False)
+    visibility_timeout_s: int = Field(3600, ge=1)
+    match_attempts: int = Field(3, ge=1)
 
-    def __post_init__(self) -> None:
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise SettingsError(_one_line(exc, values)) from None
+
+    @classmethod
+    def settings_customise_sources(
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment is read by from_env alone, from the mapping it is given.
+        return (init_settings,)
+
+    @field_validator("grpc_address")
+    @classmethod
+    def _host_port(cls, value: str) -> str:
+        if ":" not in value:
+            raise ValueError("expected HOST:PORT")
+        return value
+
+    @model_validator(mode="after")
+    def _derived(self) -> Settings:
         if not self.database_url:
             object.__setattr__(self, "database_url", f"sqlite:///{self.data_dir / 'atout.db'}")
+        if self.match_stale_s < 2 * self.heartbeat_s:
+            raise ValueError(
+                f"ATOUT_MATCH_STALE_S={self.match_stale_s} must be at least twice "
+                f"ATOUT_HEARTBEAT_S={self.heartbeat_s}"
+            )
+        return self
 
     @property
     def presence_ttl_ms(self) -> int:
         """How long a bot counts as connected without a heartbeat (three keep-alives)."""
         return 3 * self.keepalive_ms
 
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with ``changes`` (field names), validated again."""
+        values = {**self.model_dump(), **changes}
+        if "data_dir" in changes and "database_url" not in changes:
+            values["database_url"] = ""
+        return Settings(**values)
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """The settings from ``environ`` (default: this process's environment)."""
         env = os.environ if environ is None else environ
+        names = {env_name(name): name for name in cls.model_fields}
+        return cls(**{names[key]: raw for key, raw in env.items() if key in names and raw.strip()})
 
-        def text(name: str) -> str | None:
-            value = env.get(f"ATOUT_{name}")
-            return value.strip() if value and value.strip() else None
 
-        def number(name: str, default: float, kind: type = int, minimum: float = 1) -> float:
-            raw = text(name)
-            if raw is None:
-                return default
-            try:
-                value = kind(raw)
-            except ValueError:
-                raise ValueError(f"ATOUT_{name}={raw!r}: not a {kind.__name__}") from None
-            if value < minimum:
-                raise ValueError(f"ATOUT_{name}={raw!r}: must be at least {minimum}")
-            return value
+def env_name(field: str) -> str:
+    """The environment variable of a settings field: ``redis_url`` -> ``ATOUT_REDIS_URL``."""
+    return f"{ENV_PREFIX}{field.upper()}"
 
-        address = text("GRPC_ADDRESS") or cls.grpc_address
-        if ":" not in address:
-            raise ValueError(f"ATOUT_GRPC_ADDRESS={address!r}: expected HOST:PORT")
-        return cls(
-            data_dir=Path(text("DATA_DIR") or "var"),
-            database_url=text("DATABASE_URL") or "",
-            redis_url=text("REDIS_URL"),
-            grpc_address=address,
-            server_id=text("SERVER_ID") or _default_server_id(),
-            keepalive_ms=int(number("KEEPALIVE_MS", 10_000, minimum=50)),
-            hello_timeout_ms=int(number("HELLO_TIMEOUT_MS", 10_000, minimum=50)),
-            shutdown_grace_s=float(number("SHUTDOWN_GRACE_S", 5.0, float, minimum=0)),
-            admin_token=text("ADMIN_TOKEN"),
-        )
+
+def _one_line(exc: ValidationError, values: Mapping[str, Any]) -> str:
+    problems = []
+    for error in exc.errors():
+        field = str(error["loc"][0]) if error["loc"] else ""
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if not field:  # a rule across fields: its message names the variables
+            problems.append(message)
+            continue
+        shown = "(hidden)" if field == "admin_token" else repr(str(values.get(field)))
+        problems.append(f"{env_name(field)}={shown}: {message}")
+    return "; ".join(problems)
 
 
 def get_settings() -> Settings:

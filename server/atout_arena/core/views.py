@@ -25,14 +25,6 @@ from atout.games import State
 OWN_KEYS = frozenset({"seat", "hand"})  # per-seat by definition, never public
 
 
-def public_channel(match_id: int | str) -> str:
-    return f"atout:match:{match_id}:public"
-
-
-def seat_channel(match_id: int | str, seat: int) -> str:
-    return f"atout:match:{match_id}:seat:{seat}"
-
-
 def _common(values: Sequence[Any]) -> tuple[bool, Any]:
     """(True, value) when every value is equal; dicts keep their common keys."""
     first = values[0]

@@ -1,0 +1,132 @@
+"""The contract between the arena's front processes and its workers: Celery task names, queues,
+the app factory, and sending a task by name.
+
+The API, the game servers, the CLI and the demo never import the workers' code: they build a
+Celery app with :func:`make_celery` and send tasks by name through :class:`Tasks`. The workers
+(:mod:`atout_workers.tasks`) register the same names on an app built by the same factory.
+
+==============================  ===================  ==============================================
+task                            queue                what it does (each safe to run twice)
+==============================  ===================  ==============================================
+``atout.play_match``            ``atout.matches``    plays one tournament or league match
+``atout.play_match``            ``atout.practice``   plays one practice match (its own queue, so a
+                                                     long tournament never delays it)
+``atout.start_tournament``      ``atout.control``    turns a tournament's matches queued, sends them
+``atout.finalize_tournament``   ``atout.control``    standings and the batch rating fit
+``atout.start_season``          ``atout.control``    the next season of a league
+``atout.league_tick``           ``atout.control``    (beat) starts the seasons that are due
+``atout.sweep``                 ``atout.control``    (beat) re-sends matches whose worker went silent
+==============================  ===================  ==============================================
+
+Delivery: tasks are acknowledged *after* they run (``acks_late``) and given back if the worker
+dies under them (``reject_on_worker_lost``): every task is idempotent by its ids. A task taken
+by a worker killed with ``-9`` stays unacknowledged in the broker until the Redis transport's
+``visibility_timeout`` (``ATOUT_VISIBILITY_TIMEOUT_S``, one hour) passes; the sweeper does not
+wait that long (see :mod:`atout_workers.sweeper`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from celery import Celery
+
+from atout_arena.core.settings import Settings
+
+MATCH_QUEUE = "atout.matches"
+PRACTICE_QUEUE = "atout.practice"
+CONTROL_QUEUE = "atout.control"
+QUEUES = (MATCH_QUEUE, PRACTICE_QUEUE, CONTROL_QUEUE)
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+PLAY_MATCH = "atout.play_match"
+START_TOURNAMENT = "atout.start_tournament"
+FINALIZE_TOURNAMENT = "atout.finalize_tournament"
+START_SEASON = "atout.start_season"
+LEAGUE_TICK = "atout.league_tick"
+SWEEP = "atout.sweep"
+
+
+def celery_url(redis_url: str) -> str:
+    """The Celery/kombu spelling of a redis-py URL: ``unix:///p`` -> ``redis+socket:///p``."""
+    if redis_url.startswith("unix://"):
+        return "redis+socket://" + redis_url[len("unix://"):].split("?", 1)[0]
+    return redis_url
+
+
+def make_celery(settings: Settings, include: Sequence[str] = ()) -> Celery:
+    """A Celery app for ``settings``: Redis (``settings.redis_url``) as broker and result
+    backend, JSON, late acknowledgement, a thread pool of ``ATOUT_WORKER_CONCURRENCY``, and
+    beat's schedule. ``include``: the task modules a worker imports (none for a sender)."""
+    url = celery_url(settings.redis_url or DEFAULT_REDIS_URL)
+    app = Celery("atout", include=list(include), set_as_current=False)
+    transport = {"visibility_timeout": settings.visibility_timeout_s}
+    app.conf.update(
+        broker_url=url,
+        result_backend=url,
+        broker_connection_retry_on_startup=True,
+        broker_transport_options=transport,
+        result_backend_transport_options=transport,
+        result_expires=3600,
+        task_serializer="json",
+        result_serializer="json",
+        accept_content=["json"],
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        task_default_queue=CONTROL_QUEUE,
+        task_routes={PLAY_MATCH: {"queue": MATCH_QUEUE}},
+        worker_prefetch_multiplier=1,
+        worker_pool="threads",
+        worker_concurrency=settings.worker_concurrency,
+        worker_hijack_root_logger=False,
+        beat_schedule={
+            # expires: a tick nobody ran in time is dropped, the next one does its work
+            "atout-sweep": {"task": SWEEP, "schedule": settings.sweep_interval_s,
+                            "options": {"expires": settings.sweep_interval_s}},
+            "atout-leagues": {"task": LEAGUE_TICK, "schedule": settings.league_tick_s,
+                              "options": {"expires": settings.league_tick_s}},
+        },
+    )
+    return app
+
+
+class Tasks:
+    """Sends the workers' tasks by name, on their queues. One per process; thread-safe."""
+
+    def __init__(self, app: Celery) -> None:
+        self.app = app
+
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Tasks:
+        return cls(make_celery(settings))
+
+    def play_matches(self, match_ids: Iterable[int]) -> int:
+        """One ``play_match`` per tournament or league match; returns how many were sent."""
+        sent = 0
+        for match_id in match_ids:
+            self.app.send_task(PLAY_MATCH, (int(match_id),), queue=MATCH_QUEUE)
+            sent += 1
+        return sent
+
+    def play_practice(self, match_id: int) -> None:
+        """A practice match, on the practice queue (workers keep capacity for it)."""
+        self.app.send_task(PLAY_MATCH, (int(match_id),), queue=PRACTICE_QUEUE)
+
+    def play(self, match_id: int, practice: bool) -> None:
+        """A match on the queue it belongs to (the sweeper re-sends both kinds)."""
+        if practice:
+            self.play_practice(match_id)
+        else:
+            self.play_matches([match_id])
+
+    def start_tournament(self, tournament_id: int) -> None:
+        self.app.send_task(START_TOURNAMENT, (int(tournament_id),), queue=CONTROL_QUEUE)
+
+    def finalize_tournament(self, tournament_id: int) -> None:
+        self.app.send_task(FINALIZE_TOURNAMENT, (int(tournament_id),), queue=CONTROL_QUEUE)
+
+    def start_season(self, league_id: int) -> None:
+        self.app.send_task(START_SEASON, (int(league_id),), queue=CONTROL_QUEUE)
+
+    def close(self) -> None:
+        self.app.close()

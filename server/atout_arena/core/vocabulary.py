@@ -1,0 +1,66 @@
+"""The arena's words, each defined once: fault kinds, who played a step, match outcomes and
+statuses, tournament statuses. (The stored step row is :class:`atout_arena.core.match.Step`,
+read with ``Step.from_json``, never by position.)
+
+Every module that writes or reads one of these imports it from here: the match loop, the
+store, the metrics, the API's queries and schemas, the demo's report. They are ``StrEnum``
+members, so they compare equal to their text (``Fault.TIMEOUT == "timeout"``), serialise to
+JSON as that text and can be stored as is.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Fault(StrEnum):
+    """Why a bot's decision was not its own (DESIGN.md, "Matches, faults, tournaments")."""
+
+    TIMEOUT = "timeout"  # no legal answer within the deadline
+    ILLEGAL = "illegal"  # the deadline passed after at least one illegal answer
+    DISCONNECTED = "disconnected"  # the bot had no live stream
+
+
+FAULT_KINDS: tuple[str, ...] = tuple(Fault)
+
+
+class PlayedBy(StrEnum):
+    """Who chose a step's action: the seat's bot, or the fallback (first legal action)."""
+
+    BOT = "bot"
+    FALLBACK = "fallback"
+
+
+class Outcome(StrEnum):
+    """How a match ended, as counted by ``atout_matches_total{outcome}``."""
+
+    FINISHED = "finished"  # played to the end
+    FORFEIT = "forfeit"  # played to the end, with at least one seat forfeited
+    ERROR = "error"  # given up: no result
+
+
+OUTCOMES: tuple[str, ...] = tuple(Outcome)
+
+
+class MatchStatus(StrEnum):
+    PENDING = "pending"  # its tournament was created, not started
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+MATCH_STATUSES: tuple[str, ...] = tuple(MatchStatus)
+MATCH_DONE: tuple[str, ...] = (MatchStatus.FINISHED, MatchStatus.FAILED, MatchStatus.CANCELLED)
+MATCH_IN_FLIGHT: tuple[str, ...] = (MatchStatus.PENDING, MatchStatus.QUEUED, MatchStatus.RUNNING)
+
+
+class TournamentStatus(StrEnum):
+    CREATED = "created"
+    RUNNING = "running"
+    FINISHED = "finished"
+    CANCELLED = "cancelled"
+
+
+TOURNAMENT_STATUSES: tuple[str, ...] = tuple(TournamentStatus)
