@@ -1,7 +1,6 @@
-"""The workers' ``atout-arena`` subcommands (wired in by :func:`register`).
+"""The competitions' ``atout-arena`` subcommands (wired in by :func:`register`): thin, over the
+services (:mod:`atout_arena.services`), with the tasks sent by name (:mod:`atout_arena.core.tasks`).
 
-    atout-arena worker [--concurrency 32]            run a Celery worker (matches and control)
-    atout-arena beat                                 run Celery beat (sweeper, league seasons)
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
     atout-arena tournament create NAME --game merde --bots a,b,c,d [--players 4]
                [--option deals=2] [--games-per-pairing 1] [--duplicate] [--move-ms 1000]
@@ -13,41 +12,46 @@
     atout-arena league join NAME BOT... | leave NAME BOT...
     atout-arena league show NAME [--json]
 
-Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``.
+Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``. The rules
+(house bots never entered, limits, options) are the services': the same as the REST API's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
+from sqlalchemy.orm import sessionmaker
+
+from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.replay import load_match, replay_match
 from atout_arena.core.settings import Settings
+from atout_arena.core.tasks import Tasks
+from atout_arena.core.vocabulary import TournamentStatus
+from atout_arena.services.competitions import CompetitionSpec
+from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
+from atout_arena.services.tournaments import create_tournament, start_tournament, tournament_summary
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 
 
-def _sessions(settings: Settings):  # type: ignore[no-untyped-def]
-    from atout_arena.core.db import create_all, make_engine, make_session_factory
-
-    engine = make_engine(settings.database_url)
-    create_all(engine)
-    return make_session_factory(engine)
+def _sessions(settings: Settings) -> sessionmaker:
+    return open_database(settings.database_url)[1]
 
 
-def _use_redis(url: str) -> None:
-    """Point this process (and the Celery app) at ``url``."""
-    os.environ["ATOUT_REDIS_URL"] = url
-    from atout_workers.celery_app import app, configure
-
-    configure(app, url)
+def _send(settings: Settings, url: str, match_ids: list[int]) -> None:
+    """Send one ``play_match`` per match to the workers, through the Redis at ``url``."""
+    tasks = Tasks.for_settings(settings.replace(redis_url=url))
+    try:
+        tasks.play_matches(match_ids)
+    finally:
+        tasks.close()
 
 
 def _parse_options(items: list[str]) -> dict[str, Any]:
@@ -110,8 +114,6 @@ def _print_summary(summary: dict[str, Any]) -> None:
 
 
 def _wait(sessions: Any, tournament_id: int, poll_s: float = 1.0) -> dict[str, Any]:
-    from atout_arena.services.tournaments import tournament_summary
-
     last = None
     while True:
         summary = tournament_summary(sessions, tournament_id)
@@ -119,7 +121,7 @@ def _wait(sessions: Any, tournament_id: int, poll_s: float = 1.0) -> dict[str, A
         if progress != last:
             print(f"  {summary['status']}: {progress}", file=sys.stderr, flush=True)
             last = progress
-        if summary["status"] in ("finished", "cancelled"):
+        if summary["status"] in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
             return summary
         time.sleep(poll_s)
 
@@ -128,8 +130,6 @@ def _wait(sessions: Any, tournament_id: int, poll_s: float = 1.0) -> dict[str, A
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from atout_arena.core.replay import load_match, replay_match
-
     record = load_match(_sessions(Settings.from_env()), args.match_id)
     if record is None:
         print(f"error: no match {args.match_id}", file=sys.stderr)
@@ -139,30 +139,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAIL
 
 
-def _dispatch(match_ids: list[int]) -> None:
-    from atout_workers.tasks import dispatch_matches
-
-    dispatch_matches(match_ids)
+def _spec(args: argparse.Namespace) -> CompetitionSpec:
+    return CompetitionSpec.of(
+        game=args.game, players=args.players, options=_parse_options(args.option),
+        games_per_pairing=args.games_per_pairing, duplicate=args.duplicate, move_ms=args.move_ms,
+        time_bank_ms=args.time_bank_ms, max_faults=args.max_faults,
+    )
 
 
 def cmd_tournament(args: argparse.Namespace) -> int:
-    from atout_arena.services.tournaments import (
-        TournamentError,
-        create_tournament,
-        start_tournament,
-        tournament_summary,
-    )
-
     settings = Settings.from_env()
     sessions = _sessions(settings)
     try:
         if args.tournament_command == "create":
-            tid = create_tournament(
-                sessions, name=args.name, game=args.game, bots=_bots(args.bots), players=args.players,
-                options=_parse_options(args.option), games_per_pairing=args.games_per_pairing,
-                duplicate=args.duplicate, move_ms=args.move_ms, time_bank_ms=args.time_bank_ms,
-                max_faults=args.max_faults, seed=args.seed,
-            )
+            tid = create_tournament(sessions, name=args.name, bots=_bots(args.bots), seed=args.seed,
+                                    spec=_spec(args))
             summary = tournament_summary(sessions, tid)
             print(f"tournament {tid} created: {sum(summary['matches'].values())} matches")
             if not args.start:
@@ -175,9 +166,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
                 print("error: no Redis to send the matches to: set ATOUT_REDIS_URL (or run "
                       "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
                 return EXIT_FAIL
-            _use_redis(url)
             ids = start_tournament(sessions, tid)
-            _dispatch(ids)
+            _send(settings, url, ids)
             print(f"tournament {tid} started: {len(ids)} matches sent to the workers")
             if args.wait:
                 _print_summary(_wait(sessions, tid))
@@ -188,26 +178,19 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         else:
             _print_summary(summary)
         return EXIT_OK
-    except (TournamentError, ValueError) as exc:
+    except ValueError as exc:  # CompetitionError, a bad --option
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
 
 def cmd_league(args: argparse.Namespace) -> int:
-    from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
-    from atout_arena.services.tournaments import TournamentError
-
     settings = Settings.from_env()
     sessions = _sessions(settings)
     try:
         command = args.league_command
         if command == "create":
-            lid = create_league(
-                sessions, name=args.name, game=args.game, bots=_bots(args.bots), players=args.players,
-                options=_parse_options(args.option), games_per_pairing=args.games_per_pairing,
-                duplicate=args.duplicate, move_ms=args.move_ms, time_bank_ms=args.time_bank_ms,
-                max_faults=args.max_faults, every_s=_parse_duration(args.every),
-            )
+            lid = create_league(sessions, name=args.name, bots=_bots(args.bots),
+                                every_s=_parse_duration(args.every), spec=_spec(args))
             print(f"league {lid} {args.name!r} created")
         elif command in ("join", "leave"):
             members = set_members(sessions, args.name, **{command: args.bots})
@@ -217,13 +200,12 @@ def cmd_league(args: argparse.Namespace) -> int:
             if url is None:
                 print("error: no Redis to send the matches to: set ATOUT_REDIS_URL", file=sys.stderr)
                 return EXIT_FAIL
-            _use_redis(url)
             started = start_season(sessions, args.name)
             if started is None:
                 print(f"league {args.name!r}: a season is still running", file=sys.stderr)
                 return EXIT_FAIL
             tid, ids = started
-            _dispatch(ids)
+            _send(settings, url, ids)
             print(f"league {args.name!r}: season started as tournament {tid} ({len(ids)} matches)")
         else:
             info = league_standings(sessions, args.name)
@@ -236,66 +218,16 @@ def cmd_league(args: argparse.Namespace) -> int:
                     print(f"{row['rank']:>4}  {row['bot']:<20} {row['points']:>7.1f} points"
                           f" {row['wins']:>4} wins {row['matches']:>5} matches {row['faults']:>4} faults")
         return EXIT_OK
-    except (TournamentError, ValueError) as exc:
+    except ValueError as exc:  # CompetitionError, a bad --option or --every
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-
-
-def cmd_worker(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    url, embedded = find_redis_url(settings, start=True)
-    assert url is not None
-    if embedded is not None:
-        print(f"embedded Redis at {url} (set ATOUT_REDIS_URL to share it)", flush=True)
-    _use_redis(url)
-    from atout_workers.celery_app import QUEUES, app
-
-    # no mingle/gossip: workers share nothing but the broker and the database (faster start)
-    argv = ["worker", "--pool", "threads", "--loglevel", args.loglevel, "-Q", ",".join(QUEUES),
-            "--without-mingle", "--without-gossip"]
-    if args.concurrency:
-        argv += ["--concurrency", str(args.concurrency)]
-    if args.hostname:
-        argv += ["--hostname", args.hostname]
-    try:
-        app.worker_main(argv)
-    finally:
-        if embedded is not None:
-            embedded.stop()
-    return EXIT_OK
-
-
-def cmd_beat(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    url, _ = find_redis_url(settings, start=False)
-    if url is None:
-        print("error: no Redis: set ATOUT_REDIS_URL (or start `atout-arena worker` first)", file=sys.stderr)
-        return EXIT_FAIL
-    _use_redis(url)
-    from atout_workers.celery_app import app
-
-    schedule = Path(settings.data_dir) / "celerybeat-schedule"
-    schedule.parent.mkdir(parents=True, exist_ok=True)
-    app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule)])
-    return EXIT_OK
 
 
 # -- wiring -----------------------------------------------------------------------------------
 
 
 def register(subparsers: Any) -> None:
-    """Add ``worker``, ``beat``, ``replay``, ``tournament`` and ``league`` to ``atout-arena``."""
-    worker = subparsers.add_parser("worker", help="run a Celery worker that plays matches")
-    worker.add_argument("--concurrency", type=int,
-                        help="matches in flight (default ATOUT_WORKER_CONCURRENCY)")
-    worker.add_argument("--loglevel", default="info")
-    worker.add_argument("--hostname", help="Celery node name (default celery@<host>)")
-    worker.set_defaults(func=cmd_worker)
-
-    beat = subparsers.add_parser("beat", help="run Celery beat: the sweeper and league seasons")
-    beat.add_argument("--loglevel", default="info")
-    beat.set_defaults(func=cmd_beat)
-
+    """Add ``replay``, ``tournament`` and ``league`` to ``atout-arena``."""
     replay = subparsers.add_parser("replay", help="replay a stored match and check its result")
     replay.add_argument("match_id", type=int)
     replay.set_defaults(func=cmd_replay)
@@ -329,19 +261,3 @@ def register(subparsers: Any) -> None:
     lshow.add_argument("name")
     lshow.add_argument("--json", action="store_true")
     league.set_defaults(func=cmd_league)
-
-
-def main(argv: list[str] | None = None) -> int:
-    """These subcommands alone (``atout-arena`` has them all)."""
-    parser = argparse.ArgumentParser(prog="atout-arena")
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    try:
-        return int(args.func(args))
-    except ValueError as exc:  # a bad ATOUT_* setting
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-if __name__ == "__main__":
-    sys.exit(main())

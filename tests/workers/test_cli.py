@@ -1,5 +1,6 @@
-"""The workers' subcommands: tournament, league and replay (the worker and beat commands are
-exercised by the end-to-end tests)."""
+"""The competitions' subcommands: tournament, league and replay (the worker and beat commands
+are exercised by the end-to-end tests). They call the same services as the REST API, so the
+same rules hold: tests/api/test_http.py checks them over HTTP."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 
 import pytest
 
-from atout_arena.cli_competitions import main
+from atout_arena.cli import main
 from atout_arena.core.match import Answer
 from atout_arena.core.models import Match
 from atout_arena.services.tournaments import start_tournament
@@ -43,6 +44,41 @@ def test_tournament_create_and_show(env, make_bot, capsys) -> None:  # type: ign
     assert "no bot named 'nobody'" in capsys.readouterr().err
 
 
+def test_the_cli_keeps_the_arena_rules_as_the_api_does(env, make_bot, sessions, capsys) -> None:  # type: ignore[no-untyped-def]
+    """House bots are never entered, a bot is entered once, a schedule has at most 20,000
+    matches: from the CLI as from the API (the rules are the services')."""
+    from atout_arena.core.models import Tournament
+    from atout_arena.services.practice import house_bots
+
+    names = [make_bot("rules")[0].name for _ in range(3)]
+    house_bots(sessions, "merde", 1)  # registered, as after a practice match
+    with sessions() as session:
+        before = session.query(Tournament).count()
+    cases = [
+        ([*names, "house-merde-1"], "house bots play practice matches only: house-merde-1"),
+        ([*names, "house-tiercon-9"], "house bots play practice matches only: house-tiercon-9"),
+        ([names[0], names[0], names[1]], "each bot may be entered once"),
+    ]
+    for bots, message in cases:
+        code = main(["tournament", "create", "cup", "--game", "merde", "--players", "3",
+                     "--bots", ",".join(bots)])
+        assert code == 2 and message in capsys.readouterr().err
+    code = main(["league", "create", f"lg-{names[0]}", "--game", "merde", "--players", "3",
+                 "--bots", ",".join([*names, "house-merde-1"])])
+    assert code == 2 and "house bots play practice matches only" in capsys.readouterr().err
+    assert main(["league", "show", f"lg-{names[0]}"]) == 2  # not created
+    capsys.readouterr()
+    many = [make_bot("many")[0].name for _ in range(40)]
+    code = main(["tournament", "create", "huge", "--game", "tiercon", "--bots", ",".join(many),
+                 "--games-per-pairing", "100"])
+    assert code == 2 and "at least 78000 matches; at most 20000" in capsys.readouterr().err
+    assert main(["tournament", "create", "bad", "--game", "merde", "--bots", ",".join(names),
+                 "--option", "players=3"]) == 2
+    assert "'players' is a field of its own" in capsys.readouterr().err
+    with sessions() as session:
+        assert session.query(Tournament).count() == before  # nothing was created
+
+
 def test_league_create_join_leave_show(env, make_bot, capsys) -> None:  # type: ignore[no-untyped-def]
     bots = [make_bot("lg")[0].name for _ in range(4)]
     name = f"league-{bots[0]}"
@@ -60,14 +96,13 @@ def test_league_create_join_leave_show(env, make_bot, capsys) -> None:  # type: 
 
 def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env, make_bot, sessions) -> None:  # type: ignore[no-untyped-def]
     from atout_arena.core.settings import Settings
-    from atout_arena.core.worker_config import WorkerConfig
     from atout_arena.services.tournaments import create_tournament
     from atout_workers.world import build_world
 
     bots = [make_bot("replay")[0].name for _ in range(3)]
     tid = create_tournament(sessions, name="r", game="merde", bots=bots, players=3, options={"deals": 2})
     [mid] = start_tournament(sessions, tid)
-    world = build_world(Settings.from_env(), WorkerConfig())
+    world = build_world(Settings.from_env())
     rng = random.Random(1)
     try:
         assert run_match(world, mid, asker=lambda a: Answer(rng.choice(a.legal_actions), 1.0)) == "finished"

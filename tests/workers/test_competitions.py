@@ -10,9 +10,8 @@ import pytest
 from sqlalchemy import select, update
 
 from atout_arena.core.match import Answer
-from atout_arena.core.models import League, Match, Tournament
+from atout_arena.core.models import League, Match, Tournament, utcnow
 from atout_arena.core.settings import Settings
-from atout_arena.core.worker_config import WorkerConfig
 from atout_arena.services.leagues import (
     create_league,
     due_leagues,
@@ -28,14 +27,13 @@ from atout_arena.services.tournaments import (
     start_tournament,
 )
 from atout_workers.runner import run_match
-from atout_workers.store import utcnow
 from atout_workers.sweeper import sweep
 from atout_workers.world import build_world
 
 
 @pytest.fixture
 def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
-    w = build_world(Settings(database_url=database_url, redis_url=redis_url), WorkerConfig())
+    w = build_world(Settings(database_url=database_url, redis_url=redis_url))
     yield w
     w.close()
 
@@ -130,14 +128,14 @@ def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:  # type
 @pytest.mark.parametrize("ref", ["²", "٣", "9" * 19, "99999999999999999999999", 2**63, "0", -1])
 def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, ref) -> None:  # type: ignore[no-untyped-def]
     """What is not an id a database can hold is a name: not found, never a crash."""
+    from atout_arena.services.competitions import entrants
     from atout_arena.services.leagues import find_league
-    from atout_arena.services.tournaments import find_bots
 
     bots = [make_bot("nid")[0].name for _ in range(2)]
     lid = create_league(world.sessions, name=f"nid-{bots[0]}", game="tiercon", bots=bots)
     with world.sessions() as session:
         with pytest.raises(TournamentError, match="no bot named"):
-            find_bots(session, [bots[0], ref])
+            entrants(session, [bots[0], ref])
         with pytest.raises(TournamentError, match="no league"):
             find_league(session, ref)
         assert find_league(session, str(lid)).id == lid

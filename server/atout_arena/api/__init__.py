@@ -25,6 +25,7 @@ from fastapi.staticfiles import StaticFiles
 from atout_arena.api.context import Arena, Dispatch
 from atout_arena.api.routes import bots, games, leagues, matches, practice, ratings, system, tournaments
 from atout_arena.core.settings import Settings
+from atout_arena.services.competitions import CompetitionError
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard"
 
@@ -75,10 +76,8 @@ def create_app(
     for module in (games, bots, tournaments, leagues, matches, ratings, practice, system):
         app.include_router(module.router)
 
-    from atout_arena.services.tournaments import TournamentError
-
-    @app.exception_handler(TournamentError)
-    async def tournament_error(_: Request, exc: TournamentError) -> JSONResponse:
+    @app.exception_handler(CompetitionError)
+    async def competition_error(_: Request, exc: CompetitionError) -> JSONResponse:
         return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
     app.mount("/dashboard", StaticFiles(directory=DASHBOARD), name="dashboard")

@@ -1,36 +1,32 @@
-"""What the API's routes share: database, Redis, the bot registry, task dispatch, practice.
+"""What the API's routes share: database, Redis, the bot registry, the task sender, practice.
 
 One :class:`Arena` per app, built by :func:`atout_arena.api.create_app` and reached by the routes
-through ``deps.ArenaDep``. It holds a workers' :class:`~atout_workers.world.World` (engine,
-sessions, Redis, decision client, metrics, heartbeat thread): the API reads and writes with
-the workers' plain functions, and plays practice matches with it.
+through ``deps.ArenaDep``. It plays no match: the routes call the services
+(:mod:`atout_arena.services`), which read and write the database, and send the workers' tasks
+by name (:class:`atout_arena.core.tasks.Tasks`).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import redis
+
+from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.settings import Settings
+from atout_arena.core.tasks import Tasks
 from atout_arena.services.bots import BotRegistry
+from atout_arena.services.practice import Practice
 
 log = logging.getLogger(__name__)
 
 Dispatch = Callable[[Iterable[int]], int]
-
-
-def celery_dispatch(redis_url: str) -> Dispatch:
-    """Send ``atout.play_match`` tasks through the workers' Celery app, pointed at ``redis_url``."""
-    from atout_workers.celery_app import app, configure
-
-    configure(app, redis_url)
-    from atout_workers.tasks import dispatch_matches
-
-    return dispatch_matches
+API_DB_POOL = 20  # connections for the threads that serve requests at once
+REDIS_TIMEOUT_S = 30  # SSE readers block up to this in a read (they pass their own, shorter, timeouts)
 
 
 class Arena:
@@ -43,27 +39,24 @@ class Arena:
         admin_token: str | None = None,
         dispatch: Dispatch | None = None,
     ) -> None:
-        from atout_arena.core.worker_config import WorkerConfig
-        from atout_arena.services.practice import Practice
-        from atout_workers.world import build_world
-
         token = admin_token if admin_token is not None else settings.admin_token
         self.admin_token = (token or "").strip() or None
         url, self.embedded = find_redis_url(settings)
         assert url is not None  # start=True: found or started
-        self.settings = dataclasses.replace(settings, redis_url=url)
+        self.settings = settings.replace(redis_url=url)
         self.redis_url = url
-        self.world = build_world(self.settings, WorkerConfig.from_env())
-        self.sessions = self.world.sessions
-        self.redis = self.world.redis
+        self.engine, self.sessions = open_database(self.settings.database_url, pool_size=API_DB_POOL)
+        self.redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=5)
         self.registry = BotRegistry(self.sessions)
-        self.dispatch: Dispatch = dispatch or celery_dispatch(url)
-        self.practice = Practice(self.world)
+        self.tasks = Tasks.for_settings(self.settings)
+        self.dispatch: Dispatch = dispatch or self.tasks.play_matches
+        self.practice = Practice(self.sessions, self.redis, self.tasks)
         self.cache: dict[Any, Any] = {}  # leaderboards, keyed by what they were computed from
         self.cache_lock = threading.Lock()
 
     def close(self) -> None:
-        self.practice.close()
-        self.world.close()
+        self.tasks.close()
+        self.redis.close()
+        self.engine.dispose()
         if self.embedded is not None:
             self.embedded.stop()

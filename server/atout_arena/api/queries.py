@@ -13,8 +13,8 @@ from sqlalchemy import case, func, select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import schemas
+from atout_arena.core.match import Step
 from atout_arena.core.models import (
-    MATCH_DONE,
     Bot,
     League,
     Match,
@@ -25,7 +25,8 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import connected_bots
-from atout_arena.services.practice import is_house
+from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy
+from atout_arena.services.bots import is_house
 
 RECENT_MATCHES = 20  # listed on a bot's page
 COUNTED_MATCHES = 100  # for its think times and faults by kind
@@ -116,25 +117,24 @@ def bot_detail(
     counted = session.execute(
         select(MatchSeat.seat, Match.actions)
         .join(Match, Match.id == MatchSeat.match_id)
-        .where(MatchSeat.bot_id == bot.id, Match.status == "finished")
+        .where(MatchSeat.bot_id == bot.id, Match.status == MatchStatus.FINISHED)
         .order_by(Match.id.desc())
         .limit(COUNTED_MATCHES)
     ).all()
     kinds: Counter[str] = Counter()
     think: list[float] = []
     for seat, actions in counted:
-        for row in actions or []:
-            if row[0] != seat:
+        for ply, row in enumerate(actions or []):
+            step = Step.from_json(ply, row)
+            if step.seat != seat:
                 continue
-            kinds.update(row[4])
-            if row[2] == "bot":
-                think.append(float(row[3]))
+            kinds.update(step.faults)
+            if step.by == PlayedBy.BOT:
+                think.append(step.think_ms)
     detail["faults"] = {
         "total": int(total),
         "forfeits": int(forfeits),
-        "timeout": kinds["timeout"],
-        "illegal": kinds["illegal"],
-        "disconnected": kinds["disconnected"],
+        **{kind: kinds[kind] for kind in FAULT_KINDS},
         "matches_counted": len(counted),
     }
     p50, p99 = (float(v) for v in np.percentile(think, [50, 99])) if think else (None, None)
@@ -338,7 +338,7 @@ def leaderboard(session: Session, game: str) -> dict[str, Any]:
     rated = select(RatingChange.match_id).where(RatingChange.game == game).distinct()
     matches = session.scalars(
         select(Match)
-        .where(Match.id.in_(rated), Match.status == "finished")
+        .where(Match.id.in_(rated), Match.status == MatchStatus.FINISHED)
         .options(selectinload(Match.seats))
         .order_by(Match.id)
     ).all()

@@ -17,54 +17,42 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
-from atout_arena.core.models import League, LeagueMember, Tournament, parse_id
+from atout_arena.core.models import League, LeagueMember, Tournament, as_utc, parse_id, utcnow
 from atout_arena.core.standings import standings
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 from atout_arena.services.tournaments import (
-    TournamentError,
-    check_rules,
+    OPEN,
     create_tournament,
-    find_bots,
     match_results,
     standing_rows,
     start_tournament,
 )
-from atout_workers.store import as_utc, utcnow
 
 
 def create_league(
     sessions: sessionmaker,
     *,
     name: str,
-    game: str,
     bots: Sequence[str | int] = (),
-    players: int | None = None,
-    options: dict[str, Any] | None = None,
-    games_per_pairing: int = 1,
-    duplicate: bool = False,
-    move_ms: int = 1000,
-    time_bank_ms: int = 0,
-    max_faults: int = 3,
     every_s: int | None = None,
+    spec: CompetitionSpec | None = None,
+    **fields: Any,
 ) -> int:
-    """Store a league and its first members; returns its id."""
-    options = dict(options or {})
-    options.pop("players", None)
-    n = check_rules(game, players, options, move_ms, time_bank_ms, max_faults)
+    """Store a league and its first members; returns its id. Its game and rules are ``spec``
+    or a spec made of ``fields``, as for :func:`~atout_arena.services.tournaments.create_tournament`."""
+    spec = spec or CompetitionSpec.of(**fields)
     if every_s is not None and every_s < 1:
-        raise TournamentError(f"every_s={every_s}: a season interval is at least 1 second")
+        raise CompetitionError(f"every_s={every_s}: a season interval is at least 1 second")
     with sessions() as session:
-        league = League(
-            name=name, game=game, options=options, players=n, games_per_pairing=games_per_pairing,
-            duplicate=duplicate, move_ms=move_ms, time_bank_ms=time_bank_ms, max_faults=max_faults,
-            every_s=every_s, next_season_at=utcnow() if every_s else None,
-        )
-        league.members = [LeagueMember(bot_id=b.id) for b in find_bots(session, bots, distinct=True)]
+        league = League(name=name, **spec.columns(), every_s=every_s,
+                        next_season_at=utcnow() if every_s else None)
+        league.members = [LeagueMember(bot_id=b.id) for b in entrants(session, bots, distinct=True)]
         session.add(league)
         try:
             session.commit()
         except IntegrityError:
             session.rollback()
-            raise TournamentError(f"a league named {name!r} already exists") from None
+            raise CompetitionError(f"a league named {name!r} already exists", "conflict") from None
         return league.id
 
 
@@ -78,7 +66,7 @@ def find_league(session: Any, name_or_id: str | int) -> League:
     if league is None:
         league = session.scalars(select(League).where(League.name == str(name_or_id))).one_or_none()
     if league is None:
-        raise TournamentError(f"no league {name_or_id!r}")
+        raise CompetitionError(f"no league {name_or_id!r}", "not_found")
     return league
 
 
@@ -89,13 +77,13 @@ def set_members(sessions: sessionmaker, league: str | int, join: Sequence[str | 
     with sessions() as session:
         lg = find_league(session, league)
         members = {m.bot_id: m for m in lg.members}
-        for bot in find_bots(session, join, distinct=True):  # a bot named twice joins once
+        for bot in entrants(session, join, distinct=True):  # a bot named twice joins once
             if bot.id in members:
                 members[bot.id].active = True
             else:
                 members[bot.id] = LeagueMember(bot_id=bot.id)
                 lg.members.append(members[bot.id])
-        for bot in find_bots(session, leave):
+        for bot in entrants(session, leave, distinct=True):
             if bot.id in members:
                 members[bot.id].active = False
         session.commit()
@@ -109,25 +97,25 @@ def start_season(sessions: sessionmaker, league: str | int) -> tuple[int, list[i
         lg = find_league(session, league)
         running = session.scalar(
             select(Tournament.id).where(Tournament.league_id == lg.id,
-                                        Tournament.status.in_(("created", "running"))).limit(1)
+                                        Tournament.status.in_(OPEN)).limit(1)
         )
         if running is not None:
             return None
         last = session.scalar(select(func.max(Tournament.season)).where(Tournament.league_id == lg.id))
         season = (last or 0) + 1
         members = [m.bot_id for m in lg.members if m.active]
-        spec = dict(game=lg.game, players=lg.players, options=dict(lg.options),
-                    games_per_pairing=lg.games_per_pairing, duplicate=lg.duplicate, move_ms=lg.move_ms,
-                    time_bank_ms=lg.time_bank_ms, max_faults=lg.max_faults)
+        spec = CompetitionSpec.of(game=lg.game, players=lg.players, options=dict(lg.options),
+                                  games_per_pairing=lg.games_per_pairing, duplicate=lg.duplicate,
+                                  move_ms=lg.move_ms, time_bank_ms=lg.time_bank_ms, max_faults=lg.max_faults)
         league_id, league_name, every_s = lg.id, lg.name, lg.every_s
-    if len(members) < spec["players"]:
-        raise TournamentError(
+    if len(members) < spec.players:
+        raise CompetitionError(
             f"league {league_name!r} has {len(members)} active members; "
-            f"a season needs at least {spec['players']}"
+            f"a season needs at least {spec.players}", "conflict"
         )
     try:
         tournament_id = create_tournament(sessions, name=f"{league_name} season {season}", bots=members,
-                                          league_id=league_id, season=season, **spec)
+                                          league_id=league_id, season=season, spec=spec)
     except IntegrityError:  # another start of the same season won the race
         return None
     with sessions() as session:

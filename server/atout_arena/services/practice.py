@@ -2,62 +2,45 @@
 
 **House bots** are arena-run bots, registered like any bot as ``house-<game>-<n>`` (owner
 ``arena``; their token is thrown away, so nobody can connect as them) and created on first
-use. They never connect over the network: the match loop asks them **in-process**.
-:class:`HouseAsker` is a match loop ``ask`` (:mod:`atout_arena.core.match`) that answers the seats of
-house bots with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat and match,
-seeded from the match seed, exactly as the SDK's runner would run it) and hands every other
-seat to the network asker (the game servers' relay, :func:`atout_workers.runner.decision_asker`).
+use. They never connect over the network: the worker that plays the match asks them
+in-process (:mod:`atout_workers.house`).
 
-**Playing.** :func:`start_practice` stores the match (``queued``, no tournament, never
-forfeited) and returns its id. It is played by the one match runner,
-:func:`atout_workers.runner.run_match`, like every match: claim, heartbeat, spectator events, one
-stored result, metrics, the bots' MatchStart / MatchEnd. The runner plays house seats with
-:class:`HouseAsker` whenever a match has some (so a worker that gets a practice match from
-the sweeper plays it the same way), and rates only tournament matches: a practice match never
-moves a rating, so house bots never appear on a leaderboard and a bot under development can
-practise without cost. :class:`Practice` puts both together for the REST API and the gRPC
-``Games.StartPractice``: it checks that the caller is connected, stores the match and runs it
-on its own thread pool, so the match starts at once, whatever the length of the workers'
-match queue.
+**Starting.** :class:`Practice` is what the REST API and the gRPC ``Games.StartPractice`` call:
+it checks that the caller is connected, stores the match (:func:`start_practice`: ``queued``,
+no tournament, never forfeited) and sends it to the workers' **practice queue**
+(:meth:`atout_arena.core.tasks.Tasks.play_practice`), where capacity is kept for it (a
+practice worker, ``atout-arena worker --practice``), so it starts at once whatever the length
+of the tournaments' queue. Only workers play matches: the API and the game servers store and
+send, nothing more. A practice match never moves a rating, so house bots never appear on a
+leaderboard and a bot under development can practise without cost.
 
->>> practice = Practice(world)                                     # doctest: +SKIP
+>>> practice = Practice(sessions, redis, tasks)                               # doctest: +SKIP
 >>> started = practice.start(bot_id, "merde", players=3, options={"deals": 2})  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import logging
 import random
 import secrets
-import threading
-import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from atout.bot import Bot as SdkBot
-from atout.bot import MatchInfo, MatchResult, Observation
 from atout.games import new_game
 from atout_arena.core.models import Bot, Match, MatchSeat, utcnow
 from atout_arena.core.relay import is_connected
+from atout_arena.core.tasks import Tasks
+from atout_arena.core.vocabulary import MATCH_IN_FLIGHT, MatchStatus
 from atout_arena.services.bots import HOUSE_PREFIX, find_bot, hash_token, is_house, new_token
-
-if TYPE_CHECKING:
-    from atout_arena.core.match import Answer, Asker, DecisionAsk, MatchSetup
-    from atout_workers.world import World
-
-log = logging.getLogger(__name__)
 
 HOUSE_OWNER = "arena"
 DEFAULT_MOVE_MS = 2_000
 MAX_MOVE_MS = 60_000
 MAX_IN_FLIGHT = 4  # practice matches one bot may have queued or running at once
-IN_FLIGHT = ("pending", "queued", "running")
 
 
 class PracticeError(ValueError):
@@ -106,7 +89,8 @@ def in_flight(session: Session, bot_id: int) -> int:
             select(func.count())
             .select_from(Match)
             .join(MatchSeat, MatchSeat.match_id == Match.id)
-            .where(Match.tournament_id.is_(None), MatchSeat.bot_id == bot_id, Match.status.in_(IN_FLIGHT))
+            .where(Match.tournament_id.is_(None), MatchSeat.bot_id == bot_id,
+                   Match.status.in_(MATCH_IN_FLIGHT))
         )
         or 0
     )
@@ -167,79 +151,13 @@ def start_practice(
             move_ms=move_ms,
             time_bank_ms=0,
             max_faults=0,  # practice: never forfeit, every decision is asked
-            status="queued",
+            status=MatchStatus.QUEUED,
             queued_at=utcnow(),
         )
         match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(seating)]
         session.add(match)
         session.commit()
         return match.id
-
-
-# -- house bots in the match loop --------------------------------------------------------------
-
-
-def house_player(setup: MatchSetup, seat: int) -> SdkBot:
-    """The SDK bot that plays a house seat: the heuristic bot of the game, seeded per seat."""
-    from atout.bots import HeuristicBot
-
-    bot = HeuristicBot()
-    bot.rng.seed(f"{setup.seed}/{seat}")
-    bot.match = MatchInfo(
-        setup.match_id, setup.game, seat, len(setup.seats), dict(setup.options), [s.name for s in setup.seats]
-    )
-    bot.on_match_start(bot.match)
-    return bot
-
-
-class HouseAsker:
-    """A match loop ``ask``: house seats are answered in-process, the others by ``network``."""
-
-    def __init__(self, setup: MatchSetup, network: Asker | None) -> None:
-        self.setup = setup
-        self.network = network
-        self.players: dict[int, SdkBot] = {}
-
-    def __call__(self, ask: DecisionAsk) -> Answer:
-        from atout_arena.core.match import DISCONNECTED, Answer
-
-        if not is_house(ask.bot.name):
-            if self.network is None:
-                return Answer(None, 0.0, DISCONNECTED, "no network asker for a visiting bot")
-            return self.network(ask)
-        return self._house(ask)
-
-    def _house(self, ask: DecisionAsk) -> Answer:
-        from atout_arena.core.match import ILLEGAL, Answer
-
-        started = time.perf_counter()
-        player = self.players.get(ask.seat)
-        try:
-            if player is None:
-                player = self.players[ask.seat] = house_player(self.setup, ask.seat)
-            action = player.act(
-                Observation(ask.observation, list(ask.legal_actions), ask.deadline_ms, ask.match_id)
-            )
-            reason = ask.check(action) if isinstance(action, str) else f"not an action string: {action!r}"
-        except Exception as exc:  # a house bot's bug is a fault like any bot's, never a crash
-            log.exception("house bot %s (match %s) failed", ask.bot.name, ask.match_id)
-            return Answer(None, _ms(started), ILLEGAL, f"house bot error: {type(exc).__name__}: {exc}")
-        if reason is not None:
-            return Answer(None, _ms(started), ILLEGAL, f"{action!r}: {reason}", rejected=1)
-        return Answer(action, _ms(started))
-
-    def finish(self, scores: list[int], ranking: list[int], reason: str) -> None:
-        for seat, player in self.players.items():
-            try:
-                player.on_match_end(MatchResult(self.setup.match_id, scores, ranking, seat, reason))
-            except Exception:
-                log.exception(
-                    "house bot in seat %s of match %s: on_match_end failed", seat, self.setup.match_id
-                )
-
-
-def _ms(started: float) -> float:
-    return (time.perf_counter() - started) * 1000
 
 
 # -- practice matches for the API and the game servers ----------------------------------------
@@ -254,13 +172,13 @@ class PracticeStarted:
 
 
 class Practice:
-    """Practice matches for one process (the API, a game server): checks, stores and plays
-    them on a small thread pool of its own (one thread per match in flight)."""
+    """Starts practice matches for one process (the API, a game server): checks, stores, and
+    sends each to the workers' practice queue. Thread-safe; holds no thread of its own."""
 
-    def __init__(self, world: World, max_workers: int = 8) -> None:
-        self.world = world
-        self.pool = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="atout-practice")
-        self.stopping = threading.Event()
+    def __init__(self, sessions: sessionmaker, redis: Any, tasks: Tasks) -> None:
+        self.sessions = sessions
+        self.redis = redis
+        self.tasks = tasks
 
     def start(
         self,
@@ -272,14 +190,14 @@ class Practice:
         seat: int | None = None,
     ) -> PracticeStarted:
         """Start a practice match of a connected bot at once. Raises :class:`PracticeError`."""
-        if not is_connected(self.world.redis, str(bot_id)):
+        if not is_connected(self.redis, str(bot_id)):
             raise PracticeError(
                 "not_connected",
                 f"bot {bot_id} is not connected to a game server: connect it first "
                 "(atout-bot run ... --token ...), then ask for a practice match",
             )
-        match_id = start_practice(self.world.sessions, bot_id, game, players, options, move_ms, seat)
-        with self.world.sessions() as session:
+        match_id = start_practice(self.sessions, bot_id, game, players, options, move_ms, seat)
+        with self.sessions() as session:
             match = session.get(Match, match_id)
             assert match is not None
             seats = sorted(match.seats, key=lambda s: s.seat)
@@ -288,27 +206,6 @@ class Practice:
             )
             mine = next(s.seat for s in seats if s.bot_id == bot_id)
             started = PracticeStarted(match_id, game, mine, [names[s.bot_id] for s in seats])
-        self.pool.submit(self._play, match_id)
+        # stored before it is sent: should the send fail, the sweeper sends it again
+        self.tasks.play_practice(match_id)
         return started
-
-    def _play(self, match_id: int) -> None:
-        from atout_workers.runner import TRANSIENT_ERRORS, run_match
-
-        try:
-            outcome = run_match(self.world, match_id, stop=self.stopping)
-            log.info("practice match %s: %s", match_id, outcome)
-        except TRANSIENT_ERRORS as exc:  # given back to the queue: the sweeper sends it to a worker
-            log.warning("practice match %s: %s; it went back to the queue", match_id, exc)
-        except Exception:  # the pool would swallow it: say it
-            log.exception("practice match %s crashed", match_id)
-
-    def stop(self) -> None:
-        """Ask running matches to stop at their next step (without waiting: see :meth:`close`)."""
-        self.stopping.set()
-
-    def close(self) -> None:
-        """Stop: matches not started stay queued; running ones stop at their next step and go
-        back to the queue (waits for the decisions in flight, each bounded by its deadline).
-        Either way the sweeper gives them to a worker, which plays their house bots too."""
-        self.stopping.set()
-        self.pool.shutdown(wait=True, cancel_futures=True)

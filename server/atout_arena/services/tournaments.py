@@ -1,7 +1,10 @@
 """Tournaments: create one (its whole schedule of matches), start it, finalize it.
 
-Plain functions of a ``sessionmaker``; the Celery tasks (:mod:`atout_workers.tasks`) only dispatch
-what they return. A tournament is created with every match stored ``pending`` (seats, seed,
+Plain functions of a ``sessionmaker``, called alike by the REST routes, the CLI and the Celery
+tasks (:mod:`atout_workers.tasks`), which send what they return. Every rule on a competition's
+game, options and entrants is :mod:`atout_arena.services.competitions`'s.
+
+A tournament is created with every match stored ``pending`` (seats, seed,
 deadlines), started by turning them ``queued`` (the caller then sends one task per match),
 and finalized once, when its last match is done: standings (:mod:`atout_arena.core.standings`) and the
 batch rating fit with 95% intervals (:mod:`atout_arena.core.ratings`) are stored with it.
@@ -21,95 +24,62 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
-from atout.games import new_game
-from atout_arena.core.models import Bot, Match, MatchSeat, Tournament, TournamentEntry, TournamentRating
+from atout_arena.core.models import (
+    Bot,
+    Match,
+    MatchSeat,
+    Tournament,
+    TournamentEntry,
+    TournamentRating,
+    utcnow,
+)
 from atout_arena.core.ratings import fit
 from atout_arena.core.schedule import tables
 from atout_arena.core.standings import MatchResult, Standing, standings
-from atout_arena.services.bots import find_bot
-from atout_workers.decisions import DEFAULT_MAX_DEADLINE_MS
-from atout_workers.store import utcnow
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 
-
-class TournamentError(ValueError):
-    """A tournament that cannot be created or changed; the message says why."""
-
-
-def find_bots(session: Session, names_or_ids: Sequence[str | int], *, distinct: bool = False) -> list[Bot]:
-    """Bots by name or id, in the order given; a clear error for an unknown one. With
-    ``distinct`` a bot named twice (by name and by id, say) is listed once, where it came first."""
-    found: dict[int, Bot] = {}
-    listed = []
-    for key in names_or_ids:
-        bot = find_bot(session, key)
-        if bot is None:
-            raise TournamentError(f"no bot named {key!r}")
-        if distinct and bot.id in found:
-            continue
-        found[bot.id] = bot
-        listed.append(bot)
-    return listed
-
-
-def check_rules(game: str, players: int | None, options: dict[str, Any], move_ms: int, time_bank_ms: int,
-                max_faults: int) -> int:
-    """Check a game, its options and the deadlines; returns the number of players."""
-    try:
-        rules = new_game(game, players=players, **options)
-    except ValueError as exc:
-        raise TournamentError(str(exc)) from None
-    if not move_ms >= 1 or move_ms + time_bank_ms > DEFAULT_MAX_DEADLINE_MS:
-        raise TournamentError(
-            f"move_ms={move_ms}, time_bank_ms={time_bank_ms}: a move needs at least 1 ms and at most "
-            f"{DEFAULT_MAX_DEADLINE_MS} ms with the bank"
-        )
-    if time_bank_ms < 0 or max_faults < 0:
-        raise TournamentError("time_bank_ms and max_faults must be >= 0")
-    return rules.players
+TournamentError = CompetitionError  # the error of every competition service
+OPEN = (TournamentStatus.CREATED, TournamentStatus.RUNNING)  # a tournament that may still change
+ONCE = {"synchronize_session": False}
 
 
 def create_tournament(
     sessions: sessionmaker,
     *,
     name: str,
-    game: str,
     bots: Sequence[str | int],
-    players: int | None = None,
-    options: dict[str, Any] | None = None,
-    games_per_pairing: int = 1,
-    duplicate: bool = False,
-    move_ms: int = 1000,
-    time_bank_ms: int = 0,
-    max_faults: int = 3,
     seed: int | None = None,
     league_id: int | None = None,
     season: int | None = None,
+    spec: CompetitionSpec | None = None,
+    **fields: Any,
 ) -> int:
-    """Store a tournament and its whole schedule (matches ``pending``); returns its id."""
-    options = dict(options or {})
-    options.pop("players", None)
-    n = check_rules(game, players, options, move_ms, time_bank_ms, max_faults)
+    """Store a tournament and its whole schedule (matches ``pending``); returns its id.
+
+    Its game and rules are ``spec``, or a spec made of ``fields`` (``game``, ``players``,
+    ``options``, ``games_per_pairing``, ``duplicate``, ``move_ms``, ``time_bank_ms``,
+    ``max_faults``: see :meth:`CompetitionSpec.of`). Raises :class:`CompetitionError`."""
+    spec = spec or CompetitionSpec.of(**fields)
     seed = secrets.randbits(62) if seed is None else seed
     with sessions() as session:
-        entrants = find_bots(session, bots)
-        ids = [b.id for b in entrants]
+        ids = [b.id for b in entrants(session, bots)]
+        spec.check_size(len(ids))
         try:
-            schedule = tables(ids, n, games_per_pairing, seed=seed, duplicate=duplicate)
+            schedule = tables(ids, spec.players, spec.games_per_pairing, seed=seed, duplicate=spec.duplicate)
         except ValueError as exc:
-            raise TournamentError(str(exc)) from None
-        tournament = Tournament(
-            name=name, game=game, options=options, players=n, games_per_pairing=games_per_pairing,
-            duplicate=duplicate, move_ms=move_ms, time_bank_ms=time_bank_ms, max_faults=max_faults,
-            seed=seed, status="created", league_id=league_id, season=season,
-        )
+            raise CompetitionError(str(exc)) from None
+        tournament = Tournament(name=name, **spec.columns(), seed=seed, status=TournamentStatus.CREATED,
+                                league_id=league_id, season=season)
         tournament.entries = [TournamentEntry(bot_id=b, position=i) for i, b in enumerate(ids)]
         session.add(tournament)
         session.flush()
         for scheduled in schedule:
             match = Match(
                 tournament_id=tournament.id, number=scheduled.index, deal_group=scheduled.deal_group,
-                rotation=scheduled.rotation, game=game, options=options, seed=scheduled.seed,
-                move_ms=move_ms, time_bank_ms=time_bank_ms, max_faults=max_faults, status="pending",
+                rotation=scheduled.rotation, game=spec.game, options=spec.options, seed=scheduled.seed,
+                move_ms=spec.move_ms, time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults,
+                status=MatchStatus.PENDING,
             )
             match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(scheduled.seats)]
             session.add(match)
@@ -123,8 +93,9 @@ def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
     now = utcnow()
     with sessions() as session:
         result = session.execute(
-            update(Tournament).where(Tournament.id == tournament_id, Tournament.status == "created")
-            .values(status="running", started_at=now).execution_options(synchronize_session=False)
+            update(Tournament)
+            .where(Tournament.id == tournament_id, Tournament.status == TournamentStatus.CREATED)
+            .values(status=TournamentStatus.RUNNING, started_at=now).execution_options(**ONCE)
         )
         if result.rowcount != 1:
             session.rollback()
@@ -132,8 +103,8 @@ def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
                 raise TournamentError(f"no tournament {tournament_id}")
             return []
         ids = list(session.scalars(
-            update(Match).where(Match.tournament_id == tournament_id, Match.status == "pending")
-            .values(status="queued", queued_at=now).returning(Match.id)
+            update(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING)
+            .values(status=MatchStatus.QUEUED, queued_at=now).returning(Match.id)
             .execution_options(synchronize_session=False)
         ))
         session.commit()
@@ -149,23 +120,24 @@ def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
     now = utcnow()
     with sessions() as session:
         result = session.execute(
-            update(Tournament).where(Tournament.id == tournament_id,
-                                     Tournament.status.in_(("created", "running")))
-            .values(status="cancelled", finished_at=now).execution_options(synchronize_session=False)
+            update(Tournament).where(Tournament.id == tournament_id, Tournament.status.in_(OPEN))
+            .values(status=TournamentStatus.CANCELLED, finished_at=now).execution_options(**ONCE)
         )
         if result.rowcount != 1:
             session.rollback()
             tournament = session.get(Tournament, tournament_id)
             if tournament is None:
                 raise TournamentError(f"no tournament {tournament_id}")
-            if tournament.status == "cancelled":
+            if tournament.status == TournamentStatus.CANCELLED:
                 return 0
             raise TournamentError(
                 f"tournament {tournament_id} is {tournament.status}: it cannot be cancelled"
             )
         cancelled = session.execute(
-            update(Match).where(Match.tournament_id == tournament_id, Match.status.in_(("pending", "queued")))
-            .values(status="cancelled", finished_at=now).execution_options(synchronize_session=False)
+            update(Match)
+            .where(Match.tournament_id == tournament_id,
+                   Match.status.in_((MatchStatus.PENDING, MatchStatus.QUEUED)))
+            .values(status=MatchStatus.CANCELLED, finished_at=now).execution_options(**ONCE)
         )
         session.commit()
         return int(cancelled.rowcount)
@@ -174,7 +146,7 @@ def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
 def match_results(session: Session, tournament_ids: Sequence[int]) -> list[MatchResult]:
     """The finished matches of some tournaments, as :class:`atout_arena.core.standings.MatchResult`."""
     matches = session.scalars(
-        select(Match).where(Match.tournament_id.in_(tournament_ids), Match.status == "finished")
+        select(Match).where(Match.tournament_id.in_(tournament_ids), Match.status == MatchStatus.FINISHED)
         .options(selectinload(Match.seats)).order_by(Match.id)
     )
     results = []
@@ -206,15 +178,16 @@ def finalize_tournament(sessions: sessionmaker, tournament_id: int) -> bool:
     with sessions() as session:
         # Write first (see atout_workers.store): only one finalize gets past this line.
         done = session.execute(
-            update(Tournament).where(Tournament.id == tournament_id, Tournament.status == "running")
-            .values(status="finished", finished_at=utcnow()).execution_options(synchronize_session=False)
+            update(Tournament)
+            .where(Tournament.id == tournament_id, Tournament.status == TournamentStatus.RUNNING)
+            .values(status=TournamentStatus.FINISHED, finished_at=utcnow()).execution_options(**ONCE)
         )
         if done.rowcount != 1:
             session.rollback()
             return False
         open_matches = session.scalar(
             select(Match.id).where(Match.tournament_id == tournament_id,
-                                   Match.status.not_in(("finished", "failed", "cancelled"))).limit(1)
+                                   Match.status.not_in(MATCH_DONE)).limit(1)
         )
         if open_matches is not None:
             session.rollback()

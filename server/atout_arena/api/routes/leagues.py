@@ -10,7 +10,6 @@ from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, LeaguePath, OrganizerDep, SessionDep
-from atout_arena.api.routes.tournaments import check_competition, check_entrants
 from atout_arena.api.schemas import (
     LeagueCreate,
     LeagueMembers,
@@ -20,6 +19,7 @@ from atout_arena.api.schemas import (
     SeasonStarted,
 )
 from atout_arena.core.models import League, Tournament
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.leagues import (
     create_league,
     find_league,
@@ -27,18 +27,19 @@ from atout_arena.services.leagues import (
     set_members,
     start_season,
 )
-from atout_arena.services.tournaments import TournamentError
 
 router = APIRouter(prefix="/v1/leagues", tags=["leagues"])
 
 NOT_FOUND = {404: {"description": "no such league"}}
+CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
+         "conflict": status.HTTP_409_CONFLICT}
 AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
 
 
 def _league(session: Session, ref: str) -> League:
     try:
         return find_league(session, ref)
-    except TournamentError:
+    except CompetitionError:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no league {ref!r}") from None
 
 
@@ -59,23 +60,11 @@ def create(body: LeagueCreate, arena: ArenaDep, session: SessionDep, _: Organize
     """Create a league: a standing competition on one game and options, with its first
     members. A season is a tournament of its active members; with ``every_s`` a season starts
     every so many seconds (under ``atout-arena beat``), otherwise on demand."""
-    check_competition(body, body.bots)
-    check_entrants(session, body.bots)
     try:
-        league_id = create_league(
-            arena.sessions,
-            name=body.name,
-            bots=body.bots,
-            **body.competition(),
-            every_s=body.every_s,
-        )
-    except TournamentError as exc:
-        code = (
-            status.HTTP_409_CONFLICT
-            if "already exists" in str(exc)
-            else status.HTTP_422_UNPROCESSABLE_CONTENT
-        )
-        raise HTTPException(code, str(exc)) from None
+        league_id = create_league(arena.sessions, name=body.name, bots=body.bots, every_s=body.every_s,
+                                  spec=CompetitionSpec.of(**body.competition()))
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
     return _public(arena, league_id)
 
 
@@ -102,8 +91,10 @@ def members(
     Leaving keeps a bot's past seasons in the standings; the next season counts the members
     of the moment it starts."""
     found = _league(session, league)
-    check_entrants(session, [*body.join, *body.leave])
-    active = set_members(arena.sessions, found.id, join=body.join, leave=body.leave)
+    try:
+        active = set_members(arena.sessions, found.id, join=body.join, leave=body.leave)
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
     return LeagueMembers(league_id=found.id, members=active)
 
 
@@ -121,7 +112,7 @@ def new_season(league: LeaguePath, arena: ArenaDep, session: SessionDep, _: Orga
     session.close()
     try:
         started = start_season(arena.sessions, league_id)
-    except TournamentError as exc:
+    except CompetitionError as exc:  # too few members: the league must change first
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     if started is None:
         raise HTTPException(status.HTTP_409_CONFLICT, f"league {found.name!r} has a season still running")

@@ -16,11 +16,12 @@ from sqlalchemy.orm import Session
 from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id
 from atout_arena.api.schemas import MatchPage, MatchPublic, Replay
-from atout_arena.core.models import MATCH_DONE, MATCH_STATUSES, Match
+from atout_arena.core.keys import last_event_key, public_channel, seat_channel
+from atout_arena.core.models import Match
 from atout_arena.core.replay import MatchRecord, iter_views, load_match
-from atout_arena.core.views import StepViews, public_channel, seat_channel
+from atout_arena.core.views import StepViews
+from atout_arena.core.vocabulary import MATCH_DONE, MATCH_STATUSES, MatchStatus
 from atout_arena.services.bots import find_bot
-from atout_workers.runner import last_event_key
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
 
@@ -124,8 +125,9 @@ def show(match_id: MatchIdPath, session: SessionDep) -> MatchPublic:
 
 def _record(arena: ArenaDep, session: Session, match_id: int) -> tuple[Match, MatchRecord]:
     match = _match(session, match_id)
-    if match.status != "finished":
-        hint = f": follow it live at /v1/matches/{match_id}/events" if match.status == "running" else ""
+    if match.status != MatchStatus.FINISHED:
+        live = match.status == MatchStatus.RUNNING
+        hint = f": follow it live at /v1/matches/{match_id}/events" if live else ""
         raise HTTPException(
             status.HTTP_409_CONFLICT,
             f"match {match_id} is {match.status}; a replay needs a finished match{hint}",

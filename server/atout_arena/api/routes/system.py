@@ -9,7 +9,7 @@ from sqlalchemy import text
 from atout_arena.api.deps import ArenaDep
 from atout_arena.api.schemas import Health
 from atout_arena.core.metrics import metrics_registry
-from atout_workers.celery_app import QUEUES
+from atout_arena.core.tasks import QUEUES
 
 router = APIRouter(tags=["system"])
 

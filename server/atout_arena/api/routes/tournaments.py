@@ -2,27 +2,25 @@
 
 from __future__ import annotations
 
-import math
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
-from atout.games import GAMES, new_game
 from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
 from atout_arena.api.schemas import (
-    CompetitionCreate,
     MatchPage,
     Standings,
     TournamentCreate,
     TournamentDetail,
     TournamentPublic,
 )
-from atout_arena.core.models import MATCH_STATUSES, TOURNAMENT_STATUSES, Bot, Tournament
+from atout_arena.core.models import Bot, Tournament
+from atout_arena.core.vocabulary import MATCH_STATUSES, TOURNAMENT_STATUSES, TournamentStatus
 from atout_arena.services.bots import find_bot
-from atout_arena.services.practice import is_house
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.tournaments import (
     TournamentError,
     cancel_tournament,
@@ -33,60 +31,8 @@ from atout_arena.services.tournaments import (
 
 router = APIRouter(prefix="/v1/tournaments", tags=["tournaments"])
 
-MAX_MATCHES = 20_000  # one tournament's schedule
 NOT_FOUND = {404: {"description": "no such tournament"}}
 AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
-
-
-def check_competition(body: CompetitionCreate, bots: list[str]) -> int:
-    """The 422s of a competition's game, options and entrants; returns its players per match."""
-    options = dict(body.options)
-    if "players" in options:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, "'players' is a field of its own, not an option"
-        )
-    if body.game not in GAMES:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"unknown game {body.game!r}; games: {', '.join(GAMES)}"
-        )
-    try:
-        players = new_game(body.game, players=body.players, **options).players
-    except (ValueError, TypeError) as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
-    house = [b for b in bots if is_house(b)]
-    if house:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"house bots play practice matches only: {', '.join(house)}",
-        )
-    return players
-
-
-def check_entrants(session: Session, bots: list[str]) -> None:
-    """A 422 naming every unknown entrant (ids or names), and house bots given by id."""
-    unknown, house = [], []
-    for ref in bots:
-        bot = find_bot(session, ref)
-        if bot is None:
-            unknown.append(ref)
-        elif is_house(bot.name):
-            house.append(bot.name)
-    if unknown:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT, f"no bot named {', '.join(map(repr, unknown))}"
-        )
-    if house:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"house bots play practice matches only: {', '.join(house)}",
-        )
-
-
-def estimated_matches(bots: int, players: int, games_per_pairing: int, duplicate: bool) -> int:
-    """A lower bound of the schedule's length: pairs to meet over pairs per table."""
-    pairs = bots * (bots - 1) // 2 * games_per_pairing
-    per_table = players * (players - 1) // 2
-    return math.ceil(pairs / per_table)
 
 
 def _tournament(session: Session, tournament_id: int) -> Tournament:
@@ -113,25 +59,10 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
     robin in both seatings for 2-player games, balanced tables with rotated seats otherwise;
     ``duplicate`` plays each seeded deal in every seat rotation. Bad options are a 422 with
     the engine's message. With ``start: true`` it starts at once."""
-    players = check_competition(body, body.bots)
-    check_entrants(session, body.bots)
-    if len(set(body.bots)) != len(body.bots):
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, "each bot may be entered once")
-    estimate = estimated_matches(len(body.bots), players, body.games_per_pairing, body.duplicate)
-    if estimate > MAX_MATCHES:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"this tournament would have at least {estimate} matches; at most {MAX_MATCHES}",
-        )
     try:
-        tid = create_tournament(
-            arena.sessions,
-            name=body.name,
-            bots=body.bots,
-            **body.competition(),
-            seed=body.seed,
-        )
-    except TournamentError as exc:
+        tid = create_tournament(arena.sessions, name=body.name, bots=body.bots, seed=body.seed,
+                                spec=CompetitionSpec.of(**body.competition()))
+    except CompetitionError as exc:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
     if body.start:
         arena.dispatch(start_tournament(arena.sessions, tid))
@@ -228,7 +159,7 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
     return Standings(
         tournament_id=t.id,
         status=summary["status"],
-        final=summary["status"] == "finished",
+        final=summary["status"] == TournamentStatus.FINISHED,
         standings=summary["standings"],
         ratings=summary["ratings"],
     )
