@@ -10,7 +10,7 @@ Measures, in one run and on loopback only:
 2. ``arena``: ``DecisionClient.request`` -> Redis (embedded, unix socket) -> the game server
    (``atout-arena gateway``, another process) -> an SDK bot (``atout-bot run``, a third
    process) -> back; one request in flight, p50 / p99.
-3. decisions/s with 1, 8 and 32 requests in flight (``AsyncDecisionClient``, one match per
+3. decisions/s with 1, 8 and 32 requests in flight (``DecisionClient``, one thread per
    request in flight, as one worker process playing that many matches would), with the CPU
    time each process spends per decision: on 2 cores, 2 s / (their sum) bounds decisions/s.
 
@@ -20,7 +20,6 @@ Targets (issue 3): arena p50 <= 3x raw p50, arena p99 <= 5 ms, >= 3,000 decision
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import os
 import re
@@ -138,31 +137,45 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def throughput(redis_url: str, bot_id: str, request: dict, in_flight: int, total: int) -> float:
-    from atout_workers.decisions import AsyncDecisionClient
+def throughput(redis_url: str, bot_id: str, request: dict, in_flight: int, total: int) -> float:
+    """Decisions/s with ``in_flight`` matches, one thread each, as a worker process plays them."""
+    import threading
 
-    client = AsyncDecisionClient(redis_url)
-    done = 0
-    faults = 0
+    from atout_workers.decisions import DecisionClient
 
-    async def match(number: int) -> None:
-        nonlocal done, faults
-        while done < total:
-            done += 1
-            decision = await client.request(bot_id, f"bench-{number}", deadline_ms=5000, **request)
-            faults += not decision.ok
+    client = DecisionClient(redis_url)
+    lock = threading.Lock()
+    counts = {"done": 0, "faults": 0}
+
+    def match(number: int) -> None:
+        while True:
+            with lock:
+                if counts["done"] >= total:
+                    return
+                counts["done"] += 1
+            decision = client.request(bot_id, f"bench-{number}", deadline_ms=5000, **request)
+            if not decision.ok:
+                with lock:
+                    counts["faults"] += 1
+
+    def run_all() -> None:
+        threads = [threading.Thread(target=match, args=(i,)) for i in range(in_flight)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
 
     try:
-        await asyncio.gather(*(match(i) for i in range(in_flight)))  # warm-up
-        done = 0
+        run_all()  # warm-up
+        counts["done"] = 0
         started = time.perf_counter()
-        await asyncio.gather(*(match(i) for i in range(in_flight)))
+        run_all()
         elapsed = time.perf_counter() - started
     finally:
-        await client.aclose()
-    if faults:
-        raise RuntimeError(f"{faults} faults with {in_flight} in flight")
-    return done / elapsed
+        client.close()
+    if counts["faults"]:
+        raise RuntimeError(f"{counts['faults']} faults with {in_flight} in flight")
+    return counts["done"] / elapsed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             for k in (1, 8, 32):
                 before = {name: cpu_seconds(pid) for name, pid in processes.items()}
                 before["worker"] = time.process_time()
-                rates[k] = asyncio.run(throughput(redis_server.url, bot.bot_id, request, k, args.total))
+                rates[k] = throughput(redis_server.url, bot.bot_id, request, k, args.total)
                 after = {name: cpu_seconds(pid) for name, pid in processes.items()}
                 after["worker"] = time.process_time()
                 count = 2 * args.total  # warm-up round included

@@ -116,10 +116,10 @@ def run(args: argparse.Namespace) -> list[dict]:
     from atout_arena.core.db import create_all, make_engine, make_session_factory
     from atout_arena.core.embedded_redis import EmbeddedRedis
     from atout_arena.core.models import Match, Tournament
+    from atout_arena.core.settings import Settings
+    from atout_arena.core.tasks import Tasks
     from atout_arena.services.bots import BotRegistry
     from atout_arena.services.tournaments import create_tournament, start_tournament
-    from atout_workers.celery_app import app, configure
-    from atout_workers.tasks import dispatch_matches
 
     directory = Path(tempfile.mkdtemp(prefix="atout-bench-"))
     redis_server = EmbeddedRedis(directory / "redis").start()
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     sessions = make_session_factory(engine)
     env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
            "ATOUT_DATA_DIR": str(directory)}
-    configure(app, redis_server.url)
+    tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
     children = Children(directory, env)
     results = []
     try:
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                       "bots": [p.pid for p in bot_processes], "redis": [redis_server.process.pid]}
             cpu_before = {k: sum(cpu_seconds(pid) for pid in pids) for k, pids in groups.items()}
             started = time.perf_counter()
-            dispatch_matches(start_tournament(sessions, tid))
+            tasks.play_matches(start_tournament(sessions, tid))
             while True:
                 with sessions() as session:
                     if session.get(Tournament, tid).status == "finished":

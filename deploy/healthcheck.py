@@ -55,8 +55,10 @@ def check_gameserver(address: str) -> str | None:
 
 
 def check_worker() -> str | None:
-    from atout_workers.celery_app import app
+    from atout_arena.core.settings import Settings
+    from atout_arena.core.tasks import make_celery
 
+    app = make_celery(Settings.from_env())
     node = f"celery@{socket.gethostname()}"
     replies = app.control.ping(destination=[node], timeout=TIMEOUT_S)
     if not any(node in reply for reply in replies):

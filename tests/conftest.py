@@ -40,6 +40,10 @@ from typing import Any
 import pytest
 from e2e_helpers import FAST, SAMPLE_BOTS, WORKER_BOT_CLASSES, WORKER_BOTS, wait_until
 
+from atout_arena.core.settings import Settings
+from atout_arena.core.tasks import QUEUES, Tasks
+from atout_arena.services.tournaments import create_tournament, start_tournament
+
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 10.0
@@ -297,7 +301,6 @@ def _start_game_server(
             "ATOUT_SERVER_ID": server_id,
             "ATOUT_KEEPALIVE_MS": str(TEST_KEEPALIVE_MS),
             "ATOUT_SHUTDOWN_GRACE_S": "2",
-            **FAST,  # its practice matches heartbeat as the workers' sweeper expects
             **env,
         },
     )
@@ -353,12 +356,12 @@ def spawn_bot(processes: Processes) -> Callable[..., Process]:
 
 
 @pytest.fixture(scope="session")
-def celery_app(redis_url: str):  # type: ignore[no-untyped-def]
-    """The Celery app of this (test) process, sending to the session's Redis."""
-    from atout_workers.celery_app import app, configure
-
-    configure(app, redis_url)
-    return app
+def celery_app(redis_url: str) -> Iterator[Tasks]:
+    """The task sender of this (test) process (a Celery app by the arena's factory), sending
+    to the session's Redis, as the API and the CLI send: by name."""
+    tasks = Tasks.for_settings(Settings(redis_url=redis_url))
+    yield tasks
+    tasks.close()
 
 
 @pytest.fixture
@@ -368,13 +371,15 @@ def worker_env(redis_url: str, database_url: str) -> dict[str, str]:
 
 @pytest.fixture
 def start_worker(processes: Processes, worker_env: dict[str, str]) -> Callable[..., Process]:
-    """``start_worker(name, concurrency=32, **env)``: a real ``atout-arena worker`` process."""
+    """``start_worker(name, concurrency=32, practice=False, **env)``: a real ``atout-arena
+    worker`` process (``practice``: ``--practice``, the practice queue alone)."""
 
-    def start(name: str = "w1", concurrency: int = 32, wait: bool = True, **env: str) -> Process:
+    def start(name: str = "w1", concurrency: int = 32, wait: bool = True, practice: bool = False,
+              **env: str) -> Process:
         process = processes.start(
             f"worker-{name}",
             [sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(concurrency),
-             "--hostname", f"{name}@%h", "--loglevel", "info"],
+             "--hostname", f"{name}@%h", "--loglevel", "info", *(["--practice"] if practice else [])],
             {**worker_env, **env},
         )  # fmt: skip
         if wait:
@@ -426,8 +431,6 @@ def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., 
 @pytest.fixture
 def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def]
     """Empty task queues before and after the test (a test's leftovers never reach the next)."""
-    from atout_workers.celery_app import QUEUES
-
     redis_client.delete(*QUEUES)
     yield
     redis_client.delete(*QUEUES)
@@ -437,16 +440,13 @@ def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def
 def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  # type: ignore[no-untyped-def]
     """``run_tournament(bots, game=..., **spec) -> id``: create, start and dispatch a tournament
     (``via_task=True``: started by the ``atout.start_tournament`` task, as the API does)."""
-    from atout_arena.services.tournaments import create_tournament, start_tournament
-    from atout_workers.tasks import dispatch_matches
-    from atout_workers.tasks import start_tournament as start_task
 
     def run(bots: list, name: str = "test", via_task: bool = False, **spec: Any) -> int:
         tid = create_tournament(sessions, name=name, bots=[b.name for b in bots], **spec)
         if via_task:
-            start_task.delay(tid)
+            celery_app.start_tournament(tid)
         else:
-            dispatch_matches(start_tournament(sessions, tid))
+            celery_app.play_matches(start_tournament(sessions, tid))
         return tid
 
     return run

@@ -11,11 +11,11 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent
 SAMPLE_BOTS = TESTS / "server" / "sample_bots.py"  # bots of the game-server tests
 WORKER_BOTS = TESTS / "workers" / "worker_bots.py"  # bots of the workers' end-to-end tests
-WORKER_BOT_CLASSES = ("Sleepy", "QuitAfter")
+WORKER_BOT_CLASSES = ("Sleepy", "QuitAfter", "Stamp")
 
-# Short liveness settings for every part that plays matches in tests (workers, the API's and
-# the game servers' practice matches), so that the sweeper tests take seconds. Every part must
-# share them: a match heartbeating every 5 s would look dead to a sweeper that waits 2 s.
+# Short liveness settings for the parts that play matches in tests (workers) and sweep (beat),
+# so that the sweeper tests take seconds. Both must share them: a match heartbeating every 5 s
+# would look dead to a sweeper that waits 2 s.
 FAST = {
     "ATOUT_HEARTBEAT_S": "0.3",
     "ATOUT_MATCH_STALE_S": "2",

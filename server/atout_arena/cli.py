@@ -1,4 +1,4 @@
-"""The ``atout-arena`` command.
+"""The ``atout-arena`` command: one command for the whole arena, thin over the services.
 
     atout-arena bots add NAME [--owner OWNER]    register a bot; prints its token once
     atout-arena bots list                        the registered bots
@@ -6,12 +6,16 @@
     atout-arena bots disable NAME | enable NAME
     atout-arena gateway [--address HOST:PORT]    run a game server (until SIGTERM / Ctrl-C)
     atout-arena api [--host H] [--port P]        run the REST API and the dashboard
+    atout-arena worker [--practice] ...          run a Celery worker (``python -m atout_workers``)
+    atout-arena beat                             run Celery beat (the sweeper, league seasons)
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
+    atout-arena replay | tournament | league     see :mod:`atout_arena.cli_competitions`
 
-The workers' commands (``worker``, ``beat``, ``replay``, ``tournament``, ``league``) come from
-:mod:`atout_arena.cli_competitions`, imported here because this is the one command of the whole arena.
+``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
+so that nothing of the arena's own packages imports the workers' code.
 
-Configuration comes from ``ATOUT_*`` environment variables (``atout_arena.core.settings``).
+Configuration comes from ``ATOUT_*`` environment variables (:mod:`atout_arena.core.settings`);
+a bad value is one line on stderr and exit code 2.
 """
 
 from __future__ import annotations
@@ -19,24 +23,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 
-from atout_arena.core.settings import Settings
+import redis
 
+from atout_arena import cli_competitions
+from atout_arena.api import serve_api
+from atout_arena.core.db import open_database
+from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.settings import Settings, SettingsError
+from atout_arena.core.tasks import Tasks
+from atout_arena.demo import add_demo_parser
+from atout_arena.gateway.server import serve
+from atout_arena.services.bots import BotRegistry, RegistryError
+from atout_arena.services.practice import Practice
 
-def _registry(settings: Settings):  # type: ignore[no-untyped-def]
-    from atout_arena.core.db import create_all, make_engine, make_session_factory
-    from atout_arena.services.bots import BotRegistry
-
-    engine = make_engine(settings.database_url)
-    create_all(engine)
-    return BotRegistry(make_session_factory(engine))
+GATEWAY_DB_POOL = 4  # the game server reads the database to check tokens and start practice matches
+WORKER_COMMANDS = ("worker", "beat")
 
 
 def _bots(args: argparse.Namespace, settings: Settings) -> int:
-    from atout_arena.services.bots import RegistryError
-
-    registry = _registry(settings)
+    registry = BotRegistry(open_database(settings.database_url)[1])
     try:
         if args.bots_command == "add":
             bot, token = registry.add(args.name, owner=args.owner)
@@ -63,39 +71,43 @@ def _bots(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
-    import dataclasses
-
-    from atout_arena.core.embedded_redis import find_redis_url
-    from atout_arena.core.worker_config import WorkerConfig
-    from atout_arena.gateway.server import serve
-    from atout_arena.services.bots import BotRegistry
-    from atout_arena.services.practice import Practice
-    from atout_workers.world import build_world
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redis_url, embedded = find_redis_url(settings)
     assert redis_url is not None  # found or started
     if embedded is not None:
         print(f"embedded Redis at {redis_url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    settings = settings.replace(redis_url=redis_url)
     address = args.address or settings.grpc_address
 
     def ready(port: int) -> None:
         host = address.rsplit(":", 1)[0]
         print(f"game server {settings.server_id} listening on {host}:{port}", flush=True)
 
-    # Practice matches (Games.StartPractice) are played here, by the workers' match runner.
-    world = build_world(dataclasses.replace(settings, redis_url=redis_url), WorkerConfig.from_env())
+    # Holds streams and relays; practice matches (Games.StartPractice) are stored and sent to
+    # the workers' practice queue, never played here.
+    engine, sessions = open_database(settings.database_url, pool_size=GATEWAY_DB_POOL)
+    client = redis.Redis.from_url(redis_url, socket_timeout=30, socket_connect_timeout=5)
+    tasks = Tasks.for_settings(settings)
     try:
-        registry = BotRegistry(world.sessions)
-        practice = Practice(world)
-        asyncio.run(
-            serve(settings, registry, address=address, redis_url=redis_url, on_ready=ready, practice=practice)
-        )
+        practice = Practice(sessions, client, tasks)
+        asyncio.run(serve(settings, BotRegistry(sessions), address=address, redis_url=redis_url,
+                          on_ready=ready, practice=practice))
     finally:
-        world.close()
+        tasks.close()
+        client.close()
+        engine.dispose()
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+def _workers(argv: list[str]) -> int:
+    """``atout-arena worker|beat ...``: become ``python -m atout_workers worker|beat ...``."""
+    command = [sys.executable, "-m", "atout_workers", *argv]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, command)
+    return 2  # not reached
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,17 +134,20 @@ def build_parser() -> argparse.ArgumentParser:
     api.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
     api.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 takes a free one)")
 
-    from atout_arena.cli_competitions import register
+    for name, text in (("worker", "run a Celery worker that plays matches (--practice: practice alone)"),
+                       ("beat", "run Celery beat: the sweeper and league seasons")):
+        worker = commands.add_parser(name, help=text, add_help=False)
+        worker.add_argument("rest", nargs=argparse.REMAINDER, help="see atout-arena worker --help")
 
-    register(commands)
-
-    from atout_arena.demo import add_demo_parser  # everything embedded: server/demo.py
-
-    add_demo_parser(commands)
+    cli_competitions.register(commands)
+    add_demo_parser(commands)  # everything embedded: atout_arena/demo
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in WORKER_COMMANDS:
+        return _workers(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
@@ -140,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         settings = Settings.from_env()
-    except ValueError as exc:
+    except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.command == "bots":
@@ -148,8 +163,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "gateway":
         return _gateway(args, settings)
     if args.command == "api":
-        from atout_arena.api import serve_api
-
         serve_api(args.host, args.port, settings)
         return 0
     if hasattr(args, "func"):

@@ -13,23 +13,20 @@ import os
 import time
 from collections.abc import Iterator
 from typing import Any
-from unittest import mock
 
 import pytest
 from api_helpers import ADMIN_TOKEN, Api, serve_in_thread
-from e2e_helpers import FAST, WORKER_BOTS, wait_until
+from e2e_helpers import WORKER_BOTS, wait_until
 
 
 @pytest.fixture(scope="session")
 def api(redis_url: str, database_url: str, celery_app: Any) -> Iterator[Api]:
-    """The session's API: ``create_app`` on the session's Redis and database, served by uvicorn.
-    Its practice matches heartbeat as fast as the test workers' sweeper expects (FAST)."""
+    """The session's API: ``create_app`` on the session's Redis and database, served by uvicorn."""
     from atout_arena.api import create_app
     from atout_arena.core.settings import Settings
 
     settings = Settings(database_url=database_url, redis_url=redis_url)
-    with mock.patch.dict(os.environ, FAST):
-        app = create_app(settings, admin_token=ADMIN_TOKEN)
+    app = create_app(settings, admin_token=ADMIN_TOKEN)
     url, server, thread = serve_in_thread(app)
     handle = Api(url, app)
     yield handle

@@ -1,9 +1,11 @@
 """Practice matches: house bots answered in-process by the match loop, and ``POST /v1/practice``
-for a connected bot, played at once, unrated, with its replay after."""
+for a connected bot, played at once by a worker of the practice queue, unrated, with its replay
+after."""
 
 from __future__ import annotations
 
 import random
+import time
 
 import pytest
 from e2e_helpers import wait_until
@@ -11,7 +13,8 @@ from sqlalchemy import func, select
 
 from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, play_match
 from atout_arena.core.models import Bot, RatingChange
-from atout_arena.services.practice import HouseAsker, PracticeError, house_bot_name, start_practice
+from atout_arena.services.practice import PracticeError, house_bot_name, start_practice
+from atout_workers.house import HouseAsker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -100,8 +103,9 @@ def test_start_practice_checks_what_it_is_given(sessions, make_bot) -> None:  # 
 
 
 def test_a_connected_bot_practises_at_once_and_gets_its_replay(
-    api, connected_bots, sessions, new_bot
+    api, connected_bots, sessions, new_bot, start_worker, clean_queues
 ) -> None:  # type: ignore[no-untyped-def]
+    start_worker("practice", concurrency=4, practice=True)  # only workers play matches
     ((name, _bot_id, token),) = connected_bots(1, "random", prefix="practice")
     me = api.as_bot(token)
     assert api.client.post("/v1/practice", json={"game": "merde"}).status_code == 401
@@ -147,3 +151,34 @@ def test_a_connected_bot_practises_at_once_and_gets_its_replay(
     assert api.organizer.post("/v1/bots/house-merde-1/token").status_code == 409
     listed = api.client.get(f"/v1/matches?practice=true&bot={name}").json()
     assert [m["id"] for m in listed["items"]] == [match_id]
+
+
+def test_the_first_decision_of_a_practice_match_reaches_the_bot_at_once(
+    api, connected_bots, start_worker, clean_queues, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """On an idle arena, from the POST to the first decision request seen by the bot: the
+    practice queue's worker takes the match at once (target 250 ms; the bound here is generous
+    for a loaded test machine, ``bench/practice.py`` measures the real figure)."""
+    start_worker("practice-latency", concurrency=4, practice=True)
+    stamps = tmp_path / "stamps.txt"
+    ((_name, _bot_id, token),) = connected_bots(1, "Stamp", prefix="latency",
+                                                 ATOUT_TEST_STAMP_FILE=str(stamps))
+    me = api.as_bot(token)
+    latencies = []
+    for _ in range(3):
+        began = time.time()
+        started = me.post("/v1/practice", json={"game": "tiercon", "move_ms": 2000})
+        assert started.status_code == 202, started.text
+        match_id = str(started.json()["match_id"])
+
+        def first_stamp(match_id: str = match_id) -> float | None:
+            lines = stamps.read_text().splitlines() if stamps.exists() else []
+            seen = [float(t) for m, t in (line.split() for line in lines) if m == match_id]
+            return seen[0] if seen else None
+
+        reached = wait_until(first_stamp, 20, "the bot's first decision of the practice match", poll_s=0.01)
+        latencies.append(reached - began)
+        wait_until(lambda mid=match_id: api.client.get(f"/v1/matches/{mid}").json()["status"] == "finished",
+                   30, "the practice match to finish")
+    print(f"practice: POST to the bot's first decision: {', '.join(f'{x * 1000:.0f} ms' for x in latencies)}")
+    assert min(latencies) < 1.0, latencies

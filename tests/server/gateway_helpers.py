@@ -15,7 +15,7 @@ import grpc
 from atout.games import new_game
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_workers.decisions import engine_check
+from atout_arena.core.match import legality_check
 
 
 def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
@@ -44,7 +44,7 @@ def engine_request(seed: int = 1, game: str = "merde", players: int = 3) -> dict
         "seat": seat,
         "observation": state.observation(seat),
         "legal_actions": state.legal_actions(),
-        "check": engine_check(state),
+        "check": legality_check(state),
     }
 
 

@@ -3,15 +3,16 @@ process) and back. Real Redis, real gRPC, loopback only."""
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from gateway_helpers import engine_request, read_events, wait_until
 
-from atout_workers.decisions import AsyncDecisionClient, Fault
+from atout_arena.core.vocabulary import Fault
+from atout_workers.decisions import DecisionClient
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -207,26 +208,21 @@ def test_graceful_shutdown_tells_the_bots_and_releases_them(
 
 
 def test_one_worker_keeps_many_matches_in_flight(address, make_bot, spawn_bot, redis_url) -> None:
+    """One thread per match, as a worker runs them: 24 requests wait on the bot at once."""
     info, token = make_bot()
     spawn_bot(address, token, "Slow", "--max-workers", "32", ATOUT_TEST_SLEEP_S="0.3")
-
-    async def play() -> list:
-        client = AsyncDecisionClient(redis_url)
-        try:
-            wait_s = 15.0
-            while not await client.is_connected(info.bot_id) and wait_s > 0:
-                await asyncio.sleep(0.02)
-                wait_s -= 0.02
-            request = engine_request()
-            started = time.perf_counter()
-            decisions = await asyncio.gather(
-                *(client.request(info.bot_id, f"m-par-{i}", deadline_ms=5000, **request) for i in range(24))
-            )
-            return [time.perf_counter() - started, decisions]
-        finally:
-            await client.aclose()
-
-    elapsed, decisions = asyncio.run(play())
+    client = DecisionClient(redis_url)
+    try:
+        wait_until(lambda: client.is_connected(info.bot_id), 15.0)
+        request = engine_request()
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=24) as pool:
+            decisions = list(pool.map(
+                lambda i: client.request(info.bot_id, f"m-par-{i}", deadline_ms=5000, **request), range(24)
+            ))
+        elapsed = time.perf_counter() - started
+    finally:
+        client.close()
     assert all(d.ok for d in decisions), decisions
     assert elapsed < 3.0, elapsed  # 24 matches x 0.3 s of thinking each: 7.2 s one after the other
 

@@ -155,12 +155,15 @@ def test_practice_refusals_map_to_grpc_codes() -> None:
 
 
 def test_a_connected_sdk_bot_practises_over_grpc_to_the_end(
-    address: str, make_bot, spawn_bot, sessions, tmp_path
+    address: str, make_bot, spawn_bot, sessions, tmp_path, start_worker, clean_queues
 ) -> None:  # type: ignore[no-untyped-def]
+    """The game server stores the match and sends it to the practice queue; a practice worker
+    plays it (game servers play no match)."""
     from sqlalchemy import func, select
 
     from atout_arena.core.models import Match, RatingChange
 
+    start_worker("practice-grpc", concurrency=4, practice=True)
     info, token = make_bot("prac-grpc")
     events = tmp_path / "events.jsonl"
     spawn_bot(address, token, "FirstLegal", ATOUT_TEST_EVENTS=str(events))

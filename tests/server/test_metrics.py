@@ -152,12 +152,11 @@ def test_bots_connected_counts_live_streams_across_game_servers(
 
 def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:  # type: ignore[no-untyped-def]
     """Tasks sent through Celery (no worker running) are counted by queue, priorities included."""
-    from atout_workers.celery_app import CONTROL_QUEUE, MATCH_QUEUE, QUEUES
-    from atout_workers.tasks import dispatch_matches, finalize_tournament, play_match
+    from atout_arena.core.tasks import CONTROL_QUEUE, MATCH_QUEUE, PLAY_MATCH, QUEUES
 
-    dispatch_matches([10**9, 10**9 + 1, 10**9 + 2])
-    play_match.apply_async((10**9 + 3,), queue=MATCH_QUEUE, priority=5)
-    finalize_tournament.apply_async((10**9,), queue=CONTROL_QUEUE)
+    celery_app.play_matches([10**9, 10**9 + 1, 10**9 + 2])
+    celery_app.app.send_task(PLAY_MATCH, (10**9 + 3,), queue=MATCH_QUEUE, priority=5)
+    celery_app.finalize_tournament(10**9)
     registry = metrics_registry(redis_client, QUEUES)
     assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": MATCH_QUEUE}) == 4
     assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": CONTROL_QUEUE}) == 1

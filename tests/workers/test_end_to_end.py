@@ -275,8 +275,9 @@ def test_a_league_runs_seasons_under_beat_with_standings_across_them(
 def test_a_practice_match_left_queued_is_played_by_a_worker_with_its_house_bots(
     arena_bots, start_worker, start_beat, sessions, clean_queues
 ) -> None:  # type: ignore[no-untyped-def]
-    """A practice match whose API (or game server) stopped before playing it stays queued: the
-    sweeper sends it to a worker, which plays the house seats in-process, unrated."""
+    """A practice match stored but never sent (its API or game server died in between) stays
+    queued: the sweeper sends it to the practice queue, where a worker plays the house seats
+    in-process, unrated."""
     from atout_arena.services.practice import start_practice
 
     (bot,) = arena_bots(["random"], prefix="practice")

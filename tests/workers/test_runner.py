@@ -11,13 +11,12 @@ import time
 import pytest
 from sqlalchemy import select
 
+from atout_arena.core.keys import public_channel, seat_channel
 from atout_arena.core.match import Answer, DecisionAsk
 from atout_arena.core.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
 from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
 from atout_arena.core.replay import load_match, replay_match, replay_views
 from atout_arena.core.settings import Settings
-from atout_arena.core.views import public_channel, seat_channel
-from atout_arena.core.worker_config import WorkerConfig
 from atout_arena.services.tournaments import (
     create_tournament,
     finalize_tournament,
@@ -31,8 +30,8 @@ from atout_workers.world import build_world
 
 @pytest.fixture
 def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
-    w = build_world(Settings(database_url=database_url, redis_url=redis_url),
-                    WorkerConfig(heartbeat_s=0.1, stale_s=0.5))
+    w = build_world(Settings(database_url=database_url, redis_url=redis_url, heartbeat_s=0.1,
+                             match_stale_s=0.5))
     yield w
     w.close()
 
@@ -185,7 +184,7 @@ def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(wo
 def test_too_many_attempts_fail_the_match(world, make_bot) -> None:  # type: ignore[no-untyped-def]
     _, _, ids = _tournament(world, make_bot)
     with world.sessions() as session:
-        session.get(Match, ids[0]).attempts = world.config.match_attempts
+        session.get(Match, ids[0]).attempts = world.settings.match_attempts
         session.commit()
     assert run_match(world, ids[0], asker=random_asker()) == "failed"
     with world.sessions() as session:

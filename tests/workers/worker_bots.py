@@ -27,3 +27,13 @@ class QuitAfter(Bot):
         if QuitAfter.acted > int(os.environ.get("ATOUT_TEST_QUIT_AFTER", "3")):
             os._exit(17)
         return observation.legal_actions[0]
+
+
+class Stamp(Bot):
+    """A random legal action; first writes ``<match id> <unix time>`` to ``$ATOUT_TEST_STAMP_FILE``
+    at each decision it is asked: when the request reached the bot, seen from the bot."""
+
+    def act(self, observation: Observation) -> str:
+        with open(os.environ["ATOUT_TEST_STAMP_FILE"], "a") as stamps:
+            stamps.write(f"{observation.match_id} {time.time():.6f}\n")
+        return self.rng.choice(observation.legal_actions)

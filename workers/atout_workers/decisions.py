@@ -2,10 +2,11 @@
 
 >>> client = DecisionClient(redis_url)                                        # doctest: +SKIP
 >>> decision = client.request(bot_id, match_id, "merde", seat, state.observation(seat),
-...                           state.legal_actions(), deadline_ms=1000, check=engine_check(state))
+...                           state.legal_actions(), deadline_ms=1000, check=legality_check(state))
 >>> decision.action if decision.ok else decision.fault                         # doctest: +SKIP
 
-``check(action)`` returns ``None`` when the action is legal, else the engine's reason. An
+``check(action)`` returns ``None`` when the action is legal, else the engine's reason (the
+match loop's :func:`atout_arena.core.match.legality_check`). An
 illegal answer goes back to the bot as a Rejection with that reason, and the call keeps
 waiting for a legal answer until the deadline. Faults (:class:`Fault`):
 
@@ -16,9 +17,9 @@ waiting for a legal answer until the deadline. Faults (:class:`Fault`):
 
 Concurrency, to keep 16+ matches in flight in one worker process: :class:`DecisionClient` is
 thread-safe (one Redis connection pool; each call in flight holds one connection while it
-waits), so run one match per thread; :class:`AsyncDecisionClient` does the same on asyncio
-(one task per match). A call is one Redis round trip (push and wait are pipelined), plus one
-per illegal answer. The Redis keys and scripts are described in ``atout_arena.core.relay``.
+waits), so run one match per thread. A call is one Redis round trip (push and wait are
+pipelined), plus one per illegal answer. The Redis keys and scripts are described in
+:mod:`atout_arena.core.relay`.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import secrets
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import redis
@@ -37,31 +37,24 @@ from atout.v1 import atout_pb2 as pb
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
+    MAX_DEADLINE_MS,
     REPLY_ACTION,
     REPLY_DISCONNECTED,
     REPLY_MARGIN_S,
     REQ_GRACE_MS,
-    call_async,
     call_sync,
     cancel_command,
     conn_key,
-    make_async_redis,
     notify_command,
     now_ms,
     push_decision_command,
     reject_command,
     reply_key,
 )
+from atout_arena.core.vocabulary import Fault
 
 Check = Callable[[str], str | None]
-DEFAULT_MAX_DEADLINE_MS = 300_000
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
-
-
-class Fault(StrEnum):
-    TIMEOUT = "timeout"
-    ILLEGAL = "illegal"
-    DISCONNECTED = "disconnected"
 
 
 @dataclass(frozen=True)
@@ -79,31 +72,12 @@ class Decision:
         return self.fault is None
 
 
-def engine_check(state: Any) -> Check:
-    """A ``check`` for a rules-engine state: legal when in ``state.legal_actions()`` or when
-    the engine accepts it (another spelling); otherwise the engine's reason."""
-    from atout.games import IllegalAction
-
-    legal = set(state.legal_actions())
-
-    def check(action: str) -> str | None:
-        if action in legal:
-            return None
-        try:
-            state.clone().apply(action)
-        except IllegalAction as exc:
-            return str(exc)
-        return None
-
-    return check
-
-
 def new_request_id() -> str:
     return secrets.token_hex(12)
 
 
 class _Exchange:
-    """One request's logic without I/O, shared by the sync and the async clients."""
+    """One request's logic without I/O (the client below does the Redis calls)."""
 
     def __init__(
         self,
@@ -213,7 +187,7 @@ def _match_end(match_id: str, seat: int, scores: Sequence[int], ranking: Sequenc
 class DecisionClient:
     """Thread-safe, blocking. One per worker process (or per thread: both work)."""
 
-    def __init__(self, redis_url: str, *, max_deadline_ms: int = DEFAULT_MAX_DEADLINE_MS) -> None:
+    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
         self.max_deadline_ms = max_deadline_ms
         self.redis = redis.Redis.from_url(
             redis_url,
@@ -282,76 +256,3 @@ class DecisionClient:
 
     def close(self) -> None:
         self.redis.close()
-
-
-class AsyncDecisionClient:
-    """The same on asyncio: ``await client.request(...)``; one task per match in flight."""
-
-    def __init__(self, redis_url: str, *, max_deadline_ms: int = DEFAULT_MAX_DEADLINE_MS) -> None:
-        self.max_deadline_ms = max_deadline_ms
-        self.redis = make_async_redis(redis_url)  # every exchange below has its own timer
-        self.pool = self.redis.connection_pool
-
-    async def request(
-        self,
-        bot_id: str,
-        match_id: str,
-        game: str,
-        seat: int,
-        observation: dict[str, Any] | str,
-        legal_actions: Sequence[str],
-        deadline_ms: int,
-        check: Check,
-    ) -> Decision:
-        ex = _Exchange(
-            bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, self.max_deadline_ms
-        )
-        step: Any = ex.push()
-        while True:
-            wait = ex.wait_s()
-            _, popped = await call_async(
-                self.pool, [("EVAL", *step), ("BLPOP", ex.reply_key, wait)], wait + REPLY_MARGIN_S
-            )
-            step = ex.on_reply(popped)
-            if isinstance(step, Decision):
-                return step
-            if step is None:
-                commands = [("EXISTS", conn_key(bot_id)), ("EVAL", *cancel_command(bot_id, ex.request_id))]
-                connected, _ = await call_async(self.pool, commands, REPLY_MARGIN_S)
-                return ex.expired(bool(connected))
-
-    async def match_start(
-        self,
-        bot_id: str,
-        match_id: str,
-        game: str,
-        seat: int,
-        players: int,
-        options: dict[str, Any],
-        seat_names: Sequence[str] = (),
-    ) -> None:
-        message = _match_start(match_id, game, seat, players, options, seat_names)
-        await call_async(
-            self.pool, [("EVAL", *notify_command(bot_id, "start", match_id, message))], COMMAND_TIMEOUT_S
-        )
-
-    async def match_end(
-        self,
-        bot_id: str,
-        match_id: str,
-        seat: int,
-        scores: Sequence[int],
-        ranking: Sequence[int],
-        reason: str = "finished",
-    ) -> None:
-        message = _match_end(match_id, seat, scores, ranking, reason)
-        await call_async(
-            self.pool, [("EVAL", *notify_command(bot_id, "end", match_id, message))], COMMAND_TIMEOUT_S
-        )
-
-    async def is_connected(self, bot_id: str) -> bool:
-        (exists,) = await call_async(self.pool, [("EXISTS", conn_key(bot_id))], COMMAND_TIMEOUT_S)
-        return bool(exists)
-
-    async def aclose(self) -> None:
-        await self.redis.aclose()

@@ -13,11 +13,10 @@ plain function of the :class:`~atout_workers.world.World`:
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
 
-It is the one way a match is played: tournament and league matches by the Celery task, and
-practice matches (:mod:`atout_arena.services.practice`) by the API's and the game servers' own threads
-(they start at once) or by a worker when the sweeper sends one there. The seats of house bots
-are played in-process (:func:`with_house_bots`) and get no MatchStart / MatchEnd over Redis;
-only tournament matches are rated.
+It is the one way a match is played, always by a worker: tournament and league matches from
+the matches queue, practice matches (:mod:`atout_arena.services.practice`) from the practice
+queue. The seats of house bots are played in-process (:func:`with_house_bots`) and get no
+MatchStart / MatchEnd over Redis; only tournament matches are rated.
 """
 
 from __future__ import annotations
@@ -34,10 +33,8 @@ import redis
 from sqlalchemy.exc import OperationalError
 
 from atout.games import State
+from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.match import (
-    BOT,
-    DISCONNECTED,
-    TIMEOUT,
     Answer,
     Asker,
     DecisionAsk,
@@ -47,10 +44,12 @@ from atout_arena.core.match import (
     Step,
     play_match,
 )
-from atout_arena.core.views import StepViews, public_channel, seat_channel
-from atout_arena.services.practice import HouseAsker, is_house
+from atout_arena.core.views import StepViews
+from atout_arena.core.vocabulary import Fault, PlayedBy
+from atout_arena.services.bots import is_house
 from atout_workers import store
 from atout_workers.decisions import DecisionClient
+from atout_workers.house import HouseAsker
 from atout_workers.world import Lease, World
 
 log = logging.getLogger(__name__)
@@ -71,11 +70,6 @@ class Stopped(Exception):  # noqa: N818 - a signal, not an error
     """The process is shutting down: give the match back to the queue."""
 
 
-def last_event_key(match_id: int | str) -> str:
-    """The latest public event of a match, for spectators who join late."""
-    return f"atout:match:{match_id}:public:last"
-
-
 def decision_asker(client: DecisionClient) -> Asker:
     """The match loop's ``ask``, through the worker-side call of the game servers' relay."""
 
@@ -83,9 +77,9 @@ def decision_asker(client: DecisionClient) -> Asker:
         d = client.request(str(a.bot.bot_id), a.match_id, a.game, a.seat, a.observation, a.legal_actions,
                            a.deadline_ms, a.check)
         detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
-        if d.fault is not None and d.fault == TIMEOUT:
+        if d.fault is not None and d.fault == Fault.TIMEOUT:
             detail = f"no legal answer within {a.deadline_ms} ms"
-        elif d.fault is not None and d.fault == DISCONNECTED:
+        elif d.fault is not None and d.fault == Fault.DISCONNECTED:
             detail = detail or "not connected"
         fault = None if d.fault is None else str(d.fault)
         return Answer(d.action, d.think_ms, fault, detail, len(d.rejected))
@@ -155,7 +149,7 @@ class Publisher:
             "by": step.by, "think_ms": round(step.think_ms, 3), "faults": list(step.faults),
         }
         bot = self.setup.seats[step.seat].name
-        if step.by == BOT or any(f != DISCONNECTED for f in step.faults):  # the bot was asked
+        if step.by == PlayedBy.BOT or any(f != Fault.DISCONNECTED for f in step.faults):  # the bot was asked
             self._pending.append((bot, step.think_ms / 1000))
         self._emit(self.views.events(base, step.action), faults=tuple((bot, k) for k in step.faults))
 
@@ -176,9 +170,8 @@ class Publisher:
 
 
 def with_house_bots(ask: Asker, setup: MatchSetup) -> Asker:
-    """House bots (``atout_arena.services.practice``) sit in practice matches and are played in-process,
-    whoever runs the match (the API's or a game server's threads, or a worker that got it from
-    the sweeper); the other seats are asked through ``ask``."""
+    """House bots (``atout_arena.services.practice``) sit in practice matches and are played
+    in-process; the other seats are asked through ``ask``."""
     if any(is_house(seat.name) for seat in setup.seats):
         return HouseAsker(setup, ask)
     return ask
@@ -216,11 +209,11 @@ def run_match(
     cure). Transient errors (Redis, a locked database) give the match back and are raised
     again, for the task to retry."""
     runner = world.new_runner()
-    claimed = store.claim_match(world.sessions, match_id, runner, world.config.stale_s)
+    claimed = store.claim_match(world.sessions, match_id, runner, world.settings.match_stale_s)
     if claimed is None:
         return "skipped"
     setup, attempts = claimed
-    if attempts > world.config.match_attempts:
+    if attempts > world.settings.match_attempts:
         completion = store.fail_match(world.sessions, match_id, runner,
                                       f"gave up after {attempts - 1} attempts without a result")
         world.metrics.match(setup.game, "error", 0.0)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
@@ -35,29 +35,19 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from atout_arena.core.match import FaultPolicy, MatchOutcome, MatchSetup, SeatBot
 from atout_arena.core.models import (
-    MATCH_DONE,
     Bot,
     Match,
     Rating,
     RatingChange,
     Tournament,
+    utcnow,
 )
 from atout_arena.core.ratings import DEFAULT_RATING, elo_update
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 
 log = logging.getLogger(__name__)
 
 INITIAL_RATING = DEFAULT_RATING
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def as_utc(value: datetime | None) -> datetime | None:
-    """SQLite gives back naive datetimes: they are UTC."""
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value
 
 
 # -- reading a match --------------------------------------------------------------------------
@@ -93,11 +83,12 @@ def claim_match(
             .where(
                 Match.id == match_id,
                 or_(
-                    Match.status == "queued",
-                    and_(Match.status == "running", Match.heartbeat_at < now - timedelta(seconds=stale_s)),
+                    Match.status == MatchStatus.QUEUED,
+                    and_(Match.status == MatchStatus.RUNNING,
+                         Match.heartbeat_at < now - timedelta(seconds=stale_s)),
                 ),
             )
-            .values(status="running", runner=runner, heartbeat_at=now, attempts=Match.attempts + 1,
+            .values(status=MatchStatus.RUNNING, runner=runner, heartbeat_at=now, attempts=Match.attempts + 1,
                     started_at=func.coalesce(Match.started_at, now))
             .execution_options(synchronize_session=False)
         )
@@ -123,7 +114,7 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
         for match_id, runner in beats:
             result = session.execute(
                 update(Match)
-                .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
+                .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
                 .values(heartbeat_at=now)
                 .execution_options(synchronize_session=False)
             )
@@ -138,8 +129,8 @@ def release_match(sessions: sessionmaker, match_id: int, runner: str) -> bool:
     with sessions() as session:
         result = session.execute(
             update(Match)
-            .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
-            .values(status="queued", runner=None, queued_at=utcnow())
+            .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
+            .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
             .execution_options(synchronize_session=False)
         )
         session.commit()
@@ -164,7 +155,7 @@ class Completion:
 def _finish_match(session: Session, match_id: int, runner: str, values: dict[str, Any]) -> bool:
     result = session.execute(
         update(Match)
-        .where(Match.id == match_id, Match.runner == runner, Match.status == "running")
+        .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
         .values(**values)
         .execution_options(synchronize_session=False)
     )
@@ -192,7 +183,7 @@ def store_result(
     now = utcnow()
     with sessions() as session:
         if not _finish_match(session, match_id, runner, {
-            "status": "finished", "finished_at": now, "heartbeat_at": now,
+            "status": MatchStatus.FINISHED, "finished_at": now, "heartbeat_at": now,
             "outcome": outcome.outcome, "scores": outcome.scores, "ranking": outcome.ranking,
             "actions": [step.to_json() for step in outcome.steps], "error": None,
         }):
@@ -226,7 +217,7 @@ def fail_match(sessions: sessionmaker, match_id: int, runner: str, error: str) -
     now = utcnow()
     with sessions() as session:
         if not _finish_match(session, match_id, runner,
-                             {"status": "failed", "finished_at": now, "error": error[:4000]}):
+                             {"status": MatchStatus.FAILED, "finished_at": now, "error": error[:4000]}):
             session.rollback()
             return None
         match = session.get(Match, match_id)
@@ -286,14 +277,14 @@ def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
     cutoff = utcnow() - timedelta(seconds=stale_s)
     with sessions() as session:
         ids = list(session.scalars(
-            select(Match.id).where(Match.status == "running", Match.heartbeat_at < cutoff)
+            select(Match.id).where(Match.status == MatchStatus.RUNNING, Match.heartbeat_at < cutoff)
         ))
         back = []
         for match_id in ids:
             result = session.execute(
                 update(Match)
-                .where(Match.id == match_id, Match.status == "running", Match.heartbeat_at < cutoff)
-                .values(status="queued", runner=None, queued_at=utcnow())
+                .where(Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.heartbeat_at < cutoff)
+                .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount == 1:
@@ -310,7 +301,8 @@ def old_queued(sessions: sessionmaker, older_than_s: float) -> list[int]:
     with sessions() as session:
         result = session.execute(
             update(Match)
-            .where(Match.status == "queued", or_(Match.queued_at.is_(None), Match.queued_at < cutoff))
+            .where(Match.status == MatchStatus.QUEUED,
+                   or_(Match.queued_at.is_(None), Match.queued_at < cutoff))
             .values(queued_at=now)
             .returning(Match.id)
             .execution_options(synchronize_session=False)
@@ -327,5 +319,12 @@ def unfinalized_tournaments(sessions: sessionmaker) -> list[int]:
             select(Match.id).where(Match.tournament_id == Tournament.id, Match.status.not_in(MATCH_DONE))
         )
         return list(session.scalars(
-            select(Tournament.id).where(Tournament.status == "running", ~open_matches.exists())
+            select(Tournament.id).where(Tournament.status == TournamentStatus.RUNNING, ~open_matches.exists())
         ))
+
+
+def is_practice(sessions: sessionmaker, match_id: int) -> bool:
+    """A practice match (no tournament): it is played from the practice queue."""
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        return match is not None and match.tournament_id is None

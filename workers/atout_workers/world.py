@@ -2,8 +2,7 @@
 metrics, the heartbeat thread that keeps every match it plays alive, and the event sink that
 writes every match's spectator events and metrics to Redis in batches.
 
-Built on first use (:func:`get_world`), from ``ATOUT_DATABASE_URL`` / ``ATOUT_REDIS_URL`` and
-the :mod:`atout_arena.core.worker_config` settings.
+Built on first use (:func:`get_world`), from the settings (:mod:`atout_arena.core.settings`).
 """
 
 from __future__ import annotations
@@ -19,10 +18,10 @@ import redis
 from sqlalchemy import Engine
 from sqlalchemy.orm import sessionmaker
 
-from atout_arena.core.db import create_all, make_engine, make_session_factory
+from atout_arena.core.db import open_database
 from atout_arena.core.metrics import MetricsRecorder
 from atout_arena.core.settings import Settings
-from atout_arena.core.worker_config import WorkerConfig
+from atout_arena.core.tasks import Tasks
 from atout_workers import store
 from atout_workers.decisions import DecisionClient
 from atout_workers.events import EventSink
@@ -95,7 +94,6 @@ class Heartbeater:
 @dataclass
 class World:
     settings: Settings
-    config: WorkerConfig
     engine: Engine
     sessions: sessionmaker
     redis: redis.Redis
@@ -103,6 +101,7 @@ class World:
     metrics: MetricsRecorder
     heartbeater: Heartbeater
     events: EventSink
+    tasks: Tasks  # sends the tasks that follow a match (finalize) and the sweeper's re-sends
 
     def new_runner(self) -> str:
         """A unique lease id naming this process (host:pid) for logs and the matches table."""
@@ -113,6 +112,7 @@ class World:
         self.events.flush(5.0)
         self.events.stop()
         self.decisions.close()
+        self.tasks.close()
         self.redis.close()
         self.engine.dispose()
 
@@ -121,29 +121,23 @@ _world: World | None = None
 _world_lock = threading.Lock()
 
 
-def build_world(settings: Settings | None = None, config: WorkerConfig | None = None) -> World:
+def build_world(settings: Settings | None = None) -> World:
     settings = settings or Settings.from_env()
-    config = config or WorkerConfig.from_env()
     if not settings.redis_url:
         raise RuntimeError("ATOUT_REDIS_URL is not set: workers need the Redis the game servers use")
-    url = settings.database_url
-    in_memory = url.startswith("sqlite") and ("///" not in url or url.endswith(":memory:"))
     # every match thread may hold a connection at once (claim, result), plus the heartbeat thread
-    pool = {} if in_memory else {"pool_size": config.concurrency + 2, "max_overflow": 4, "pool_timeout": 60}
-    engine = make_engine(url, **pool)
-    create_all(engine)
-    sessions = make_session_factory(engine)
+    engine, sessions = open_database(settings.database_url, pool_size=settings.worker_concurrency + 2)
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
     return World(
         settings=settings,
-        config=config,
         engine=engine,
         sessions=sessions,
         redis=client,
         decisions=DecisionClient(settings.redis_url),
         metrics=MetricsRecorder(client),
-        heartbeater=Heartbeater(sessions, config.heartbeat_s),
+        heartbeater=Heartbeater(sessions, settings.heartbeat_s),
         events=EventSink(client),
+        tasks=Tasks.for_settings(settings),
     )
 
 

@@ -6,8 +6,8 @@
 ``serve()`` runs one until SIGTERM or SIGINT, then shuts down gracefully: health turns
 NOT_SERVING, every bot stream gets an Error ``shutting_down`` (its bot reconnects, to this
 server's replacement or another one), and open calls get ``shutdown_grace_s`` to finish.
-Practice matches it runs (``Games.StartPractice``, given a ``atout_arena.services.practice.Practice``) stop at
-their next step and go back to the queue, where the sweeper gives them to a worker.
+It plays no match: ``Games.StartPractice`` (given an :class:`atout_arena.services.practice.Practice`)
+stores a practice match and sends it to the workers' practice queue.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import asyncio
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -28,9 +28,7 @@ from atout_arena.core.relay import GatewayRelay, make_async_redis
 from atout_arena.core.settings import Settings
 from atout_arena.gateway.servicer import CURRENT_BOT, BotGatewayServicer, GamesServicer
 from atout_arena.services.bots import BotInfo, BotRegistry
-
-if TYPE_CHECKING:
-    from atout_arena.services.practice import Practice
+from atout_arena.services.practice import Practice
 
 log = logging.getLogger(__name__)
 
@@ -158,14 +156,12 @@ class GameServer:
         health_servicer: health.aio.HealthServicer,
         relay: GatewayRelay,
         grace_s: float,
-        practice: Practice | None = None,
     ) -> None:
         self.server = server
         self.gateway = gateway
         self.health = health_servicer
         self.relay = relay
         self.grace_s = grace_s
-        self.practice = practice
 
     async def start(self) -> None:
         await self.server.start()
@@ -175,12 +171,8 @@ class GameServer:
     async def stop(self, grace_s: float | None = None) -> None:
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
-        if self.practice is not None:
-            self.practice.stop()  # its matches stop at their next step, back to the queue
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
         await self.server.stop(grace)
-        if self.practice is not None:
-            await asyncio.to_thread(self.practice.close)
         await self.relay.redis.aclose()
 
     async def wait_for_termination(self) -> None:
@@ -198,8 +190,8 @@ def create_server(
     """A game server bound to ``address`` (port 0: any free port), not started yet.
 
     Returns it and the port it is bound to. Call from the event loop that will run it. With
-    ``practice``, ``Games.StartPractice`` starts practice matches (played on its threads, and
-    closed by :meth:`GameServer.stop`); without it, the call is UNIMPLEMENTED."""
+    ``practice``, ``Games.StartPractice`` starts practice matches (stored and sent to the
+    workers); without it, the call is UNIMPLEMENTED."""
     url = redis_url or settings.redis_url
     if not url:
         raise ValueError("no Redis URL: set ATOUT_REDIS_URL or pass redis_url")
@@ -224,7 +216,7 @@ def create_server(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
-    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s, practice), port
+    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s), port
 
 
 async def serve(

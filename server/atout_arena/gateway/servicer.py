@@ -2,7 +2,8 @@
 
 The calling bot is put in :data:`CURRENT_BOT` by the auth interceptor
 (``atout_arena.gateway.server``); a stream's work is done by ``atout_arena.gateway.session.BotSession``, a
-practice match's by ``atout_arena.services.practice.Practice`` (the same as the REST API's).
+practice match's by ``atout_arena.services.practice.Practice`` (the same as the REST API's:
+it stores the match and sends it to the workers).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import asyncio
 import json
 import logging
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import grpc
 import redis
@@ -24,9 +25,7 @@ from atout.v1 import atout_pb2_grpc as pb_grpc
 from atout_arena.core.relay import GatewayRelay
 from atout_arena.gateway.session import BotSession, SessionEnd
 from atout_arena.services.bots import BotInfo
-
-if TYPE_CHECKING:
-    from atout_arena.services.practice import Practice
+from atout_arena.services.practice import Practice, PracticeError
 
 log = logging.getLogger(__name__)
 
@@ -161,8 +160,6 @@ async def start_practice(
     """``Games.StartPractice`` without gRPC: the practice match of ``bot`` that ``request``
     asks for, started at once (``Practice.start`` on a thread), or :class:`Refused` with the
     status that says why not."""
-    from atout_arena.services.practice import PracticeError
-
     try:
         options = practice_options(request.options_json)
     except ValueError as exc:

@@ -1,0 +1,89 @@
+"""The workers' commands, run as ``atout-arena worker`` / ``atout-arena beat`` (which start
+``python -m atout_workers ...``: the arena's own command never imports the workers' code).
+
+    atout-arena worker [--concurrency N] [--hostname H]   a Celery worker: matches, practice, control
+    atout-arena worker --practice [--concurrency N]       a worker for practice matches alone
+    atout-arena beat                                       Celery beat: the sweeper, league seasons
+
+A bad ``ATOUT_*`` value is one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.settings import Settings, SettingsError
+from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE, QUEUES
+from atout_workers.celery_app import create_app
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    url, embedded = find_redis_url(settings, start=True)
+    assert url is not None
+    if embedded is not None:
+        print(f"embedded Redis at {url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    if args.practice:  # capacity kept for practice matches: tournaments never take it
+        queues, concurrency = (PRACTICE_QUEUE,), args.concurrency or settings.practice_concurrency
+    else:
+        queues, concurrency = QUEUES, args.concurrency or settings.worker_concurrency
+    settings = settings.replace(redis_url=url, worker_concurrency=concurrency)
+    app = create_app(settings)
+    # no mingle/gossip: workers share nothing but the broker and the database (faster start)
+    argv = ["worker", "--pool", "threads", "--loglevel", args.loglevel, "-Q", ",".join(queues),
+            "--concurrency", str(concurrency), "--without-mingle", "--without-gossip"]
+    if args.hostname:
+        argv += ["--hostname", args.hostname]
+    try:
+        app.worker_main(argv)
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return EXIT_OK
+
+
+def cmd_beat(args: argparse.Namespace, settings: Settings) -> int:
+    url, _ = find_redis_url(settings, start=False)
+    if url is None:
+        print("error: no Redis: set ATOUT_REDIS_URL (or start `atout-arena worker` first)", file=sys.stderr)
+        return EXIT_FAIL
+    app = create_app(settings.replace(redis_url=url))
+    schedule = Path(settings.data_dir) / "celerybeat-schedule"
+    schedule.parent.mkdir(parents=True, exist_ok=True)
+    app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule)])
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="atout-arena", description="The Atout arena's workers.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    worker = commands.add_parser("worker", help="run a Celery worker that plays matches")
+    worker.add_argument("--practice", action="store_true",
+                        help=f"play practice matches alone (queue {PRACTICE_QUEUE}), not {MATCH_QUEUE}")
+    worker.add_argument("--concurrency", type=int,
+                        help="matches in flight (default ATOUT_WORKER_CONCURRENCY, "
+                             "with --practice ATOUT_PRACTICE_CONCURRENCY)")
+    worker.add_argument("--loglevel", default="info")
+    worker.add_argument("--hostname", help="Celery node name (default celery@<host>)")
+    worker.set_defaults(func=cmd_worker)
+    beat = commands.add_parser("beat", help="run Celery beat: the sweeper and league seasons")
+    beat.add_argument("--loglevel", default="info")
+    beat.set_defaults(func=cmd_beat)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "worker" and args.concurrency is not None and args.concurrency < 1:
+        print("error: --concurrency must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return int(args.func(args, settings))

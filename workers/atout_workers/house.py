@@ -1,0 +1,80 @@
+"""House bots in the match loop: the seats of ``house-<game>-<n>`` are played in-process.
+
+House bots (:mod:`atout_arena.services.practice` registers them) never connect over the
+network. :class:`HouseAsker` is a match loop ``ask`` (:mod:`atout_arena.core.match`) that
+answers their seats with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat and
+match, seeded from the match seed, exactly as the SDK's runner would run it) and hands every
+other seat to the network asker (the game servers' relay, :func:`atout_workers.runner.decision_asker`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from atout.bot import Bot as SdkBot
+from atout.bot import MatchInfo, MatchResult, Observation
+from atout.bots import HeuristicBot
+from atout_arena.core.match import Answer, Asker, DecisionAsk, MatchSetup
+from atout_arena.core.vocabulary import Fault
+from atout_arena.services.bots import is_house
+
+log = logging.getLogger(__name__)
+
+
+
+def house_player(setup: MatchSetup, seat: int) -> SdkBot:
+    """The SDK bot that plays a house seat: the heuristic bot of the game, seeded per seat."""
+    bot = HeuristicBot()
+    bot.rng.seed(f"{setup.seed}/{seat}")
+    bot.match = MatchInfo(
+        setup.match_id, setup.game, seat, len(setup.seats), dict(setup.options), [s.name for s in setup.seats]
+    )
+    bot.on_match_start(bot.match)
+    return bot
+
+
+class HouseAsker:
+    """A match loop ``ask``: house seats are answered in-process, the others by ``network``."""
+
+    def __init__(self, setup: MatchSetup, network: Asker | None) -> None:
+        self.setup = setup
+        self.network = network
+        self.players: dict[int, SdkBot] = {}
+
+    def __call__(self, ask: DecisionAsk) -> Answer:
+        if not is_house(ask.bot.name):
+            if self.network is None:
+                return Answer(None, 0.0, Fault.DISCONNECTED, "no network asker for a visiting bot")
+            return self.network(ask)
+        return self._house(ask)
+
+    def _house(self, ask: DecisionAsk) -> Answer:
+        started = time.perf_counter()
+        player = self.players.get(ask.seat)
+        try:
+            if player is None:
+                player = self.players[ask.seat] = house_player(self.setup, ask.seat)
+            action = player.act(
+                Observation(ask.observation, list(ask.legal_actions), ask.deadline_ms, ask.match_id)
+            )
+            reason = ask.check(action) if isinstance(action, str) else f"not an action string: {action!r}"
+        except Exception as exc:  # a house bot's bug is a fault like any bot's, never a crash
+            log.exception("house bot %s (match %s) failed", ask.bot.name, ask.match_id)
+            return Answer(None, _ms(started), Fault.ILLEGAL, f"house bot error: {type(exc).__name__}: {exc}")
+        if reason is not None:
+            return Answer(None, _ms(started), Fault.ILLEGAL, f"{action!r}: {reason}", rejected=1)
+        return Answer(action, _ms(started))
+
+    def finish(self, scores: list[int], ranking: list[int], reason: str) -> None:
+        for seat, player in self.players.items():
+            try:
+                player.on_match_end(MatchResult(self.setup.match_id, scores, ranking, seat, reason))
+            except Exception:
+                log.exception(
+                    "house bot in seat %s of match %s: on_match_end failed", seat, self.setup.match_id
+                )
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
