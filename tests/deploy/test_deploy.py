@@ -33,7 +33,7 @@ HEALTHCHECK = ROOT / "deploy" / "healthcheck.py"
 DEPLOYMENT_DOC = ROOT / "docs" / "deployment.md"
 
 ARENA_IMAGE = "atout-arena:latest"
-ARENA_SERVICES = {"migrate", "gameserver", "worker", "beat", "api"}
+ARENA_SERVICES = {"migrate", "gameserver", "worker", "practice-worker", "beat", "api"}
 ALL_SERVICES = ARENA_SERVICES | {"redis", "postgres", "gateway-lb", "prometheus", "grafana"}
 START_TIMEOUT_S = 30.0
 
@@ -82,8 +82,10 @@ def test_compose_config_is_valid(compose: dict) -> None:
             assert check[:3] == ["CMD", "python", "/app/deploy/healthcheck.py"], name
     # scalable parts publish no fixed host port (two replicas would clash); bots come in
     # through gateway-lb's one port
-    for name in ("gameserver", "worker", "beat"):
+    for name in ("gameserver", "worker", "practice-worker", "beat"):
         assert "ports" not in services[name], name
+    # practice matches have workers of their own (only workers play matches)
+    assert services["practice-worker"]["command"] == ["atout-arena", "worker", "--practice"]
     assert services["gameserver"]["environment"]["ATOUT_GRPC_ADDRESS"] == "0.0.0.0:50051"
     published = {(p["published"], p["target"]) for p in services["gateway-lb"]["ports"]}
     assert published == {(50051, 50051)}
@@ -103,9 +105,10 @@ def test_compose_fails_on_a_bad_key(tmp_path: Path) -> None:
 
 def test_compose_commands_exist(compose: dict) -> None:
     """Every command the arena services run is one the image has."""
-    from atout_arena.cli import build_parser
+    from atout_arena.cli import WORKER_COMMANDS, build_parser
+    from atout_workers.cli import build_parser as workers_parser
 
-    parser = build_parser()
+    parser, workers = build_parser(), workers_parser()
     for name in sorted(ARENA_SERVICES):
         command = compose["services"][name]["command"]
         if command[0] == "alembic":
@@ -113,11 +116,11 @@ def test_compose_commands_exist(compose: dict) -> None:
             assert (ROOT / "alembic.ini").is_file()
             continue
         assert command[0] == "atout-arena", (name, command)
-        try:
-            parser.parse_args(command[1:])
+        try:  # worker and beat: `atout-arena` hands them to `python -m atout_workers`
+            (workers if command[1] in WORKER_COMMANDS else parser).parse_args(command[1:])
         except SystemExit:
             pytest.fail(f"service {name}: `{shlex.join(command)}` is not an atout-arena command "
-                        "(server/cli.py)", pytrace=False)
+                        "(atout_arena/cli.py, atout_workers/cli.py)", pytrace=False)
     for name, service in compose["services"].items():
         test = service.get("healthcheck", {}).get("test", [])
         if "/app/deploy/healthcheck.py" in test:
@@ -127,7 +130,11 @@ def test_compose_commands_exist(compose: dict) -> None:
 
 
 def _variables_read_by_the_code() -> set[str]:
-    names: set[str] = set()
+    """Every ``ATOUT_*`` variable: the fields of the one settings object, and any name the
+    code spells elsewhere (there should be none it does not also declare)."""
+    from atout_arena.core.settings import Settings, env_name
+
+    names = {env_name(field) for field in Settings.model_fields}
     for folder in ("server", "workers"):
         for path in (ROOT / folder).rglob("*.py"):
             names.update(re.findall(r"\bATOUT_[A-Z][A-Z0-9_]*[A-Z0-9]\b", path.read_text()))
@@ -136,7 +143,6 @@ def _variables_read_by_the_code() -> set[str]:
 
 def test_compose_settings_are_known_and_valid(compose: dict) -> None:
     from atout_arena.core.settings import Settings
-    from atout_arena.core.worker_config import WorkerConfig
 
     known = _variables_read_by_the_code()
     for name in sorted(ARENA_SERVICES):
@@ -144,7 +150,6 @@ def test_compose_settings_are_known_and_valid(compose: dict) -> None:
         unknown = {k for k in env if k.startswith("ATOUT_")} - known
         assert not unknown, f"service {name} sets variables no code reads: {sorted(unknown)}"
         settings = Settings.from_env(env)  # raises ValueError naming a bad variable
-        WorkerConfig.from_env(env)
         assert settings.redis_url == "redis://redis:6379/0"
 
 
@@ -190,7 +195,7 @@ def _exported_series(redis_url: str) -> dict[str, str]:
     import redis
 
     from atout_arena.core.metrics import metrics_registry
-    from atout_workers.celery_app import QUEUES
+    from atout_arena.core.tasks import QUEUES
 
     client = redis.Redis.from_url(redis_url)
     series: dict[str, str] = {}

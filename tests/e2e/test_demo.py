@@ -32,7 +32,9 @@ import pytest
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(420)]
 
 ROOT = Path(__file__).resolve().parents[2]
-PART_NAMES = re.compile(r"redis-server|celery|atout-arena|atout-bot|server\.cli|atout\.cli")
+PART_NAMES = re.compile(
+    r"redis-server|celery|atout-arena|atout-bot|atout_arena\.cli|atout_workers|atout\.cli"
+)
 ROW = re.compile(  # rank, bot, Elo, ± interval, points, wins, matches, faults
     r"^\s*(\d+)\s+(\S+)\s+(\d+)\s+(?:±|\+/-)(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(\d+)", re.MULTILINE
 )
@@ -211,7 +213,7 @@ def test_the_demo_plays_a_tournament_shows_standings_and_leaves_nothing(venv: Pa
     assert sorted(int(m.group(1)) for m in rows.values())[0] == 1
     # every part was a process of its own, and none is left
     started = " ".join(p.cmdline for p in run.children)
-    parts = ("redis-server", "atout_arena.cli gateway", "atout_arena.cli api", "atout_arena.cli worker",
+    parts = ("redis-server", "atout_arena.cli gateway", "atout_arena.cli api", "atout_workers worker",
              "atout.cli run")
     for part in parts:
         assert part in started, f"{part!r} not among the demo's processes: {started}"
@@ -238,16 +240,39 @@ def test_ctrl_c_in_the_middle_stops_everything(venv: Path, before: set[int], tmp
         assert db.execute("SELECT status FROM tournaments").fetchall() == [("cancelled",)]
 
 
-def test_a_part_that_fails_to_start_is_reported_with_its_log(before: set[int]) -> None:
-    # The demo passes ATOUT_WORKER_CONCURRENCY on to its parts: a bad value stops the workers
-    # (and the game server, which plays practice matches with the workers' runner).
+def test_a_bad_setting_is_one_line_and_starts_nothing() -> None:
+    """One settings object, read by the demo first: a bad value stops it before any part starts."""
     env = {**clean_env(), "ATOUT_WORKER_CONCURRENCY": "many"}
     run = run_demo([sys.executable, "-m", "atout_arena.cli", "demo", "--bots", "2", "--game", "fool",
                     "--games-per-pairing", "1", "--port", "0"], env=env)
+    assert run.returncode == 2, run.output
+    assert run.output.strip().splitlines() == [
+        "error: ATOUT_WORKER_CONCURRENCY='many': Input should be a valid integer, unable to parse string "
+        "as an integer"
+    ]
+    assert run.children == []  # no part was started
+
+
+SITECUSTOMIZE = """
+import os
+import sys
+if "worker" in sys.orig_argv and "demo" not in sys.orig_argv:
+    print("sitecustomize: this worker fails as it starts, for the test", file=sys.stderr, flush=True)
+    os._exit(3)
+"""
+
+
+def test_a_part_that_fails_to_start_is_reported_with_its_log(before: set[int], tmp_path: Path) -> None:
+    # Every worker process dies as it starts (a sitecustomize on PYTHONPATH, which the demo hands
+    # on to its parts): the demo says which part failed, with the tail of its log.
+    (tmp_path / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    env = {**clean_env(), "PYTHONPATH": str(tmp_path)}
+    run = run_demo([sys.executable, "-m", "atout_arena.cli", "demo", "--bots", "2", "--game", "fool",
+                    "--games-per-pairing", "1", "--port", "0"], env=env)
     assert run.returncode == 1, run.output
-    failed = r"error: (the game server|Celery worker \d) exited with code \d+ before it was ready"
+    failed = r"error: Celery worker \d exited with code 3 before it was ready"
     assert re.search(failed, run.output), run.output
-    assert "ATOUT_WORKER_CONCURRENCY='many'" in run.output  # the tail of the worker's log
+    assert "this worker fails as it starts" in run.output  # the tail of the worker's log
     assert leftovers(run, before) == []
     assert run.data_dir.exists()  # kept for its logs
     assert (run.data_dir / "worker-1.log").exists()

@@ -7,6 +7,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from atout.games import GAMES, new_game
+from atout_arena.core.schedule import tables
+
 
 @dataclass(frozen=True)
 class Preset:
@@ -69,9 +72,6 @@ def demo_bots(count: int) -> tuple[DemoBot, ...]:
 def plan_demo(game: str = DEFAULT_GAME, bots: int = DEFAULT_BOTS, games_per_pairing: int | None = None,
               players: int | None = None) -> DemoPlan:
     """The demo's tournament, checked; ``ValueError`` with a clear message when it cannot be."""
-    from atout.games import GAMES, new_game
-    from atout_arena.core.schedule import tables
-
     if game not in PRESETS or game not in GAMES:
         raise ValueError(f"unknown game {game!r}; games: {', '.join(g for g in PRESETS if g in GAMES)}")
     preset = PRESETS[game]

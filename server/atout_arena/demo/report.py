@@ -12,6 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from atout_arena.core.match import Step
+from atout_arena.core.metrics import DECISION_SECONDS
+from atout_arena.core.models import Match, MatchSeat
+from atout_arena.core.vocabulary import MatchStatus, PlayedBy
+from atout_arena.services.tournaments import tournament_summary
+
 # -- progress ---------------------------------------------------------------------------------
 
 
@@ -85,8 +91,6 @@ class Rate:
 
 def decisions_made(redis_client: Any) -> int:
     """Decisions the workers have counted so far (``atout_decision_seconds``, all labels)."""
-    from atout_arena.core.metrics import DECISION_SECONDS
-
     total = 0
     for key, value in redis_client.hgetall(DECISION_SECONDS.key).items():
         name = key.decode() if isinstance(key, bytes) else str(key)
@@ -148,9 +152,6 @@ def build_report(sessions: Any, tournament_id: int) -> Report:
     from sqlalchemy import select
     from sqlalchemy.orm import selectinload
 
-    from atout_arena.core.models import Match, MatchSeat
-    from atout_arena.services.tournaments import tournament_summary
-
     summary = tournament_summary(sessions, tournament_id)
     ratings = {r["bot"]: r for r in summary["ratings"]}
     lines = []
@@ -165,19 +166,20 @@ def build_report(sessions: Any, tournament_id: int) -> Report:
     decisions = 0
     with sessions() as session:
         matches = session.scalars(
-            select(Match).where(Match.tournament_id == tournament_id, Match.status == "finished")
+            select(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.FINISHED)
             .options(selectinload(Match.seats).selectinload(MatchSeat.bot))
         )
         for match in matches:
             names = {s.seat: s.bot.name for s in match.seats}
-            for seat, _action, by, think_ms, faults, _detail in match.actions or []:
+            for ply, row in enumerate(match.actions or []):
+                step = Step.from_json(ply, row)
                 decisions += 1
-                line = by_name.get(names.get(seat, ""))
+                line = by_name.get(names.get(step.seat, ""))
                 if line is None:
                     continue
-                line.fault_kinds.update(faults)
-                if by == "bot":
-                    line.think_ms.append(float(think_ms))
+                line.fault_kinds.update(step.faults)
+                if step.by == PlayedBy.BOT:
+                    line.think_ms.append(step.think_ms)
     return Report(tournament_id, summary["status"], summary["matches"], lines, decisions)
 
 
@@ -209,7 +211,7 @@ def format_report(report: Report, plus_minus: str = "±") -> str:
              "opponent placed below, a half per tie. Think: the bot's own decisions, timed by the worker."]
     if kinds:
         notes.append("faults by kind: " + "; ".join(kinds))
-    not_finished = {k: v for k, v in report.matches.items() if k != "finished"}
+    not_finished = {k: v for k, v in report.matches.items() if k != MatchStatus.FINISHED}
     if not_finished:
         counts = ", ".join(f"{v} {k}" for k, v in sorted(not_finished.items()))
         notes.append(f"matches not finished: {counts}")

@@ -17,6 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+import redis
+from sqlalchemy import func, select
+
+from atout_arena.core.db import create_all, make_engine, make_session_factory
+from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.core.keys import CONNECTED_KEY, bot_keys_pattern
+from atout_arena.core.models import Match, Tournament
+from atout_arena.core.relay import is_connected
+from atout_arena.core.settings import Settings
+from atout_arena.core.tasks import Tasks
+from atout_arena.core.vocabulary import MATCH_DONE, TournamentStatus
 from atout_arena.demo.plan import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS, DemoPlan, plan_demo
 from atout_arena.demo.processes import (
     START_TIMEOUT_S,
@@ -30,6 +41,8 @@ from atout_arena.demo.processes import (
     wait_http_ok,
 )
 from atout_arena.demo.report import Progress, Rate, Report, build_report, decisions_made, format_report
+from atout_arena.services.bots import BotRegistry
+from atout_arena.services.tournaments import cancel_tournament, create_tournament
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -91,7 +104,7 @@ class Demo:
         self.redis: Any = None
         self.engine: Any = None
         self.sessions: Any = None
-        self.celery: Any = None
+        self.tasks: Tasks | None = None
         self.tournament_id: int | None = None
         self.grpc_address = ""
         self.api_url = ""
@@ -145,9 +158,6 @@ class Demo:
         return code
 
     def start(self) -> None:
-        from atout_arena.core.db import create_all, make_engine, make_session_factory
-        from atout_arena.services.bots import BotRegistry
-
         self.data_dir.mkdir(parents=True, exist_ok=True)
         database = self.data_dir / "atout.db"
         if database.exists():
@@ -211,10 +221,6 @@ class Demo:
         self.say(f"  bots         {', '.join(b.name for b in self.plan.bots)}: connected (atout-bot run)")
 
     def start_redis(self) -> None:
-        import redis
-
-        from atout_arena.core.embedded_redis import EmbeddedRedis
-
         external = os.environ.get("ATOUT_REDIS_URL", "").strip()
         if external:
             self.redis_url = external
@@ -238,15 +244,13 @@ class Demo:
             raise DemoError(f"no Redis answers at {self.redis_url}: {exc}") from None
         if external:  # keys of an earlier demo's bots (same ids in a fresh database) would mislead
             for number in range(1, len(self.plan.bots) + 1):
-                keys = list(self.redis.scan_iter(f"atout:bot:{number}:*"))
+                keys = list(self.redis.scan_iter(bot_keys_pattern(str(number))))
                 if keys:
                     self.redis.delete(*keys)
-                self.redis.zrem("atout:connected", str(number))
+                self.redis.zrem(CONNECTED_KEY, str(number))
         self.say(f"  redis        {described}")
 
     def wait_connected(self, bot_parts: dict[str, Part], bot_ids: dict[str, str]) -> None:
-        from atout_arena.core.relay import is_connected
-
         deadline = time.monotonic() + START_TIMEOUT_S
         waiting = dict(bot_parts)
         while waiting:
@@ -261,10 +265,6 @@ class Demo:
                 self.signals.sleep(0.05)
 
     def _progress_counts(self) -> tuple[str, int, int]:
-        from sqlalchemy import func, select
-
-        from atout_arena.core.models import MATCH_DONE, Match, Tournament
-
         with self.sessions() as session:
             tournament = session.get(Tournament, self.tournament_id)
             status = tournament.status if tournament is not None else "missing"
@@ -277,23 +277,18 @@ class Demo:
         return status, done, total
 
     def play(self) -> Report:
-        from atout_arena.services.tournaments import create_tournament
-        from atout_workers.celery_app import CONTROL_QUEUE, app, configure
-
         plan = self.plan
         self.tournament_id = create_tournament(
             self.sessions, name="demo", game=plan.game, bots=[b.name for b in plan.bots],
             players=plan.players, options=plan.options, games_per_pairing=plan.games_per_pairing,
             move_ms=plan.move_ms,
         )
-        configure(app, self.redis_url)
-        self.celery = app
-        from atout_workers.tasks import start_tournament
+        self.tasks = Tasks.for_settings(Settings(redis_url=self.redis_url))
 
         baseline = decisions_made(self.redis)
         began = time.monotonic()
         # as the API does: a worker turns the matches queued and sends them, one task each
-        start_tournament.apply_async((self.tournament_id,), queue=CONTROL_QUEUE)
+        self.tasks.start_tournament(self.tournament_id)
         self.say()
         self.say(f"tournament {self.tournament_id}: {plan.matches} matches of {plan.game}")
         assert self.parts is not None
@@ -306,7 +301,7 @@ class Demo:
             progress.total = total or plan.matches
             now = time.monotonic()
             decisions = decisions_made(self.redis) - baseline
-            finished = status in ("finished", "cancelled")
+            finished = status in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)
             progress.update(done, rate.add(now, decisions), now - began, final=finished)
             if finished:
                 break
@@ -351,8 +346,6 @@ class Demo:
             self.progress = None
         if self.tournament_id is not None and self.sessions is not None:
             with contextlib.suppress(Exception):  # finished already, or the database is gone
-                from atout_arena.services.tournaments import cancel_tournament
-
                 cancel_tournament(self.sessions, self.tournament_id)  # queued matches: never started
         if self.parts is not None and self.parts.started:
             self.say(f"stopping {len(self.parts.started)} processes... (Ctrl-C again: kill them now)")
@@ -360,9 +353,9 @@ class Demo:
             if killed:
                 why = "killed at once" if self.signals.forced else "did not stop in time: killed"
                 self.say(f"{why}: {', '.join(p.name for p in killed)}")
-        if self.celery is not None:
+        if self.tasks is not None:
             with contextlib.suppress(Exception):
-                self.celery.close()
+                self.tasks.close()
         if self.redis is not None:
             with contextlib.suppress(Exception):
                 self.redis.close()
