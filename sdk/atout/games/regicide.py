@@ -407,6 +407,9 @@ class RegicideState(State):
 class Regicide(Game):
     id = "regicide"
     name = "Régicide"
+    # See Game.RULES_VERSION. 2: only a winner who did not lead the trick may change the rules
+    # (the dealer no longer chooses after winning the first trick); the choice trump S invert.
+    RULES_VERSION = 2
     min_players = 2
     max_players = 4
     # Decision (ours): two players by default, the seed's own advice ("the best option is

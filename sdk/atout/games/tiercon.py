@@ -543,6 +543,8 @@ class TierconState(State):
 class Tiercon(Game):
     id = "tiercon"
     name = "Tierçon"
+    # See Game.RULES_VERSION. 2: the trump ace ranks above the ten; the trump jack is never forced.
+    RULES_VERSION = 2
     min_players = 2
     max_players = 2
     default_players = 2
