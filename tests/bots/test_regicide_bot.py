@@ -42,13 +42,21 @@ def observation(**keys: Any) -> Observation:
 
 def test_choices_follow_the_hand() -> None:
     bot = RegicideHeuristicBot()
-    choose = ["keep", "trump c", "trump d", "trump s", "invert"]
+    others = ["trump c", "trump d", "trump s"]
+    choose = ["keep", *others, "invert", *(f"{t} invert" for t in others)]
     # many spades: make spades trump
     hand = ["Ac", "2s", "3s", "5s", "8s", "9s", "Ks", "4d"]
     assert bot.act(observation(phase="choose", hand=hand, trump="h", legal=choose)) == "trump s"
     # low cards of the trump suit: invert so that they rank high
     hand = ["Ah", "2h", "3h", "4h", "Ac", "2d", "As"]
     assert bot.act(observation(phase="choose", hand=hand, trump="h", legal=choose)) == "invert"
+    # many low spades: make spades trump and invert, at once
+    hand = ["As", "2s", "3s", "4s", "5s", "Ac", "2d"]
+    assert bot.act(observation(phase="choose", hand=hand, trump="h", legal=choose)) == "trump s invert"
+    # with the ranking already inverted, low hearts want the normal order back: invert (a toggle)
+    hand = ["Kh", "9h", "8h", "7h", "Kc", "2d"]
+    obs = observation(phase="choose", hand=hand, trump="h", inverted=True, legal=choose)
+    assert bot.act(obs) == "invert"
     # already strong: keep
     hand = ["Kh", "9h", "8h", "Kc", "Kd", "RJ"]
     assert bot.act(observation(phase="choose", hand=hand, trump="h", legal=choose)) == "keep"

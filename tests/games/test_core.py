@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from atout.games import Action, card_text, normalise_action, parse_card, ranking_from_scores
+from atout.games import (
+    GAMES,
+    Action,
+    Game,
+    card_text,
+    new_game,
+    normalise_action,
+    parse_card,
+    ranking_from_scores,
+)
 from atout.games.core import Option, make_deck
 
 
@@ -74,3 +85,18 @@ def test_make_deck() -> None:
     deck = make_deck("23456789TJQKA")
     assert len(deck) == 52 and len(set(deck)) == 52
     assert make_deck("A", "cd", ["RJ"]) == ["Ac", "Ad", "RJ"]
+
+
+def test_rules_versions_in_the_ruleset_as_data() -> None:
+    # Each game states its own rules version (bumped when a rule change makes old action logs
+    # replay differently): tiercon and regicide are at 2 since the rules revision of issue 9.
+    versions = {g: cls.RULES_VERSION for g, cls in GAMES.items()}
+    assert versions == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 1}
+    for game_id, cls in GAMES.items():
+        assert "RULES_VERSION" in vars(cls), f"{game_id} inherits its rules version"
+        described = cls.describe()
+        assert described["rules_version"] == cls.RULES_VERSION
+        assert type(described["rules_version"]) is int
+        assert new_game(game_id).describe()["rules_version"] == cls.RULES_VERSION
+        assert json.loads(json.dumps(described)) == described
+    assert Game.RULES_VERSION == 1

@@ -287,8 +287,8 @@ def test_following_suit_and_jokers() -> None:
     state.apply("play 2c")
     state.apply("play 2h")
     state.apply("play Kd")
-    assert state.last_trick_winner == 0 and state.phase == "choose"
-    state.apply("keep")
+    # the dealer led the first trick and won it: no choice, it leads the next one at once
+    assert state.last_trick_winner == 0 and state.phase == "play" and state.current_player == 0
     state.apply("play Ad")
     # able to follow diamonds, but a joker may always be played
     assert state.legal_actions() == ["play 9d", "play BJ"]
@@ -301,7 +301,7 @@ def test_following_suit_and_jokers() -> None:
         state.apply("play Kh")
     with pytest.raises(IllegalAction, match="'Th' is not a card of régicide"):
         state.apply("play 10h")
-    with pytest.raises(IllegalAction, match="only the winner of a trick may change the rules"):
+    with pytest.raises(IllegalAction, match="only the winner of a trick who did not lead it may change"):
         state.apply("invert")
     with pytest.raises(IllegalAction, match="the trump is already opened"):
         state.apply("pass")
@@ -329,14 +329,21 @@ def test_choices_and_inversion() -> None:
     assert state.trump == "h" and not state.inverted
     for action in ("play 9c", "play Kc", "play 2c", "play 4c"):
         state.apply(action)
-    # normal ranking: Kc wins; the first trick's winner always chooses
+    # normal ranking: Kc wins; seat 1 did not lead the trick (the dealer did), so it chooses
     assert state.last_trick_winner == 1
     assert state.phase == "choose" and state.current_player == 1
-    assert state.legal_actions() == ["keep", "trump c", "trump d", "trump s", "invert"]
+    assert state.legal_actions() == [
+        "keep", "trump c", "trump d", "trump s", "invert",
+        "trump c invert", "trump d invert", "trump s invert",
+    ]  # fmt: skip
     assert state.observation(3)["choice"] is True
     before = snapshot(state)
     with pytest.raises(IllegalAction, match="hearts is already trump"):
         state.apply("trump h")
+    with pytest.raises(IllegalAction, match="hearts is already trump"):
+        state.apply("trump h invert")
+    with pytest.raises(IllegalAction, match="say 'trump S invert'"):
+        state.apply("invert trump c")
     with pytest.raises(IllegalAction, match="first choose keep, trump"):
         state.apply("play Ac")
     assert snapshot(state) == before
@@ -347,10 +354,10 @@ def test_choices_and_inversion() -> None:
         state.apply(action)
     # inverted: the ace is the highest club (normally 5c would win)
     assert state.last_trick_winner == 1
-    # the same seat won the previous trick too: no choice, it simply leads
+    # seat 1 led this trick and won it: no choice, it simply leads
     assert state.phase == "play" and state.current_player == 1
     assert state.observation(0)["choice"] is False
-    with pytest.raises(IllegalAction, match="you won the previous trick too"):
+    with pytest.raises(IllegalAction, match="you led the last trick and won it"):
         state.apply("trump c")
     for action in ("play 5d", "play Ah", "play 9h", "play 2d"):
         state.apply(action)
@@ -358,19 +365,60 @@ def test_choices_and_inversion() -> None:
     assert state.last_trick_winner == 2 and state.phase == "choose"
     state.apply("invert")  # a second inversion restores the normal order
     assert not state.inverted
-    # hearts led: seat 0 must follow with its only heart, Kh, the highest again
+    # hearts led: seat 0 must follow with its only heart, Kh, the highest again; seat 0, the
+    # dealer, did not lead this trick, so it chooses
     for action in ("play 2h", "play 3s", "play Kh", "play 6d"):
         state.apply(action)
     assert state.last_trick_winner == 0 and state.phase == "choose"
     assert state.tricks_won == [1, 2, 1, 0]
+    # the trump and the ranking change at once: spades, inverted
+    state.apply("trump s invert")
+    assert state.trump == "s" and state.inverted and state.phase == "play"
+    obs = state.observation(2)
+    assert obs["trump"] == "s" and obs["inverted"] is True and obs["choice"] is False
+    assert state.history[-1] == (0, "trump s invert")
+    # seat 0 leads 6c; seats 1, 2, 3 are void in clubs. Spades trump, inverted: As (seat 1) beats
+    # 9s (seat 3). With "trump s" alone 9s would win; with "invert" alone 3h, the one trump.
+    for action in ("play 6c", "play As", "play 3h", "play 9s"):
+        state.apply(action)
+    assert state.last_trick_winner == 1 and state.phase == "choose"
+    assert state.legal_actions() == [
+        "keep", "trump c", "trump d", "trump h", "invert",
+        "trump c invert", "trump d invert", "trump h invert",
+    ]  # fmt: skip
+    state.apply("trump D Invert")  # a person's spelling is accepted
+    assert state.history[-1] == (1, "trump d invert") and state.trump == "d" and not state.inverted
+
+
+def test_the_dealer_who_wins_the_first_trick_has_no_choice() -> None:
+    # Decision (revised, RULES.md): only a winner who did not lead the trick may change the
+    # rules. Dealer 0 opens clubs, leads Ac and wins: it leads again without a choice.
+    state = state_of([one_suit_each(0, 0)])
+    state.apply("open")
+    assert state.trump == "c" and state.current_player == 0
+    for _ in range(4):
+        state.apply(state.legal_actions()[0])  # Ac, Ad, Ah, As
+    assert state.last_trick_winner == 0 and state.phase == "play" and state.current_player == 0
+    assert state.observation(1)["choice"] is False
+    assert state.legal_actions() == [f"play {r}c" for r in "23456789K"]
+    before = snapshot(state)
+    for action in ("keep", "invert", "trump d", "trump d invert"):
+        with pytest.raises(IllegalAction, match="you led the last trick and won it, so you lead without"):
+            state.apply(action)
+    assert snapshot(state) == before
+    # before the first trick nobody may change the rules either
+    state = state_of([one_suit_each(0, 0)])
+    state.apply("open")
+    with pytest.raises(IllegalAction, match="only the winner of a trick who did not lead it may change"):
+        state.apply("keep")
 
 
 def test_changing_trump_and_no_choice_after_the_last_trick() -> None:
-    state = state_of([one_suit_each(0, 0)])
-    state.apply("open")
-    assert state.trump == "c"
+    state = state_of([one_suit_each(3, 0)], dealer=3)
+    open_by(state, 0)
+    assert state.trump == "c" and state.current_player == 3  # the dealer leads
     for _ in range(4):
-        state.apply(state.legal_actions()[0])  # Ac, Ad, Ah, As: clubs are trump
+        state.apply(state.legal_actions()[0])  # As, Ac, Ad, Ah: clubs are trump
     assert state.last_trick_winner == 0 and state.phase == "choose"
     state.apply("trump d")
     assert state.trump == "d" and state.observation(2)["trump"] == "d"
@@ -379,13 +427,14 @@ def test_changing_trump_and_no_choice_after_the_last_trick() -> None:
     assert state.last_trick_winner == 1 and state.phase == "choose"
     state.apply("keep")
     assert state.trump == "d"
-    # seat 1 leads diamonds and wins every trick left, without any choice
-    for _ in range(8):
+    # seat 1 leads diamonds and wins every trick left, each one it led: no choice
+    for i in range(8):
         for _ in range(4):
             assert state.phase == "play"
             state.apply(state.legal_actions()[0])
-        assert state.current_player == 1  # the winner leads; after the last trick, the next dealer opens
-    assert state.deal == 2 and state.phase == "open" and state.dealer == 1
+        # the winner leads; after the last trick, the next dealer (seat 0) opens
+        assert state.current_player == (1 if i < 7 else 0)
+    assert state.deal == 2 and state.phase == "open" and state.dealer == 0
     # deal 1: seat 1 took 9 tricks and scores 9
     assert state.scores == [0, 9, 0, 0]
     assert state.last_deal == {"total": [0, 9, 0, 0], "tricks": [1, 9, 0, 0], "carried": 0}
@@ -394,21 +443,28 @@ def test_changing_trump_and_no_choice_after_the_last_trick() -> None:
 
 
 def test_teams_choice_is_by_seat() -> None:
-    # seat 0 opens clubs; seat 2's partner seat 0 wins a trick, then seat 2 (same team) wins the
-    # next: seat 2 still chooses, as it is not the same seat.
-    state = state_of([one_suit_each(0, 0)], teams=True)
-    state.apply("open")
+    # Dealer 3, seat 0 opens clubs. Seat 0 wins the dealer's trick and makes hearts trump; then
+    # seat 0 leads and its partner seat 2 wins: seat 2 did not lead the trick, so it chooses
+    # (the same team, not the same seat). Seat 2 then wins the trick it led: no choice.
+    state = state_of([one_suit_each(3, 0)], dealer=3, teams=True)
+    open_by(state, 0)
     for _ in range(4):
-        state.apply(state.legal_actions()[0])
+        state.apply(state.legal_actions()[0])  # As, Ac, Ad, Ah
     assert state.phase == "choose" and state.current_player == 0
     state.apply("trump h")
     for _ in range(4):
-        state.apply(state.legal_actions()[0])
+        state.apply(state.legal_actions()[0])  # 2c, 2d, 2h, 2s: seat 2 trumps its partner's lead
+    assert state.last_trick == [(0, "2c"), (1, "2d"), (2, "2h"), (3, "2s")]
     assert state.last_trick_winner == 2
     assert state.phase == "choose" and state.current_player == 2
     obs = state.observation(1)
     assert obs["teams"] == [[0, 2], [1, 3]]
     assert obs["tricks_won"] == [1, 0, 1, 0] and obs["team_tricks_won"] == [2, 0]
+    state.apply("keep")
+    for _ in range(4):
+        state.apply(state.legal_actions()[0])  # 3h, 3s, 3c, 3d
+    assert state.last_trick_winner == 2 and state.phase == "play" and state.current_player == 2
+    assert state.observation(0)["team_tricks_won"] == [3, 0]
 
 
 # -- scoring and the end of the game ----------------------------------------------------------
@@ -434,8 +490,10 @@ def test_tie_goes_to_the_higher_total() -> None:
 
 
 def test_tie_on_totals_carries_the_points() -> None:
-    decks = [one_suit_each(0, 0), one_suit_each(1, 0), one_suit_each(2, 0)]
-    state = state_of(decks)
+    # Dealers 1, 2, 3 (never seat 0, who would win its own first lead with no choice): the
+    # dealer leads, seat 0 trumps and hands the trump to seat 1, and so on.
+    decks = [one_suit_each(1, 0), one_suit_each(2, 0), one_suit_each(3, 0)]
+    state = state_of(decks, dealer=1)
     play_deal(state, 0, alternate_clubs_diamonds)
     # 5 tricks each for seats 0 and 1, both on 0 points: the 5 points are carried
     assert state.scores == [0, 0, 0, 0] and state.carry == 5
@@ -451,7 +509,7 @@ def test_tie_on_totals_carries_the_points() -> None:
 
 
 def test_tie_share_gives_each_the_points() -> None:
-    state = state_of([one_suit_each(0, 0)], tie="share")
+    state = state_of([one_suit_each(1, 0)], dealer=1, tie="share")
     play_deal(state, 0, alternate_clubs_diamonds)
     assert state.scores == [5, 5, 0, 0] and state.carry == 0
     assert state.last_deal == {"total": [5, 5, 0, 0], "tricks": [5, 5, 0, 0], "carried": 0}
@@ -459,13 +517,13 @@ def test_tie_share_gives_each_the_points() -> None:
 
 def test_teams_count_together() -> None:
     # one team per partnership: seats 0 and 1 alternate, so each team takes 5 tricks
-    state = state_of([one_suit_each(0, 0), one_suit_each(1, 0)], teams=True)
+    state = state_of([one_suit_each(1, 0), one_suit_each(2, 0)], dealer=1, teams=True)
     play_deal(state, 0, alternate_clubs_diamonds)
     assert state.scores == [0, 0, 0, 0] and state.carry == 5
     play_deal(state, 0, lambda s: "keep")
     assert state.scores == [15, 0, 15, 0]
     assert state.last_deal == {"total": [15, 0, 15, 0], "tricks": [10, 0, 0, 0], "carried": 0}
-    state_share = state_of([one_suit_each(0, 0)], teams=True, tie="share")
+    state_share = state_of([one_suit_each(1, 0)], dealer=1, teams=True, tie="share")
     play_deal(state_share, 0, alternate_clubs_diamonds)
     assert state_share.scores == [5, 5, 5, 5]
 
@@ -562,12 +620,12 @@ def test_observation_hides_what_a_seat_may_not_see() -> None:
 
 
 def test_observation_after_a_trick_and_a_deal() -> None:
-    state = state_of([one_suit_each(0, 0)])
-    state.apply("open")
+    state = state_of([one_suit_each(3, 0)], dealer=3)
+    open_by(state, 0)
     for _ in range(4):
         state.apply(state.legal_actions()[0])
     obs = state.observation(2)
-    assert obs["trick"] == [] and obs["last_trick"] == [[0, "Ac"], [1, "Ad"], [2, "Ah"], [3, "As"]]
+    assert obs["trick"] == [] and obs["last_trick"] == [[3, "As"], [0, "Ac"], [1, "Ad"], [2, "Ah"]]
     assert obs["last_trick_winner"] == 0 and obs["choice"] is True
     state.apply("keep")
     while state.deal == 1:

@@ -78,12 +78,15 @@ def snapshot(state: Any) -> Any:
 
 
 def choice_actions(trump: str) -> list[str]:
-    return sorted(["keep", "invert", *(f"trump {s}" for s in "cdhs" if s != trump)])
+    others = [s for s in "cdhs" if s != trump]
+    return sorted(["keep", "invert", *(f"trump {s}" for s in others), *(f"trump {s} invert" for s in others)])
 
 
 def play_winners(state: Any, winners: Sequence[int]) -> None:
     """Play a "one suit each" deal so that trick k goes to ``winners[k]``: the first winner
-    opens (their suit is trump), and each choice hands the trump to the next winner."""
+    opens (their suit is trump), and each choice hands the trump to the next winner. A winner
+    who led the trick (the dealer for the first one) has no choice, so then the next trick must
+    go to the same seat."""
     n = state.players
     dealer = state.observation(0)["dealer"]
     assert len(winners) == 10
@@ -97,7 +100,7 @@ def play_winners(state: Any, winners: Sequence[int]) -> None:
     state.apply("open")
     assert state.observation(1)["trump"] == SUIT_OF_SEAT[opener]
     assert state.current_player == dealer  # the dealer leads the first trick
-    previous = None
+    leader = dealer  # the dealer leads the first trick
     for k, winner in enumerate(winners):
         for _ in range(n):
             state.apply(state.legal_actions()[0])
@@ -106,13 +109,13 @@ def play_winners(state: Any, winners: Sequence[int]) -> None:
         assert state.current_player == winner
         legal = sorted(state.legal_actions())
         following = winners[k + 1]
-        if winner != previous:  # the winner of the first trick always chooses
+        if winner != leader:  # the winner did not lead the trick: a choice
             assert legal == choice_actions(SUIT_OF_SEAT[winner])
             state.apply("keep" if following == winner else f"trump {SUIT_OF_SEAT[following]}")
-        else:  # the same seat won the previous trick too: no choice
+        else:  # the winner led the trick: no choice
             assert all(a.startswith("play ") for a in legal)
-            assert following == winner
-        previous = winner
+            assert following == winner, "a plan the rules cannot give"
+        leader = winner
 
 
 ALL_TO = {s: [s] * 10 for s in range(4)}  # one seat takes every trick
@@ -303,7 +306,7 @@ def play_scenario_f(state: Any) -> None:
     play_legal(state, 2, "8c", ["6c", "7c", "8c", "BJ"])
     play_legal(state, 3, "9c", ["9c", "Kc"])
     assert state.current_player == 3
-    assert sorted(state.legal_actions()) == choice_actions("h")  # the first trick's winner chooses
+    assert sorted(state.legal_actions()) == choice_actions("h")  # seat 3 did not lead: it chooses
     before = snapshot(state)
     for bad in ("trump h", "play Kc", "pass"):
         with pytest.raises(IllegalAction):
@@ -343,7 +346,7 @@ def play_scenario_f(state: Any) -> None:
     play_legal(state, 2, "6c", ["6c", "4d", "5d", "6d", "As", "2s"])
     play_legal(state, 3, "3h", ["8d", "9d", "3h", "4h", "5h", "6h"])
     play_legal(state, 0, "7s", ["3s", "4s", "5s", "6s", "7s", "8h"])
-    # seat 1 won the previous trick too: no choice, it leads at once
+    # seat 1 led this trick and won it: no choice, it leads at once
     assert state.current_player == 1
     assert sorted(state.legal_actions()) == ["play 2h", "play 3c", "play 9h", "play Ah", "play Kh"]
     before = snapshot(state)
@@ -366,7 +369,7 @@ def play_scenario_f(state: Any) -> None:
     play_legal(state, 1, "2h")
     assert state.current_player == 1
     state.apply("keep")
-    # Trick 8: Ah, the highest trump inverted; seat 1 again, no choice.
+    # Trick 8: Ah, the highest trump inverted; seat 1 led and won it again: no choice.
     play_legal(state, 1, "Ah")
     play_legal(state, 2, "As", ["5d", "6d", "As"])
     play_legal(state, 3, "5h", ["5h", "6h"])
@@ -459,10 +462,38 @@ def test_clone_and_history() -> None:
 
 
 def test_choice_belongs_to_the_seat_also_in_teams() -> None:
-    # partners 0 and 2 win alternately: each time a different seat, so each time a choice
+    # partners 0 and 2 win alternately, each a trick its partner led (the first one led by the
+    # dealer, seat 3): the winner never led the trick, so each time a choice
     state = new_game("regicide", players=4, teams=True).new_state(decks=[one_suit_each(3, 0)], dealer=3)
     play_winners(state, alternate(0, 2))
     assert state.scores == [10, 0, 10, 0]
+
+
+def test_partner_of_the_leader_wins_in_teams() -> None:
+    # Dealer 1, seat 2 opens hearts. Trick 1: the dealer (seat 1) leads Ad, seat 2 trumps with
+    # Ah: seat 2 did not lead it, so it chooses, and makes clubs trump. Trick 2: seat 2 leads 2h,
+    # seat 0 (its partner) trumps with 2c: the trick was led by seat 2, not by seat 0, so seat 0
+    # chooses; it changes the trump to spades and inverts at once.
+    state = new_game("regicide", players=4, teams=True).new_state(decks=[one_suit_each(1, 2)], dealer=1)
+    run(state, "pass", "open")
+    assert state.current_player == 1 and state.observation(0)["trump"] == "h"
+    run(state, "play Ad", "play Ah", "play As", "play Ac")
+    assert state.current_player == 2 and sorted(state.legal_actions()) == choice_actions("h")
+    state.apply("trump c")
+    run(state, "play 2h", "play 2s", "play 2c", "play 2d")
+    assert state.observation(3)["last_trick_winner"] == 0
+    assert state.current_player == 0 and sorted(state.legal_actions()) == choice_actions("c")
+    state.apply("trump s invert")
+    obs = state.observation(1)
+    assert obs["trump"] == "s" and obs["inverted"] is True and obs["team_tricks_won"] == [2, 0]
+    # Trick 3: seat 0 leads 3c; only seat 3 holds spades: 3s wins. Seat 3 did not lead: it chooses.
+    run(state, "play 3c", "play 3d", "play 3h", "play 3s")
+    assert state.current_player == 3 and sorted(state.legal_actions()) == choice_actions("s")
+    state.apply("keep")
+    # Trick 4: seat 3 leads and wins its own trick: no choice.
+    run(state, "play 4s", "play 4c", "play 4d", "play 4h")
+    assert state.current_player == 3 and all(a.startswith("play ") for a in state.legal_actions())
+    assert state.observation(0)["team_tricks_won"] == [2, 2]
 
 
 # -- scoring and the end of the game ----------------------------------------------------------
@@ -550,8 +581,10 @@ def test_game_ends_after_the_deal_reaching_fifty() -> None:
 
 
 def test_teams_reach_fifty_rank_one_three_one_three() -> None:
-    plan = [alternate(0, 2)] * 5
-    state = new_game("regicide", players=4, teams=True).new_state(decks=decks_for(3, [0] * 5), dealer=3)
+    # dealers 3, 0, 1, 2, 3; when seat 0 deals it leads the first trick, so seat 2 must win it
+    plan = [alternate(0, 2), alternate(2, 0), alternate(0, 2), alternate(0, 2), alternate(0, 2)]
+    decks = decks_for(3, [w[0] for w in plan])
+    state = new_game("regicide", players=4, teams=True).new_state(decks=decks, dealer=3)
     for k, winners in enumerate(plan):
         assert not state.is_terminal
         play_winners(state, winners)
@@ -561,9 +594,10 @@ def test_teams_reach_fifty_rank_one_three_one_three() -> None:
 
 
 def test_teams_tie_on_tricks() -> None:
-    # team 0+2: 5 tricks (seat 0), team 1+3: 5 tricks (seat 1); both on 0: carried
+    # team 0+2: 5 tricks (seat 0), team 1+3: 5 tricks (seat 1); both on 0: carried. Dealers 1
+    # and 2: the dealer leads the first trick and loses it.
     plan = [alternate(0, 1), ALL_TO[3]]
-    state = new_game("regicide", players=4, teams=True).new_state(decks=decks_for(0, [0, 3]), dealer=0)
+    state = new_game("regicide", players=4, teams=True).new_state(decks=decks_for(1, [0, 3]), dealer=1)
     play_winners(state, plan[0])
     assert state.scores == [0, 0, 0, 0]
     play_winners(state, plan[1])
@@ -571,10 +605,14 @@ def test_teams_tie_on_tricks() -> None:
 
 
 def test_share_to_fifty_ties_share_the_place() -> None:
-    state = new_game("regicide", players=4, tie="share").new_state(decks=decks_for(0, [0] * 10), dealer=0)
-    for _ in range(10):
+    # dealers 0, 1, 2, 3, 0, ...; when seat 0 deals (and leads), seat 1 wins the first trick
+    plan = [alternate(1, 0) if k % 4 == 0 else alternate(0, 1) for k in range(10)]
+    state = new_game("regicide", players=4, tie="share").new_state(
+        decks=decks_for(0, [w[0] for w in plan]), dealer=0
+    )
+    for winners in plan:
         assert not state.is_terminal
-        play_winners(state, alternate(0, 1))
+        play_winners(state, winners)
     assert state.scores == [50, 50, 0, 0]
     assert state.is_terminal and state.ranking == [1, 1, 3, 3]
 
@@ -678,7 +716,7 @@ def test_random_games_follow_the_rules(players: int, teams: bool, tie: str, seed
         assert set(before) < set(state.observation(seat)["hand"])
         assert [len(state.observation(s)["hand"]) for s in range(n)] == [size] * n
         assert state.observation(0)["stock"] == 0
-        inverted, leader, previous = False, dealer, None
+        inverted, leader = False, dealer
         tricks = [0] * n
         for t in range(size):
             trick: list[tuple[int, str]] = []
@@ -700,21 +738,21 @@ def test_random_games_follow_the_rules(players: int, teams: bool, tie: str, seed
             if t == size - 1:
                 break  # no choice after the last trick
             assert state.current_player == winner
-            if winner != previous:
+            # the winner may change the rules only if that seat did not lead the trick
+            if winner != leader:
                 assert sorted(state.legal_actions()) == choice_actions(trump)
-                choice = rng.choice(
-                    ["keep", "invert", "trump " + rng.choice([s for s in "cdhs" if s != trump])]
-                )
+                other = rng.choice([s for s in "cdhs" if s != trump])
+                choice = rng.choice(["keep", "invert", f"trump {other}", f"trump {other} invert"])
                 state.apply(choice)
-                if choice == "invert":
+                if choice.startswith("trump"):
+                    trump = other
+                if choice.endswith("invert"):
                     inverted = not inverted
-                elif choice != "keep":
-                    trump = choice[-1]
                 obs = state.observation((winner + 1) % n)
                 assert obs["trump"] == trump and obs["inverted"] is inverted
             else:
                 assert all(a.startswith("play ") for a in state.legal_actions())
-            previous = leader = winner
+            leader = winner
         unit_tricks = [sum(tricks[s] for s in range(n) if unit(s) == u) for u in range(units)]
         most = max(unit_tricks)
         tied = [u for u in range(units) if unit_tricks[u] == most]

@@ -143,9 +143,12 @@ def test_plain_order_and_trump_order() -> None:
     # plain: 7 8 9 J Q K T A
     assert beats("Tc", "Kc", "h") and beats("Ac", "Tc", "h") and beats("Jc", "9c", "h")
     assert not beats("Tc", "Ac", "h") and not beats("9c", "Jc", "h")
-    # trump: 7 8 Q K A T 9 J -- the ace ranks below the ten (Decision of RULES.md)
-    assert beats("Th", "Ah", "h") and beats("9h", "Th", "h") and beats("Jh", "9h", "h")
-    assert beats("Qh", "8h", "h") and not beats("9h", "Jh", "h") and not beats("Ah", "Th", "h")
+    # trump: 7 8 Q K T A 9 J -- the ace ranks above the ten, as in plain suits (Decision
+    # (revised) of RULES.md)
+    assert beats("Ah", "Th", "h") and beats("9h", "Ah", "h") and beats("Jh", "9h", "h")
+    assert beats("Th", "Kh", "h") and beats("Kh", "Qh", "h") and beats("Qh", "8h", "h")
+    assert not beats("Th", "Ah", "h") and not beats("Ah", "9h", "h") and not beats("9h", "Jh", "h")
+    assert not beats("Th", "9h", "h") and not beats("Qh", "Kh", "h")
     # any trump beats a plain lead; another plain suit never does
     assert beats("7h", "Ac", "h") and not beats("As", "7c", "h")
 
@@ -362,6 +365,126 @@ def test_stock_empty_void_must_trump_any_trump() -> None:
 def test_stock_empty_void_without_trump_any_card() -> None:
     state = at(index_after("play Ks", "play 8c"))
     assert plays(state) == ["play Jd", "play Th", "play Jh", "play Qh"]
+
+
+def test_stock_empty_trump_ace_beats_the_ten_and_the_jack_need_not_overtrump() -> None:
+    # After trick 7 (stock empty) seat 0 holds 7c 8c Kh 7s 9s Ts Js Qs Ks and seat 1 Th Jh Qh
+    # Ah Jd Qd Kd As 8s. Seat 0 leads 7c: seat 1, void in clubs, must trump (8s or As); it
+    # trumps with 8s and leads As.
+    state = at(index_after("play Ad", "play Td"))
+    run(state, ["play 7c"])
+    assert plays(state) == ["play 8s", "play As"]
+    run(state, ["play 8s", "play As"])
+    # Seat 0 must beat the trump ace: in trumps 7 8 Q K T A 9 J only the nine and the jack are
+    # above it (the ten is below it now). Without the jack the obligation is "beat with 9s";
+    # the jack is allowed too, since the ordinary obligation (beat) allows it.
+    assert plays(state) == ["play 9s", "play Js"]
+    assert "the stock is empty: must follow spades and beat As (you hold 9s, Js)" in illegal(state, "play Ts")
+
+
+# -- the trump jack is never forced -----------------------------------------------------------------
+# Decision (revised, RULES.md): the obligations are judged as if the trump jack were not in the
+# hand; the jack itself may be played wherever the ordinary obligations allow it.
+
+# Trump spades (7s turned, so nobody may exchange). Seat 0 leads; seat 1 holds the trump jack as
+# its only trump, the hearts and three diamonds.
+JACK_ALONE_0 = ["Qs", "Ac", "7c", "8c", "9c", "7d", "8d", "9d", "Td"]
+JACK_ALONE_1 = ["Js", "7h", "8h", "9h", "Th", "Ah", "Jd", "Qd", "Kd"]
+
+
+def test_jack_alone_need_not_answer_a_trump_lead_while_the_stock_lasts() -> None:
+    state = start(deal({0: JACK_ALONE_0, 1: JACK_ALONE_1}, "7s"))
+    state.apply("play Qs")
+    # the ordinary obligation (follow trumps) is judged without the jack: seat 1 holds no other
+    # trump, so any card; the jack is allowed as well
+    assert plays(state) == [f"play {c}" for c in ["Jd", "Qd", "Kd", "7h", "8h", "9h", "Th", "Ah", "Js"]]
+    state.apply("play 7h")  # Qs keeps the trick
+    assert state.observation(0)["tricks_won"] == [1, 0]
+
+
+def test_jack_alone_need_not_trump_a_plain_lead() -> None:
+    state = start(deal({0: JACK_ALONE_0, 1: JACK_ALONE_1}, "7s"))
+    state.apply("play Ac")  # seat 1 is void in clubs; its only trump is the jack: any card
+    assert len(plays(state)) == 9 and "play Js" in plays(state)
+
+
+def test_jack_is_not_allowed_when_following_a_plain_suit() -> None:
+    state = start(deal({0: JACK_ALONE_0, 1: JACK_ALONE_1}, "7s"))
+    state.apply("play 7d")  # seat 1 holds diamonds: it must follow, and the jack is no diamond
+    assert plays(state) == ["play Jd", "play Qd", "play Kd"]
+    assert "must follow diamonds (you hold Jd, Qd, Kd)" in illegal(state, "play Js")
+
+
+def test_jack_with_other_trumps_a_trump_is_still_due() -> None:
+    hand1 = ["Js", "8s", "8h", "9h", "Th", "Ah", "Jd", "Qd", "Kd"]
+    state = start(deal({0: JACK_ALONE_0, 1: hand1}, "7s"))
+    state.apply("play Ac")  # void in clubs, and 8s is a trump without the jack: a trump
+    assert plays(state) == ["play 8s", "play Js"]
+    assert "void in clubs, must play a trump (you hold 8s, Js)" in illegal(state, "play 8h")
+    state = start(deal({0: JACK_ALONE_0, 1: hand1}, "7s"))
+    state.apply("play Qs")  # a trump lead while the stock lasts: any trump
+    assert plays(state) == ["play 8s", "play Js"]
+
+
+# The deal J, worked by hand. Dealer seat 1, seat 0 leads, trump hearts (Qh turned). Seat 0 wins
+# the seven tricks of the stock phase, every one by leading a plain card (or Kh) that seat 1
+# follows lower: Kc/8c Qc/9c Jc/7c Td/9d Qd/Jd Ts/Js Kh/8h. Seat 1 cuts 1 (Kd goes beneath), so
+# seat 0 draws 9h Th Ah Ac Tc Ad Kd and seat 1 draws Jh 7h 7d 8d 9s Qs and the face-up Qh.
+# With the stock empty seat 0 holds Tc Ac Kd Ad 9h Th Ah Ks As; seat 1 7d 8d 7h Jh Qh 7s 8s 9s Qs.
+J_SEAT0 = ["Kc", "Qc", "Jc", "Td", "Qd", "Ts", "Kh", "As", "Ks"]
+J_SEAT1 = ["8c", "9c", "7c", "9d", "Jd", "Js", "8h", "7s", "8s"]
+J_STOCK = ["Kd", "9h", "Jh", "Th", "7h", "Ah", "7d", "Ac", "8d", "Tc", "9s", "Ad", "Qs"]
+J_DECK = deal({0: J_SEAT0, 1: J_SEAT1}, "Qh", J_STOCK)
+J_STOCK_PHASE = [
+    "play Kc", "play 8c", "cut 1",
+    "play Qc", "play 9c", "play Jc", "play 7c", "play Td", "play 9d", "play Qd", "play Jd",
+    "play Ts", "play Js",
+]  # fmt: skip
+
+
+def test_jack_in_the_stock_phase_deal_j() -> None:
+    state = start(J_DECK)
+    run(state, J_STOCK_PHASE)
+    assert state.observation(0)["stock"] == 2
+    state.apply("play Kh")  # a trump lead while the stock lasts: any trump, the jack included
+    assert plays(state) == ["play 7h", "play 8h", "play Jh"]
+    state.apply("play 8h")
+    obs = state.observation(1)
+    assert obs["stock"] == 0 and obs["tricks_won"] == [7, 0]
+    assert obs["hand"] == ["7d", "8d", "7h", "Jh", "Qh", "7s", "8s", "9s", "Qs"]
+    assert state.observation(0)["hand"] == ["Tc", "Ac", "Kd", "Ad", "9h", "Th", "Ah", "Ks", "As"]
+
+
+def test_jack_once_the_stock_is_empty_deal_j() -> None:
+    state = start(J_DECK)
+    run(state, [*J_STOCK_PHASE, "play Kh", "play 8h"])
+    expected = [
+        # trick 8: only the jack beats 9h; seat 1 may instead play a lower trump (7h or Qh)
+        ("play 9h", ["7h", "Jh", "Qh"], "play 7h"),
+        # trick 9: only the jack beats Th; Qh may be played instead
+        ("play Th", ["Jh", "Qh"], "play Qh"),
+        # trick 10: a trump lead, and the jack is seat 1's only trump: any card
+        ("play Ah", ["7d", "8d", "Jh", "7s", "8s", "9s", "Qs"], "play 7d"),
+        # trick 11: void in clubs, the jack the only trump: any card
+        ("play Ac", ["8d", "Jh", "7s", "8s", "9s", "Qs"], "play 8d"),
+        # trick 12: spades are held: follow (none beats As, so any spade); the jack is no spade
+        ("play As", ["7s", "8s", "9s", "Qs"], "play 7s"),
+        ("play Ks", ["8s", "9s", "Qs"], "play 8s"),  # 13
+        ("play Ad", ["Jh", "9s", "Qs"], "play 9s"),  # 14: void in diamonds: any card
+        ("play Kd", ["Jh", "Qs"], "play Qs"),  # 15
+        ("play Tc", ["Jh"], "play Jh"),  # 16: a hand holding nothing but the trump jack plays it
+    ]
+    for lead, allowed, answer in expected:
+        assert state.current_player == 0
+        state.apply(lead)
+        assert plays(state) == [f"play {c}" for c in allowed], lead
+        state.apply(answer)
+    # seat 0 took tricks 1-15, seat 1 only the last: seat 1 (fewer tricks) counts Tc 10 + Jh 20
+    # + the last trick 10 = 40; seat 0 scores 150 - 40 = 110
+    obs = state.observation(0)
+    assert obs["last_deal"] == {"total": [110, 40], "cards": [110, 40], "combinations": [0, 0],
+                                "marriage": [0, 0]}  # fmt: skip
+    assert obs["dealer"] == 1 and state.current_player == 0  # seat 1 took the last trick: deals
 
 
 def test_observation_hides_the_opponent_hand_and_the_stock() -> None:

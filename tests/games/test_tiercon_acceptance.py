@@ -269,8 +269,10 @@ def test_stock_empty_must_beat_and_overtrump() -> None:
     assert state.observation(0)["stock"] == 0
     assert hand(state, 0) == {"8d", "9s", "8h", "Th", "Qh", "Ah", "Ts", "Ks", "7h"}
     assert hand(state, 1) == {"7d", "Qs", "9h", "Jh", "Kh", "8s", "Js", "As", "7s"}
-    state.apply("play Ts")  # a trump lead: seat 1 must overtrump (only the jack beats the ten)
-    assert plays(state) == {"Js"}
+    state.apply("play Ts")  # a trump lead: seat 1 must overtrump; in 7 8 Q K T A 9 J the ace,
+    # the nine and the jack beat the ten. Seat 1 holds As and Js: without the jack, As is due;
+    # the jack is never forced but may be played, the ordinary obligation allowing it.
+    assert plays(state) == {"As", "Js"}
     state.apply("play Js")
     state.apply("play 8s")  # seat 1 leads 8s; seat 0's 9s and Ks both beat it
     assert plays(state) == {"9s", "Ks"}
@@ -636,7 +638,7 @@ def test_illegal_action_leaves_the_state_unchanged() -> None:
 
 # -- a reference model, from RULES.md, against random games -----------------------------------------
 
-PLAIN_ORDER, TRUMP_ORDER = "789JQKTA", "78QKAT9J"
+PLAIN_ORDER, TRUMP_ORDER = "789JQKTA", "78QKTA9J"  # in trumps the ace is above the ten
 PLAIN_POINTS = {"A": 11, "T": 10, "K": 3, "Q": 2, "J": 1}
 TRUMP_POINTS = {"J": 20, "9": 13, "A": 11, "T": 10, "K": 3, "Q": 2}
 
@@ -662,6 +664,7 @@ class Reference:
         self.exchanged = False
         self.cutting = False
         self.result: dict[str, list[int]] | None = None
+        self.jack_mattered = 0  # decisions where the jack rule changed the cards allowed
 
     def stock(self) -> int:
         return len(self.down) + (self.turned is not None)
@@ -672,16 +675,30 @@ class Reference:
     def value(self, card: str) -> int:
         return (TRUMP_POINTS if card[1] == self.trump else PLAIN_POINTS).get(card[0], 0)
 
-    def plays(self) -> set[str]:
-        hand = self.hands[self.to_act]
-        if not self.trick:
-            return set(hand)
+    def obliged(self, hand: set[str]) -> set[str]:
+        """The second player's ordinary obligations, for the cards ``hand``."""
         led = self.trick[0][1]
         suit = {c for c in hand if c[1] == led[1]}
         if suit:
             higher = {c for c in suit if self.strength(c) > self.strength(led)}
             return higher if self.stock() == 0 and higher else suit
         return {c for c in hand if c[1] == self.trump} or set(hand)
+
+    def plays(self) -> set[str]:
+        hand = self.hands[self.to_act]
+        if not self.trick:
+            return set(hand)
+        # The trump jack is never forced: judge the obligations without it; it may itself be
+        # played where the ordinary obligations allow it; a hand of only the jack plays it.
+        jack = "J" + self.trump
+        if jack not in hand or hand == {jack}:
+            return self.obliged(hand)
+        allowed = self.obliged(hand - {jack})
+        if jack in self.obliged(hand):
+            allowed.add(jack)
+        if allowed != self.obliged(hand):
+            self.jack_mattered += 1
+        return allowed
 
     def combinations(self, seat: int) -> set[str]:
         hand = self.hands[seat]
@@ -805,6 +822,7 @@ GAMES_N = 12
 
 def test_random_games_agree_with_the_reference() -> None:
     rng = random.Random(2024)
+    jack_mattered = 0
     for game_no in range(GAMES_N):
         decks = []
         for _ in range(12):
@@ -830,6 +848,7 @@ def test_random_games_agree_with_the_reference() -> None:
                 action = rng.choice(specials if specials and rng.random() < 0.6 else legal)
                 state.apply(action)
                 ref.apply(action)
+            jack_mattered += ref.jack_mattered
             obs = state.observation(0)
             assert obs["last_deal"] == ref.result
             totals = [totals[s] + ref.result["total"][s] for s in (0, 1)]
@@ -843,3 +862,4 @@ def test_random_games_agree_with_the_reference() -> None:
             dealer = ref.next_dealer
         else:
             raise AssertionError("a game of 12 deals that did not end")
+    assert jack_mattered > 0  # the games did meet the trump jack rule

@@ -2,8 +2,9 @@
 
 - Opening: opens the trump when it holds a long suit (the turned card is unseen, but the rules
   can be changed later anyway) or a joker, else passes; names its longest suit after a joker.
-- Choosing after a trick: keeps, changes the trump or inverts, whichever makes its hand the
-  strongest under the new rules (trumps and high cards count, jokers always do).
+- Choosing after a trick it did not lead: keeps, changes the trump, inverts, or does both,
+  whichever makes its hand the strongest under the new rules (trumps and high cards count,
+  jokers always do).
 - Leading: a card nobody can beat (a joker, or the highest unseen card of its suit, trumps
   first), else a low card of its longest plain suit.
 - Following: the cheapest card that wins the trick so far, unless its partner already wins it;
@@ -63,12 +64,12 @@ class RegicideHeuristicBot(Bot):
         hand = obs.hand
         best, best_value = "keep", _hand_value(hand, obs.trump, obs.inverted) + 0.5  # a bias to keep
         for action in legal:
-            if action == "invert":
-                value = _hand_value(hand, obs.trump, not obs.inverted)
-            elif action.startswith("trump "):
-                value = _hand_value(hand, action[-1], obs.inverted)
-            else:
+            words = action.split()  # keep | invert | trump S | trump S invert
+            if words == ["keep"]:
                 continue
+            trump = words[1] if words[0] == "trump" else obs.trump
+            inverted = obs.inverted != (words[-1] == "invert")
+            value = _hand_value(hand, trump, inverted)
             if value > best_value:
                 best, best_value = action, value
         return best

@@ -2,7 +2,8 @@
 
 It announces every combination and the marriage, exchanges the seven of trumps whenever it
 may, and plays tricks with two ideas: take a trick when it brings points cheaply, and
-otherwise give away the cheapest card.
+otherwise give away the cheapest card. The trump jack beats everything and is never forced
+(RULES.md), so it keeps it for a trick worth taking rather than spend it on a cheap one.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from ..bot import Bot, Observation
 from ..games.tiercon import STRENGTH, beats, card_points
 
+JACK_WORTH = 10  # the trump jack is spent only on a led card of at least this many points
 
 class TierconHeuristicBot(Bot):
     """Announces everything, exchanges the trump seven, wins points cheaply, dumps low cards."""
@@ -46,6 +48,11 @@ class TierconHeuristicBot(Bot):
         return min(cards, key=lambda c: self._cost(c, trump))
 
     def _follow(self, cards: list[str], led: str, trump: str) -> str:
+        jack = "J" + trump
+        if jack in cards and len(cards) > 1 and card_points(led, trump) < JACK_WORTH:
+            # The jack need not be played (it is never forced), and it wins whenever it is
+            # played: keep it for a led card worth taking, or for the last trick.
+            cards = [c for c in cards if c != jack]
         winners = [c for c in cards if beats(c, led, trump)]
         if winners:
             same = [c for c in winners if c[1] == led[1] and led[1] != trump]

@@ -215,8 +215,9 @@ def ranking_from_scores(scores: Sequence[float]) -> list[int]:
 class Game:
     """A ruleset with fixed options; a factory for states.
 
-    Subclasses set ``id``, ``name``, ``min_players``, ``max_players``, ``OPTIONS``, ``SUMMARY``
-    and ``state_class``, and may override :meth:`_check_options` for checks across options.
+    Subclasses set ``id``, ``name``, ``min_players``, ``max_players``, ``OPTIONS``, ``SUMMARY``,
+    ``RULES_VERSION`` and ``state_class``, and may override :meth:`_check_options` for checks
+    across options.
     """
 
     id: ClassVar[str]
@@ -227,6 +228,11 @@ class Game:
     default_players: ClassVar[int]
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     SUMMARY: ClassVar[str] = ""
+    # The version of the rules this engine implements, in describe() as "rules_version". Bump
+    # it when a rule change makes old action logs replay differently (an action that was legal
+    # no longer is, or leads to another position): a stored match keeps the version it was
+    # played under. Every game sets its own; 1 is the first version.
+    RULES_VERSION: ClassVar[int] = 1
     state_class: ClassVar[type[State]]
 
     def __init__(self, players: int | None = None, **options: Any) -> None:
@@ -270,10 +276,12 @@ class Game:
 
     @classmethod
     def describe(cls) -> dict[str, Any]:
-        """The ruleset as data: id, name, player counts, options and a summary of the rules."""
+        """The ruleset as data: id, name, rules version, player counts, options and a summary of
+        the rules."""
         return {
             "id": cls.id,
             "name": cls.name,
+            "rules_version": cls.RULES_VERSION,
             "players": list(cls.player_counts()),
             "default_players": cls.default_players,
             "options": [o.describe() for o in cls.OPTIONS],

@@ -437,6 +437,7 @@ class FoolState(State):
 class Fool(Game):
     id = "fool"
     name = "Fool compris"
+    RULES_VERSION = 1  # see Game.RULES_VERSION
     min_players = 2
     max_players = 6
     # Decision (ours): four players by default, a usual Durak table.

@@ -366,6 +366,7 @@ class MerdeState(State):
 class Merde(Game):
     id = "merde"
     name = "Merde"
+    RULES_VERSION = 1  # see Game.RULES_VERSION
     min_players = 3
     max_players = 7
     default_players = 4

@@ -12,8 +12,8 @@ Phases of a deal, each with its actions:
   once everyone has passed);
 - ``"name_trump"``: the opener turned a joker and names the trump, ``trump c|d|h|s``;
 - ``"play"``: ``play C``;
-- ``"choose"``: the winner of a trick, before leading, plays ``keep``, ``trump S`` or
-  ``invert``.
+- ``"choose"``: the winner of a trick who did not lead it, before leading the next one,
+  plays ``keep``, ``trump S``, ``invert`` or ``trump S invert``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ _NORMAL = {card: RANK_ORDER.index(card[0]) for card in DECK if card not in JOKER
 _INVERTED = {card: len(RANK_ORDER) - 1 - v for card, v in _NORMAL.items()}
 _PLAY = {card: "play " + card for card in DECK}
 _TRUMP = {suit: "trump " + suit for suit in SUITS}
+_TRUMP_INVERT = {suit: f"trump {suit} invert" for suit in SUITS}
 
 
 def card_strength(card: str, inverted: bool) -> int:
@@ -220,7 +221,10 @@ class RegicideState(State):
         if phase == "play":
             return [_PLAY[c] for c in self._playable(self.hands[self.current_player])]  # type: ignore[index]
         if phase == "choose":
-            return ["keep", *(_TRUMP[s] for s in SUITS if s != self.trump), "invert"]
+            # Decision (ours): listed keep, trump S (suit order, the current trump left out),
+            # invert, then trump S invert in the same suit order.
+            others = [s for s in SUITS if s != self.trump]
+            return ["keep", *(_TRUMP[s] for s in others), "invert", *(_TRUMP_INVERT[s] for s in others)]
         if phase == "open":
             # If all pass, the dealer must open.
             return ["open"] if self._passes == self.players else ["open", "pass"]
@@ -232,10 +236,11 @@ class RegicideState(State):
         if phase == "play":
             self._play(seat, action[5:])
         elif phase == "choose":
-            if action == "invert":
+            words = action.split()  # keep | invert | trump S | trump S invert
+            if words[0] == "trump":
+                self.trump = words[1]
+            if words[-1] == "invert":
                 self.inverted = not self.inverted  # a second inversion restores the order
-            elif action != "keep":
-                self.trump = action[-1]
             self.phase = "play"  # the chooser now leads
         elif phase == "open":
             if action == "open":
@@ -257,15 +262,16 @@ class RegicideState(State):
         winner = trick_winner(trick, self.trump, self.inverted)
         self.won[winner].extend(c for _, c in trick)
         self.tricks_won[winner] += 1
-        previous = self.last_trick_winner
         self.last_trick, self.last_trick_winner, self.trick = trick, winner, []
         if not self.hands[winner]:
             self._end_deal()  # no choice follows the last trick of a deal
             return
         self.current_player = winner
-        # The winner chooses only if the same seat did not also win the previous trick (the
-        # first trick's winner always chooses); the same seat, also in team play.
-        self.phase = "choose" if winner != previous else "play"
+        # Decision (revised, RULES.md): the winner chooses only if that seat did not lead the
+        # trick. So the dealer, who leads the first trick, has no choice after winning it; and
+        # it is the seat that counts, also in team play: a partner winning the leader's trick
+        # has the choice.
+        self.phase = "choose" if winner != trick[0][0] else "play"
 
     # -- reasons for illegal actions -------------------------------------------------------
 
@@ -285,17 +291,23 @@ class RegicideState(State):
                 " 'trump h' or 'trump s'"
             )
         elif phase == "choose":
-            if action == f"trump {self.trump}":
+            if action in (f"trump {self.trump}", f"trump {self.trump} invert"):
                 why = f"{SUIT_NAMES[self.trump]} is already trump"  # type: ignore[index]
             elif verb == "play":
-                why = "you won the trick: first choose keep, trump (another suit) or invert, then lead"
+                why = (
+                    "you won the trick: first choose keep, trump (another suit), invert, or trump"
+                    " (another suit) and invert, then lead"
+                )
             elif verb == "trump":
-                why = "trump takes a suit letter: c, d, h or s"
+                why = "say 'trump' and a suit letter (c, d, h or s), then 'invert' to invert too"
+            elif verb == "invert":
+                why = "to change the trump and invert at once, say 'trump S invert'"
         elif verb in ("keep", "invert", "trump"):
-            if not self.trick and self.last_trick_winner == self.current_player:
-                why = "you won the previous trick too, so you lead without changing the rules"
+            last = self.last_trick
+            if not self.trick and last and last[0][0] == self.last_trick_winner == self.current_player:
+                why = "you led the last trick and won it, so you lead without changing the rules"
             else:
-                why = "only the winner of a trick may change the rules, before leading"
+                why = "only the winner of a trick who did not lead it may change the rules, before leading"
         elif verb in ("open", "pass"):
             why = f"the trump is already opened ({SUIT_NAMES[self.trump]})"  # type: ignore[index]
         elif verb == "play" and len(words) == 2:
@@ -395,6 +407,9 @@ class RegicideState(State):
 class Regicide(Game):
     id = "regicide"
     name = "Régicide"
+    # See Game.RULES_VERSION. 2: only a winner who did not lead the trick may change the rules
+    # (the dealer no longer chooses after winning the first trick); the choice trump S invert.
+    RULES_VERSION = 2
     min_players = 2
     max_players = 4
     # Decision (ours): two players by default, the seed's own advice ("the best option is
@@ -420,9 +435,10 @@ class Regicide(Game):
         " in four suits, ace low, plus two jokers above everything. After 9 cards each, a player"
         " opens the trump by turning the top card of the stock and taking it; the rest of the stock"
         " then fills the hands. Follow suit if able; a joker may always be played, and the first"
-        " joker wins the trick. The winner of a trick who did not win the previous one may keep"
-        " the rules, change the trump or invert the ranking. The player (team) with most tricks"
-        " scores that many points; the game ends when someone reaches 50."
+        " joker wins the trick. The winner of a trick who did not lead it (so never the dealer"
+        " after the first trick) may keep the rules, change the trump, invert the ranking, or"
+        " change the trump and invert at once. The player (team) with most tricks scores that"
+        " many points; the game ends when someone reaches 50."
     )
     state_class = RegicideState
 

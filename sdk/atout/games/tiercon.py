@@ -20,9 +20,10 @@ from .core import SUIT_NAMES, SUITS, Game, State, card_text, cards_text, make_de
 
 NATURAL = "789TJQKA"  # sequences use this order in every suit
 PLAIN_ORDER = "789JQKTA"
-# Decision (RULES.md): the seed's trump order "7, 8, D, K, T 10, 9, V" is read literally,
-# so in trumps the ace ranks below the ten.
-TRUMP_ORDER = "78QKAT9J"
+# Decision (revised, RULES.md): the seed's trump order "7, 8, D, K, T 10, 9, V" is a
+# transposition of its source's "7, 8, Q, K, 10, A, 9, J": in trumps, as in plain suits, the
+# ace ranks above the ten (the Belote / Klaberjass order; trump card points rise with rank).
+TRUMP_ORDER = "78QKTA9J"
 PLAIN_POINTS = {"A": 11, "T": 10, "K": 3, "Q": 2, "J": 1}
 # Decision (RULES.md): the seed's "Diamonds - 20 points" is the trump jack; so the deck holds
 # 140 card points and, with the last trick, a deal is worth 150.
@@ -128,6 +129,7 @@ class TierconState(State):
         self._stock = deck[19:]  # face down, top first; the face-up card is drawn after them
         self._strength = STRENGTH[self.trump]
         self._points = POINTS[self.trump]
+        self._jack = "J" + self.trump  # the trump jack, never forced (RULES.md)
         self._trick: list[tuple[int, str]] = []
         self._tricks: list[tuple[list[tuple[int, str]], int]] = []  # (cards, winner)
         self._won: list[list[str]] = [[], []]
@@ -188,6 +190,21 @@ class TierconState(State):
         if not self._trick:
             return hand  # the leader may lead any card
         led = self._trick[0][1]
+        jack = self._jack
+        if jack not in hand or len(hand) == 1:
+            return self._obliged(hand, led)  # a hand holding nothing but the trump jack plays it
+        # Decision (revised, RULES.md): the trump jack is never forced. The obligations are
+        # judged as if the jack were not in the hand; the jack itself may be played whenever
+        # the ordinary obligations (jack included) would allow it. So a jack that is the only
+        # trump need not answer a trump lead nor trump a plain suit, and a trump lead that only
+        # the jack could beat may be answered with a lower trump.
+        allowed = self._obliged([c for c in hand if c != jack], led)
+        if jack in self._obliged(hand, led):
+            allowed = [c for c in hand if c == jack or c in allowed]  # hand order
+        return allowed
+
+    def _obliged(self, hand: list[str], led: str) -> list[str]:
+        """The cards of ``hand`` the ordinary obligations allow in answer to ``led``."""
         suit = led[1]
         same = [c for c in hand if c[1] == suit]
         if same and not self._stock_count():
@@ -526,6 +543,8 @@ class TierconState(State):
 class Tiercon(Game):
     id = "tiercon"
     name = "Tierçon"
+    # See Game.RULES_VERSION. 2: the trump ace ranks above the ten; the trump jack is never forced.
+    RULES_VERSION = 2
     min_players = 2
     max_players = 2
     default_players = 2
@@ -533,9 +552,10 @@ class Tiercon(Game):
     SUMMARY = (
         "Two players, 32 cards, Belote family. Nine cards each; the next card is turned up, names "
         "trump and is the last card of the stock. Plain order 7 8 9 J Q K 10 A, trump order "
-        "7 8 Q K A 10 9 J. While the stock lasts: follow suit, else trump, else any; after each "
+        "7 8 Q K 10 A 9 J. While the stock lasts: follow suit, else trump, else any; after each "
         "trick the winner then the loser draws (after the first trick the loser cuts the stock). "
-        "Once the stock is empty: follow suit and beat if able, else trump. On the first turn a "
+        "Once the stock is empty: follow suit and beat if able, else trump. The trump jack is never "
+        "forced: the obligations are judged as if it were not in the hand. On the first turn a "
         "player may announce sequences (20/50/100) and four jacks (200), queens, kings or aces "
         "(100): only the best holder scores. King and queen of trumps: marriage, 20. The trump "
         "seven may be exchanged for the turned card. Card points and the last trick make 150 per "

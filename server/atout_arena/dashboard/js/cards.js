@@ -66,6 +66,7 @@ export function suitEl(letter) {
 }
 
 // An action string with its cards (and suits, for "trump h") drawn: a DocumentFragment.
+// Régicide's "trump h invert" (both changes at once) reads "trump ♥ + invert".
 export function actionEl(action) {
   const fragment = document.createDocumentFragment();
   const words = String(action).split(" ");
@@ -73,6 +74,7 @@ export function actionEl(action) {
     if (i) fragment.append(" ");
     if (isCard(word)) fragment.append(inlineCard(word));
     else if (i === 1 && words[0] === "trump" && SUITS[word]) fragment.append(suitEl(word));
+    else if (i === 2 && words[0] === "trump" && word === "invert") fragment.append("+ invert");
     else fragment.append(word);
   });
   return fragment;

@@ -201,7 +201,7 @@ function infoEl(ctx) {
   } else if (game === "regicide") {
     if (view.inverted) add("⇅ ranking inverted", "alert");
     if (view.carry) add(`${view.carry} points carried`);
-    if (view.choice) add("trick winner chooses: keep, trump or invert");
+    if (view.choice) add("trick winner chooses: keep, trump, invert, or trump + invert");
     if (view.team_tricks_won) add(`team tricks A ${view.team_tricks_won[0]} · B ${view.team_tricks_won[1]}`);
   } else if (game === "fool") {
     if (view.bout_limit) add(`bout limit ${view.bout_limit}`);
