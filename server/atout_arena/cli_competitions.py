@@ -29,7 +29,7 @@ from sqlalchemy.orm import sessionmaker
 
 from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
-from atout_arena.core.replay import load_match, replay_match
+from atout_arena.core.replay import RulesVersionMismatch, load_match, replay_match
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.core.vocabulary import TournamentStatus
@@ -134,7 +134,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if record is None:
         print(f"error: no match {args.match_id}", file=sys.stderr)
         return EXIT_USAGE
-    report = replay_match(record)
+    try:
+        report = replay_match(record)
+    except RulesVersionMismatch as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     print(report.summary())
     return EXIT_OK if report.ok else EXIT_FAIL
 

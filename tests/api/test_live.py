@@ -11,6 +11,8 @@ import httpx
 import pytest
 from e2e_helpers import wait_until
 
+from atout.games import GAMES
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -36,7 +38,7 @@ def read_events(url: str, path: str, token: str | None = None, limit_s: float = 
     return events
 
 
-def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_queues) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_queues, sessions) -> None:  # type: ignore[no-untyped-def]
     start_worker("live", concurrency=1)  # one match at a time: the last one is still queued below
     bots = connected_bots(4, "Sleepy", prefix="live", ATOUT_TEST_THINK_S="0.03")
     names = [name for name, _, _ in bots]
@@ -130,6 +132,20 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
     first_step = full["events"][1]
     assert len(first_step["hands"]) == 3 and first_step["action"] in first_step["legal"]
     assert api.as_bot(seat0_token).get(f"/v1/matches/{match['id']}/replay/full").status_code == 403
+    assert stored["rules_version"] == GAMES["merde"].RULES_VERSION
+    # A match stored under other rules is refused with the reason, never replayed falsely.
+    from atout_arena.core.models import Match
+
+    with sessions() as session:
+        session.get(Match, match["id"]).rules_version = 0
+        session.commit()
+    for path in ("replay", "replay?seat=0", "replay/full"):
+        refused = api.organizer.get(f"/v1/matches/{match['id']}/{path}")
+        assert refused.status_code == 409, refused.text
+        assert "played under version 0 of the merde rules" in refused.json()["detail"]
+    with sessions() as session:
+        session.get(Match, match["id"]).rules_version = GAMES["merde"].RULES_VERSION
+        session.commit()
 
     # The leaderboard, a bot's details (its own token), the metrics.
     def board_with_us() -> dict | None:  # a leaderboard is fitted again at most every few seconds

@@ -129,3 +129,41 @@ def test_replay_exits_0_when_the_match_reproduces_and_1_with_the_divergence(env,
                              capture_output=True,
                              text=True, timeout=60, env={**os.environ, **env})
     assert missing.returncode == 2 and "no match 999999" in missing.stderr
+
+
+@pytest.mark.parametrize("game", ["tiercon", "regicide", "merde"])
+def test_a_match_of_other_rules_is_refused_not_reported_as_a_divergence(env, make_bot, sessions, capsys,
+                                                                         game) -> None:  # type: ignore[no-untyped-def]
+    """Every stored match records the rules version it was played under; a replay under an
+    engine of another version says so and exits 2, never "DIVERGES"."""
+    from atout.games import GAMES
+    from atout_arena.core.settings import Settings
+    from atout_arena.services.tournaments import create_tournament
+    from atout_workers.world import build_world
+
+    players = 2 if game == "tiercon" else 3
+    bots = [make_bot(f"ver-{game}")[0].name for _ in range(players)]
+    tid = create_tournament(sessions, name="v", game=game, bots=bots, players=players, seed=4)
+    ids = start_tournament(sessions, tid)
+    current = GAMES[game].RULES_VERSION
+    with sessions() as session:
+        assert {session.get(Match, m).rules_version for m in ids} == {current}  # recorded when stored
+        session.get(Match, ids[0]).rules_version = 99  # as if an older (or newer) arena stored it
+        session.commit()
+    world = build_world(Settings.from_env())
+    rng = random.Random(2)
+    try:
+        played = run_match(world, ids[0], asker=lambda a: Answer(rng.choice(a.legal_actions), 1.0))
+        assert played == "finished"
+    finally:
+        world.close()
+    with sessions() as session:
+        assert session.get(Match, ids[0]).rules_version == current  # the worker's engine played it
+        session.get(Match, ids[0]).rules_version = current - 1 if current > 1 else current + 1
+        session.commit()
+    assert main(["replay", str(ids[0])]) == 2
+    captured = capsys.readouterr()
+    assert "DIVERGES" not in captured.out
+    old = current - 1 if current > 1 else current + 1
+    assert (f"match {ids[0]} was played under version {old} of the {game} rules; this arena's engine "
+            f"implements version {current}, so it cannot be replayed here") in captured.err

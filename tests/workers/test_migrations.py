@@ -74,3 +74,23 @@ def test_upgrade_head_on_postgresql_matches_the_models(postgres_url: str) -> Non
         diff = compare_metadata(context, Base.metadata)
     engine.dispose()
     assert diff == []
+
+
+def test_matches_stored_before_rules_versions_are_version_1(tmp_path: Path) -> None:
+    """Revision 0002 adds ``matches.rules_version``: a match stored under 0001 reads as played
+    under version 1 of its rules (what every arena before the second reading of RULES.md ran)."""
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, "0001")
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO matches (id, number, deal_group, rotation, game, options, seed, move_ms, "
+            "time_bank_ms, max_faults, status, attempts, created_at) VALUES "
+            "(1, 0, 0, 0, 'tiercon', '{}', 7, 1000, 0, 3, 'finished', 1, '2026-11-30 12:00:00')"
+        ))
+    engine.dispose()
+    upgrade(url)
+    engine = make_engine(url)
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT rules_version FROM matches WHERE id = 1")).scalar() == 1
+    engine.dispose()

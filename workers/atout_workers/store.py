@@ -186,6 +186,7 @@ def store_result(
             "status": MatchStatus.FINISHED, "finished_at": now, "heartbeat_at": now,
             "outcome": outcome.outcome, "scores": outcome.scores, "ranking": outcome.ranking,
             "actions": [step.to_json() for step in outcome.steps], "error": None,
+            "rules_version": outcome.rules_version,
         }):
             session.rollback()
             return None

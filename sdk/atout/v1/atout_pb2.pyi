@@ -171,20 +171,22 @@ class GameOption(_message.Message):
     def __init__(self, name: _Optional[str] = ..., default_json: _Optional[str] = ..., choices_json: _Optional[_Iterable[str]] = ..., allowed: _Optional[str] = ..., doc: _Optional[str] = ...) -> None: ...
 
 class GameInfo(_message.Message):
-    __slots__ = ("id", "name", "players", "default_players", "options", "summary")
+    __slots__ = ("id", "name", "players", "default_players", "options", "summary", "rules_version")
     ID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     DEFAULT_PLAYERS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_FIELD_NUMBER: _ClassVar[int]
     SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    RULES_VERSION_FIELD_NUMBER: _ClassVar[int]
     id: str
     name: str
     players: _containers.RepeatedScalarFieldContainer[int]
     default_players: int
     options: _containers.RepeatedCompositeFieldContainer[GameOption]
     summary: str
-    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., players: _Optional[_Iterable[int]] = ..., default_players: _Optional[int] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., summary: _Optional[str] = ...) -> None: ...
+    rules_version: int
+    def __init__(self, id: _Optional[str] = ..., name: _Optional[str] = ..., players: _Optional[_Iterable[int]] = ..., default_players: _Optional[int] = ..., options: _Optional[_Iterable[_Union[GameOption, _Mapping]]] = ..., summary: _Optional[str] = ..., rules_version: _Optional[int] = ...) -> None: ...
 
 class ListGamesResponse(_message.Message):
     __slots__ = ("games",)

@@ -165,6 +165,7 @@ def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
         "seed": match.seed if match.status in MATCH_DONE else None,
         "move_ms": match.move_ms,
         "max_faults": match.max_faults,
+        "rules_version": match.rules_version,
         "created_at": aware(match.created_at),
         "started_at": aware(match.started_at),
         "finished_at": aware(match.finished_at),

@@ -58,6 +58,7 @@ class GamePublic(BaseModel):
     default_players: int
     options: list[GameOption]
     summary: str = Field(description="the rules in a paragraph (RULES.md has them all)")
+    rules_version: int = Field(description="the version of these rules; stored with every match played")
 
 
 # -- bots -------------------------------------------------------------------------------------
@@ -331,6 +332,7 @@ class MatchPublic(BaseModel):
     seed: int | None = Field(description="shown once the match is over (it deals every card)")
     move_ms: int
     max_faults: int
+    rules_version: int = Field(description="the version of the game's rules it was played under")
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from atout.games import State, new_game, ranking_from_scores
+from atout.games import GAMES, State, new_game, ranking_from_scores
 from atout_arena.core.vocabulary import FAULT_KINDS, Fault, Outcome, PlayedBy
 
 
@@ -136,6 +136,7 @@ class MatchOutcome:
     forfeited: list[bool]
     think_ms: list[float]
     steps: list[Step] = field(default_factory=list)
+    rules_version: int = 1  # of the engine that played it
 
     @property
     def outcome(self) -> str:
@@ -160,6 +161,11 @@ def ranking_with_forfeits(scores: Sequence[float], engine_ranking: Sequence[int]
         if f:
             places[i] = last
     return places
+
+
+def rules_version(game: str) -> int:
+    """The version of ``game``'s rules this engine plays (``Game.RULES_VERSION``)."""
+    return GAMES[game].RULES_VERSION
 
 
 def legality_check(state: State) -> Callable[[str], str | None]:
@@ -261,4 +267,5 @@ def play_match(
         forfeited=forfeited,
         think_ms=think,
         steps=steps,
+        rules_version=rules_version(setup.game),
     )

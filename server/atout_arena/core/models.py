@@ -187,6 +187,11 @@ class Match(Base):
     move_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=1000)
     time_bank_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     max_faults: Mapped[int] = mapped_column(Integer, nullable=False, default=3)
+    # The version of the game's rules the match was played under (Game.RULES_VERSION): set when
+    # it is stored, and again by the worker that stores its result. A match of another version
+    # does not replay under this engine (core.replay refuses it). Matches stored before the
+    # column existed were played under version 1.
+    rules_version: Mapped[int] = mapped_column(Integer, nullable=False, default=1, server_default="1")
 
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
     attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

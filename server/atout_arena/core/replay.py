@@ -5,6 +5,10 @@ seat the engine says is to act, legal, a fallback equal to the first legal actio
 adding up to the stored forfeits, and the final scores and ranking (forfeits applied) equal to
 the stored ones. It reports the first divergence.
 
+A match played under another version of its game's rules (``Game.RULES_VERSION``, stored with
+the match) is not replayed at all: :func:`check_rules_version` raises
+:class:`RulesVersionMismatch`, which says so, instead of a false divergence.
+
 :func:`replay_views` gives the match step by step as one seat saw it, or as a spectator
 (``seat=None``: the public view, no hidden card), for the REST API and the dashboard.
 """
@@ -18,7 +22,7 @@ from typing import Any
 from sqlalchemy.orm import selectinload, sessionmaker
 
 from atout.games import IllegalAction, State, new_game
-from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits
+from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits, rules_version
 from atout_arena.core.models import Match
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MatchStatus, PlayedBy
@@ -40,6 +44,7 @@ class MatchRecord:
     ranking: list[int] | None
     forfeited: list[bool] = field(default_factory=list)
     seat_names: list[str] = field(default_factory=list)
+    rules_version: int = 1
 
     @classmethod
     def of(cls, match: Match) -> MatchRecord:
@@ -50,6 +55,7 @@ class MatchRecord:
             actions=list(match.actions or []), scores=match.scores, ranking=match.ranking,
             forfeited=[bool(s.forfeited) for s in seats],
             seat_names=[s.bot.name if s.bot is not None else str(s.bot_id) for s in seats],
+            rules_version=int(match.rules_version),
         )
 
     def steps(self) -> list[Step]:
@@ -57,6 +63,22 @@ class MatchRecord:
 
     def new_state(self) -> State:
         return new_game(self.game, players=self.players, **self.options).new_state(seed=self.seed)
+
+
+class RulesVersionMismatch(ValueError):  # noqa: N818 - a refusal, said in its message
+    """The match was played under other rules than this engine's: it cannot be replayed here."""
+
+
+def check_rules_version(record: MatchRecord) -> None:
+    """Raise :class:`RulesVersionMismatch` unless ``record`` was played under the rules this
+    engine implements."""
+    current = rules_version(record.game)
+    if record.rules_version != current:
+        raise RulesVersionMismatch(
+            f"match {record.id} was played under version {record.rules_version} of the {record.game} "
+            f"rules; this arena's engine implements version {current}, so it cannot be replayed "
+            f"here (its stored result stands; replay it with an arena of version {record.rules_version})"
+        )
 
 
 def load_match(sessions: sessionmaker, match_id: int) -> MatchRecord | None:
@@ -86,7 +108,9 @@ class ReplayReport:
 
 
 def replay_match(record: MatchRecord) -> ReplayReport:
-    """Re-run ``record`` and compare with what was stored (see the module docstring)."""
+    """Re-run ``record`` and compare with what was stored (see the module docstring). Raises
+    :class:`RulesVersionMismatch` for a match of other rules."""
+    check_rules_version(record)
     if record.status != MatchStatus.FINISHED or record.scores is None or record.ranking is None:
         return ReplayReport(record.id, False, 0,
                             divergence=f"the match is {record.status}: there is no result to reproduce")
@@ -132,7 +156,9 @@ def replay_match(record: MatchRecord) -> ReplayReport:
 
 
 def iter_views(record: MatchRecord, seat: int | None) -> Iterator[dict[str, Any]]:
-    """The events of :func:`replay_views`, one at a time."""
+    """The events of :func:`replay_views`, one at a time (:class:`RulesVersionMismatch` for a
+    match of other rules)."""
+    check_rules_version(record)
     if seat is not None and not (isinstance(seat, int) and 0 <= seat < record.players):
         raise ValueError(f"seat {seat!r} is not a seat of match {record.id} (0..{record.players - 1})")
     state = record.new_state()

@@ -97,6 +97,7 @@ def game_info(description: dict[str, Any]) -> pb.GameInfo:
         players=description["players"],
         default_players=description["default_players"],
         summary=description.get("summary", ""),
+        rules_version=description["rules_version"],
         options=[
             pb.GameOption(
                 name=o["name"],

@@ -31,6 +31,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from atout.games import new_game
+from atout_arena.core.match import rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, utcnow
 from atout_arena.core.relay import is_connected
 from atout_arena.core.tasks import Tasks
@@ -151,6 +152,7 @@ def start_practice(
             move_ms=move_ms,
             time_bank_ms=0,
             max_faults=0,  # practice: never forfeit, every decision is asked
+            rules_version=rules_version(game),
             status=MatchStatus.QUEUED,
             queued_at=utcnow(),
         )

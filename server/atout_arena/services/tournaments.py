@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from atout_arena.core.match import rules_version
 from atout_arena.core.models import (
     Bot,
     Match,
@@ -79,7 +80,7 @@ def create_tournament(
                 tournament_id=tournament.id, number=scheduled.index, deal_group=scheduled.deal_group,
                 rotation=scheduled.rotation, game=spec.game, options=spec.options, seed=scheduled.seed,
                 move_ms=spec.move_ms, time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults,
-                status=MatchStatus.PENDING,
+                rules_version=rules_version(spec.game), status=MatchStatus.PENDING,
             )
             match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(scheduled.seats)]
             session.add(match)

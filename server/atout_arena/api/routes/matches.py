@@ -18,7 +18,13 @@ from atout_arena.api.deps import ArenaDep, Caller, CallerDep, MatchIdPath, Organ
 from atout_arena.api.schemas import MatchPage, MatchPublic, Replay
 from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.models import Match
-from atout_arena.core.replay import MatchRecord, iter_views, load_match
+from atout_arena.core.replay import (
+    MatchRecord,
+    RulesVersionMismatch,
+    check_rules_version,
+    iter_views,
+    load_match,
+)
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MATCH_DONE, MATCH_STATUSES, MatchStatus
 from atout_arena.services.bots import find_bot
@@ -41,6 +47,7 @@ SeatQuery = Annotated[
         "that seat's bot only); none: the spectators' public view",
     ),
 ]
+NOT_REPLAYABLE = {409: {"description": "the match is not finished, or was played under other rules"}}
 
 
 def _match(session: Session, match_id: int) -> Match:
@@ -134,13 +141,17 @@ def _record(arena: ArenaDep, session: Session, match_id: int) -> tuple[Match, Ma
         )
     record = load_match(arena.sessions, match_id)
     assert record is not None
+    try:
+        check_rules_version(record)
+    except RulesVersionMismatch as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return match, record
 
 
 @router.get(
     "/{match_id}/replay",
     response_model=Replay,
-    responses={**NOT_FOUND, **SEAT_AUTH, 409: {"description": "the match is not finished"}},
+    responses={**NOT_FOUND, **SEAT_AUTH, **NOT_REPLAYABLE},
 )
 def replay(
     match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep, seat: SeatQuery = None
@@ -206,7 +217,7 @@ def full_views(record: MatchRecord) -> list[dict[str, Any]]:
 @router.get(
     "/{match_id}/replay/full",
     response_model=Replay,
-    responses={**NOT_FOUND, 401: {}, 403: {}, 409: {"description": "the match is not finished"}},
+    responses={**NOT_FOUND, 401: {}, 403: {}, **NOT_REPLAYABLE},
 )
 def full_replay(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> Replay:
     """The whole match for organizers: the public view at every step plus every seat's hand
