@@ -355,6 +355,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"target >= 3000 decisions/s: {'met' if max(rates.values()) >= 3000 else 'NOT met'}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+    raw_per_s = 1000.0 / results["raw_p50_ms"]  # one stream's ping-pong round trips per second
+    in_flight = " ".join(f"decisions_{k}/raw_roundtrips={rate / raw_per_s:.2f}" for k, rate in rates.items())
+    print(f"ratios: arena_p50/raw_p50={ratio:.2f} {in_flight}")
     return 0
 
 
