@@ -94,3 +94,22 @@ def test_matches_stored_before_rules_versions_are_version_1(tmp_path: Path) -> N
     with engine.connect() as connection:
         assert connection.execute(text("SELECT rules_version FROM matches WHERE id = 1")).scalar() == 1
     engine.dispose()
+
+
+def test_an_older_embedded_database_gets_the_new_columns(tmp_path: Path) -> None:
+    """A SQLite file made by an older arena (``create_all``, no Alembic) keeps working: the arena
+    adds ``matches.rules_version`` (old matches: version 1) when it opens it."""
+    url = f"sqlite:///{tmp_path / 'var.db'}"
+    upgrade(url, "0001")  # the schema an older arena made
+    engine = make_engine(url)
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO matches (id, number, deal_group, rotation, game, options, seed, move_ms, "
+            "time_bank_ms, max_faults, status, attempts, created_at) VALUES "
+            "(1, 0, 0, 0, 'regicide', '{}', 7, 1000, 0, 3, 'finished', 1, '2026-11-30 12:00:00')"
+        ))
+    create_all(engine)
+    create_all(engine)  # twice: nothing left to add
+    with engine.connect() as connection:
+        assert connection.execute(text("SELECT rules_version FROM matches WHERE id = 1")).scalar() == 1
+    engine.dispose()

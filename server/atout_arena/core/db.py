@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -55,8 +55,22 @@ def make_session_factory(engine: Engine) -> sessionmaker:
 
 
 def create_all(engine: Engine) -> None:
-    """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`)."""
+    """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`),
+    and add to existing tables the columns added since with a server default (such as
+    ``matches.rules_version``), so that a database made by an older arena keeps working. Alembic
+    (``atout_arena.migrations``) remains the way to upgrade a shared PostgreSQL database."""
     Base.metadata.create_all(engine)
+    existing = inspect(engine)
+    with engine.begin() as connection:
+        for table in Base.metadata.sorted_tables:
+            have = {c["name"] for c in existing.get_columns(table.name)}
+            for column in table.columns:
+                if column.name not in have and column.server_default is not None:
+                    kind = column.type.compile(dialect=engine.dialect)
+                    default = column.server_default.arg  # type: ignore[attr-defined]
+                    connection.exec_driver_sql(
+                        f'ALTER TABLE {table.name} ADD COLUMN {column.name} {kind} NOT NULL DEFAULT {default}'
+                    )
 
 
 def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker]:
