@@ -38,6 +38,7 @@ class _Request:
     answer: str | None = None  # None while the bot thinks, or when it gave no answer
     done: bool = False
     retries: int = 0
+    think_ms: float = 0.0  # the bot's own time in act(), sent with the action
 
 
 @dataclass
@@ -119,7 +120,7 @@ class MatchDispatcher:
                 if known is not None:
                     # Sent again after a reconnect: answer from memory, never ask the bot twice.
                     if known.done and known.answer is not None:
-                        self._send_action(match_id, body.request_id, known.answer)
+                        self._send_action(match_id, body.request_id, known.answer, known.think_ms)
                     return
                 match.requests[body.request_id] = _Request(None)
                 while len(match.requests) > _REMEMBERED_REQUESTS:
@@ -235,6 +236,7 @@ class MatchDispatcher:
         with match.lock:
             request = match.requests.setdefault(req.request_id, _Request(None))
             request.observation = observation
+        started = time.perf_counter()
         try:
             answer = bot.act(observation)
         except Exception:
@@ -247,6 +249,7 @@ class MatchDispatcher:
             )
             request.done = True
             return
+        request.think_ms = (time.perf_counter() - started) * 1000
         elapsed_ms = (time.monotonic() - received) * 1000
         if req.deadline_ms and elapsed_ms > req.deadline_ms:
             log.warning(
@@ -290,10 +293,13 @@ class MatchDispatcher:
             )
         request.answer = answer
         request.done = True
-        self._send_action(match.match_id, request_id, answer)
+        self._send_action(match.match_id, request_id, answer, request.think_ms)
 
-    def _send_action(self, match_id: str, request_id: str, action: str) -> None:
-        self._send(pb.BotMessage(action=pb.Action(request_id=request_id, match_id=match_id, action=action)))
+    def _send_action(self, match_id: str, request_id: str, action: str, think_ms: float = 0.0) -> None:
+        """An answer, with the bot's own time in ``act()`` (the arena tells it from network time)."""
+        self._send(pb.BotMessage(action=pb.Action(
+            request_id=request_id, match_id=match_id, action=action, think_ms=round(think_ms, 3)
+        )))
 
     def _on_rejection(self, match: _Match, rej: pb.Rejection) -> None:
         seat = match.info.seat if match.info is not None else -1

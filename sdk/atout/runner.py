@@ -52,6 +52,7 @@ from .v1 import atout_pb2_grpc
 log = logging.getLogger("atout")
 
 PROTOCOL_VERSION = 1
+MAX_VERSION_LENGTH = 64  # a Hello version label (the arena refuses longer ones)
 DEFAULT_SERVER = "127.0.0.1:50051"
 
 
@@ -151,6 +152,7 @@ class Runner:
         keepalive: float = 20.0,
         tls: bool = False,
         stop: threading.Event | None = None,
+        version: str | None = None,
     ) -> None:
         if isinstance(bot, Bot):
             raise TypeError(
@@ -164,6 +166,10 @@ class Runner:
         token = token if token is not None else os.environ.get("ATOUT_TOKEN")
         if not token:
             raise AuthenticationError("no bot token: pass token=... or set ATOUT_TOKEN")
+        version = (version if version is not None else os.environ.get("ATOUT_BOT_VERSION", "")).strip()
+        if len(version) > MAX_VERSION_LENGTH or not version.isprintable():
+            raise ValueError(f"version {version[:80]!r}: at most {MAX_VERSION_LENGTH} printable characters")
+        self.version = version
         self.factory = bot
         self.server = server
         self._token = token
@@ -256,7 +262,8 @@ class Runner:
         """Run one Connect call to its end; record why it ended on ``conn``."""
         self.connections += 1
         log.info("connecting to %s", self.server)
-        hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, client=client_string()))
+        hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, client=client_string(),
+                                             version=self.version))
         # A fresh channel per attempt: a channel that failed keeps its own (long) backoff.
         with self._channel() as channel:
             stub = atout_pb2_grpc.BotGatewayStub(channel)
@@ -377,6 +384,7 @@ def run(
     tls: bool = False,
     stop: threading.Event | None = None,
     handle_signals: bool = True,
+    version: str | None = None,
 ) -> None:
     """Connect ``bot`` to the arena at ``server`` and play every match it is seated in.
 
@@ -390,6 +398,9 @@ def run(
     - ``connect_timeout``: seconds to wait for the arena's Welcome; ``keepalive``: seconds of
       silence before pinging the arena when it did not announce its own interval (a stream silent
       for three intervals is reconnected).
+    - ``version``: a free label of this version of the bot (e.g. a git commit; default the
+      ``ATOUT_BOT_VERSION`` environment variable, or none), sent in Hello: every match stores the
+      version each seat played with, and two versions of one bot may be connected at once.
     - ``stop``: an event that ends the runner when set. With ``handle_signals`` (and on the main
       thread) Ctrl-C and SIGTERM end it cleanly too.
 
@@ -409,6 +420,7 @@ def run(
         keepalive=keepalive,
         tls=tls,
         stop=stop,
+        version=version,
     )
     if not logging.getLogger().handlers and not log.handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -263,3 +263,47 @@ def test_a_match_that_ends_while_the_bot_is_away_ends_for_it_when_it_is_back(
     assert seen == [("match_start", "m-away"), ("match_end", "m-away")]
     assert [e["pid"] for e in read_events(events)] == [bot.popen.pid] * 2  # the same bot process
     assert read_events(events)[-1]["scores"] == [5, 3, 1]
+
+
+def test_the_bot_reports_its_own_think_time_beside_the_latency_the_arena_sees(
+    address, make_bot, spawn_bot, decisions
+) -> None:  # type: ignore[no-untyped-def]
+    """The SDK times ``act()`` and sends it with the action; the worker gets both figures: the
+    difference is network and queueing time."""
+    info, token = make_bot()
+    spawn_bot(address, token, "Slow", ATOUT_TEST_SLEEP_S="0.2")
+    connected(decisions, info.bot_id)
+    decision = decisions.request(info.bot_id, "m-think", deadline_ms=5000, **engine_request())
+    assert decision.ok, decision
+    assert decision.bot_think_ms is not None and 195 <= decision.bot_think_ms < 1000, decision
+    assert decision.think_ms >= decision.bot_think_ms  # observed = the bot's own + the way there and back
+
+
+def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_bot, decisions,
+                                                       redis_client, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """One stream per version; a seat asking for a version is played by that stream, a seat
+    asking for none by the most recently connected one; the same version replaces its stream."""
+    from atout_arena.core.keys import stream_address
+    from atout_arena.core.relay import is_connected, seat_address
+
+    info, token = make_bot()
+    events = {v: tmp_path / f"{v}.jsonl" for v in ("v1", "v2")}
+    first = spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v1",
+                      ATOUT_TEST_EVENTS=str(events["v1"]))
+    wait_until(lambda: is_connected(redis_client, info.bot_id, "v1"), 15, "v1 to connect")
+    spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v2", ATOUT_TEST_EVENTS=str(events["v2"]))
+    wait_until(lambda: is_connected(redis_client, info.bot_id, "v2"), 15, "v2 to connect")
+    assert is_connected(redis_client, info.bot_id, "v1")  # both at once: v2 did not replace v1
+    assert seat_address(redis_client, info.bot_id) == stream_address(info.bot_id, "v2")  # the latest
+    assert not is_connected(redis_client, info.bot_id, "v3")
+    for version in ("v1", "v2"):
+        decision = decisions.request(stream_address(info.bot_id, version), f"m-{version}", deadline_ms=5000,
+                                     **engine_request())
+        assert decision.ok, (version, decision)
+    asked = {v: [e["match_id"] for e in read_events(path) if e["event"] == "act"]
+             for v, path in events.items()}
+    assert asked == {"v1": ["m-v1"], "v2": ["m-v2"]}
+    again = spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v1")  # the same version again
+    assert first.popen.wait(15) == 3  # replaced, as a second stream of an unversioned bot is
+    assert again.popen.poll() is None and is_connected(redis_client, info.bot_id, "v1")
+    assert is_connected(redis_client, info.bot_id, "v2")

@@ -211,8 +211,8 @@ def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> N
 def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process(
     world, make_bot, redis_client
 ) -> None:  # type: ignore[no-untyped-def]
-    """What a worker does with a practice match (the sweeper sent it there) and what the API's
-    and the game servers' practice threads do: ``run_match`` plays the house seats in-process
+    """What a worker does with a practice match (from the practice queue, or the sweeper):
+    ``run_match`` plays the house seats in-process
     (never faulted ``disconnected``), asks only the visiting seat, stores it unrated."""
     from atout_arena.core.models import RatingChange
     from atout_arena.core.relay import ended_key, inbox_key, matches_key
@@ -231,7 +231,11 @@ def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process
     assert set(asked) == {1}
     record = load_match(world.sessions, match_id)
     assert {seat for seat, *_ in record.actions} == {0, 1, 2}
-    assert all(by == "bot" and not faults for _, _, by, _, faults, _ in record.actions), record.actions
+    steps = record.steps()
+    assert all(step.by == "bot" and not step.faults for step in steps), record.actions
+    # house bots play in-process: all of their time is their own; this visitor told none
+    assert all(s.bot_ms is not None and s.bot_ms <= s.think_ms + 1e-6 for s in steps if s.seat != 1), steps
+    assert all(s.bot_ms is None for s in steps if s.seat == 1)
     assert replay_match(record).ok
     with world.sessions() as session:
         match = session.get(Match, match_id)

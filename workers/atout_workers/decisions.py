@@ -38,7 +38,6 @@ from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
     MAX_DEADLINE_MS,
-    REPLY_ACTION,
     REPLY_DISCONNECTED,
     REPLY_MARGIN_S,
     REQ_GRACE_MS,
@@ -47,6 +46,7 @@ from atout_arena.core.relay import (
     conn_key,
     notify_command,
     now_ms,
+    parse_reply,
     push_decision_command,
     reject_command,
     reply_key,
@@ -66,6 +66,7 @@ class Decision:
     fault: Fault | None
     think_ms: float  # from the request pushed to the legal answer received (or to the fault)
     rejected: tuple[tuple[str, str], ...] = ()  # (illegal answer, reason given), in order
+    bot_think_ms: float | None = None  # the bot's own time for the legal answer, as it told it
 
     @property
     def ok(self) -> bool:
@@ -126,8 +127,9 @@ class _Exchange:
     def _elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000
 
-    def outcome(self, fault: Fault | None, action: str | None = None) -> Decision:
-        return Decision(self.request_id, action, fault, self._elapsed_ms(), tuple(self.rejected))
+    def outcome(self, fault: Fault | None, action: str | None = None,
+                bot_ms: float | None = None) -> Decision:
+        return Decision(self.request_id, action, fault, self._elapsed_ms(), tuple(self.rejected), bot_ms)
 
     def on_reply(self, popped: Any) -> Decision | tuple[Any, ...] | None:
         """A Decision when done; the REJECT command to send (then wait again); or None when
@@ -137,12 +139,10 @@ class _Exchange:
         value: bytes = popped[1]
         if value == REPLY_DISCONNECTED:
             return self.outcome(Fault.DISCONNECTED)
-        if not value.startswith(REPLY_ACTION):
-            raise ValueError(f"unexpected reply entry {value[:40]!r} for request {self.request_id}")
-        action = value[1:].decode("utf-8", errors="replace")
+        action, bot_ms = parse_reply(value)
         reason = self.check(action)
         if reason is None:
-            return self.outcome(None, action)
+            return self.outcome(None, action, bot_ms)
         self.rejected.append((action, reason))
         if now_ms() >= self.deadline_unix_ms:
             return None

@@ -64,7 +64,8 @@ class HouseAsker:
             return Answer(None, _ms(started), Fault.ILLEGAL, f"house bot error: {type(exc).__name__}: {exc}")
         if reason is not None:
             return Answer(None, _ms(started), Fault.ILLEGAL, f"{action!r}: {reason}", rejected=1)
-        return Answer(action, _ms(started))
+        elapsed = _ms(started)
+        return Answer(action, elapsed, bot_ms=elapsed)  # in-process: no network, all of it is thinking
 
     def finish(self, scores: list[int], ranking: list[int], reason: str) -> None:
         for seat, player in self.players.items():

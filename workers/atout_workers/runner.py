@@ -26,7 +26,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
@@ -44,6 +44,7 @@ from atout_arena.core.match import (
     Step,
     play_match,
 )
+from atout_arena.core.relay import seat_address
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -74,7 +75,7 @@ def decision_asker(client: DecisionClient) -> Asker:
     """The match loop's ``ask``, through the worker-side call of the game servers' relay."""
 
     def ask(a: DecisionAsk) -> Answer:
-        d = client.request(str(a.bot.bot_id), a.match_id, a.game, a.seat, a.observation, a.legal_actions,
+        d = client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
                            a.deadline_ms, a.check)
         detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
         if d.fault is not None and d.fault == Fault.TIMEOUT:
@@ -82,7 +83,7 @@ def decision_asker(client: DecisionClient) -> Asker:
         elif d.fault is not None and d.fault == Fault.DISCONNECTED:
             detail = detail or "not connected"
         fault = None if d.fault is None else str(d.fault)
-        return Answer(d.action, d.think_ms, fault, detail, len(d.rejected))
+        return Answer(d.action, d.think_ms, fault, detail, len(d.rejected), d.bot_think_ms)
 
     return ask
 
@@ -177,6 +178,18 @@ def with_house_bots(ask: Asker, setup: MatchSetup) -> Asker:
     return ask
 
 
+def with_stream_addresses(redis_client: Any, setup: MatchSetup) -> MatchSetup:
+    """The setup with each visiting seat's stream address, chosen once as the match starts:
+    the stream of the version the seat asks for, or the bot's current stream (the version it
+    was played with is stored with the result)."""
+    seats = tuple(
+        seat if is_house(seat.name)
+        else replace(seat, address=seat_address(redis_client, seat.bot_id, seat.version))
+        for seat in setup.seats
+    )
+    return replace(setup, seats=seats)
+
+
 def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
     """The seats of bots that play over the network (every seat but the house bots')."""
     return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
@@ -188,7 +201,7 @@ def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, r
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
     for seat, bot in visiting_seats(setup):
         try:
-            world.decisions.match_end(str(bot.bot_id), setup.match_id, seat, scores, ranking, reason)
+            world.decisions.match_end(bot.stream, setup.match_id, seat, scores, ranking, reason)
         except redis.RedisError:
             log.warning("match %s: could not tell bot %s the match ended", setup.match_id, bot.name)
     if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
@@ -213,6 +226,7 @@ def run_match(
     if claimed is None:
         return "skipped"
     setup, attempts = claimed
+    setup = with_stream_addresses(world.redis, setup)
     if attempts > world.settings.match_attempts:
         completion = store.fail_match(world.sessions, match_id, runner,
                                       f"gave up after {attempts - 1} attempts without a result")
@@ -246,7 +260,7 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     try:
         names = [s.name for s in setup.seats]
         for seat, bot in visiting_seats(setup):
-            world.decisions.match_start(str(bot.bot_id), setup.match_id, setup.game, seat,
+            world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
                                         len(setup.seats), setup.options, names)
         outcome = play_match(setup, ask, on_step, on_start=publisher.start)
     except LeaseLost:
@@ -269,7 +283,8 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
         return "failed"
 
-    completion = store.store_result(world.sessions, match_id, runner, outcome)
+    completion = store.store_result(world.sessions, match_id, runner, outcome,
+                                    played_versions=[s.played_version for s in setup.seats])
     if completion is None:
         return "duplicate"
     elapsed = time.perf_counter() - started

@@ -62,7 +62,7 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
         game=match.game,
         options=dict(match.options or {}),
         seed=int(match.seed),
-        seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}")) for s in seats),
+        seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version) for s in seats),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
     )
 
@@ -176,7 +176,8 @@ def _tournament_done(session: Session, tournament_id: int | None) -> bool:
 
 
 def store_result(
-    sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True
+    sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True,
+    played_versions: Sequence[str] | None = None,
 ) -> Completion | None:
     """Store the result of a match we hold, update the online ratings, and say whether its
     tournament is complete. None (nothing stored) when the match is not ours any more."""
@@ -199,6 +200,8 @@ def store_result(
             s.faults = outcome.faults[s.seat]
             s.forfeited = outcome.forfeited[s.seat]
             s.think_ms = outcome.think_ms[s.seat]
+            if played_versions is not None:
+                s.played_version = played_versions[s.seat]
         bot_ids = [s.bot_id for s in seats]
         completion = Completion(match_id, match.game, match.tournament_id, False)
         names = session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()

@@ -19,22 +19,26 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "client")
+    __slots__ = ("protocol_version", "client", "version")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     client: str
-    def __init__(self, protocol_version: _Optional[int] = ..., client: _Optional[str] = ...) -> None: ...
+    version: str
+    def __init__(self, protocol_version: _Optional[int] = ..., client: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("request_id", "match_id", "action")
+    __slots__ = ("request_id", "match_id", "action", "think_ms")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    THINK_MS_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     action: str
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ...) -> None: ...
+    think_ms: float
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., think_ms: _Optional[float] = ...) -> None: ...
 
 class Ping(_message.Message):
     __slots__ = ("nonce",)

@@ -104,9 +104,21 @@ def bot_detail(
             "score": s.score,
             "faults": s.faults,
             "forfeited": s.forfeited,
+            "version": s.played_version,
             "finished_at": aware(m.finished_at),
         }
         for s, m in seats
+    ]
+    detail["versions"] = [
+        {"version": version, "matches": int(n), "wins": int(wins or 0),
+         "mean_place": None if mean is None else float(mean)}
+        for version, n, wins, mean in session.execute(
+            select(MatchSeat.played_version, func.count(), func.sum(case((MatchSeat.place == 1, 1), else_=0)),
+                   func.avg(MatchSeat.place))
+            .join(Match, Match.id == MatchSeat.match_id)
+            .where(MatchSeat.bot_id == bot.id, Match.status == MatchStatus.FINISHED)
+            .group_by(MatchSeat.played_version).order_by(MatchSeat.played_version)
+        ).all()
     ]
     total, forfeits = session.execute(
         select(
@@ -123,6 +135,8 @@ def bot_detail(
     ).all()
     kinds: Counter[str] = Counter()
     think: list[float] = []
+    told: list[float] = []
+    network: list[float] = []
     for seat, actions in counted:
         for ply, row in enumerate(actions or []):
             step = Step.from_json(ply, row)
@@ -131,17 +145,27 @@ def bot_detail(
             kinds.update(step.faults)
             if step.by == PlayedBy.BOT:
                 think.append(step.think_ms)
+                if step.bot_ms is not None:
+                    told.append(step.bot_ms)
+                    network.append(max(0.0, step.think_ms - step.bot_ms))
     detail["faults"] = {
         "total": int(total),
         "forfeits": int(forfeits),
         **{kind: kinds[kind] for kind in FAULT_KINDS},
         "matches_counted": len(counted),
     }
-    p50, p99 = (float(v) for v in np.percentile(think, [50, 99])) if think else (None, None)
+    p50, p99 = _p50_p99(think)
+    bot_p50, bot_p99 = _p50_p99(told)
+    net_p50, net_p99 = _p50_p99(network)
     detail["think_time"] = {
         "decisions": len(think),
         "p50_ms": p50,
         "p99_ms": p99,
+        "told": len(told),
+        "bot_p50_ms": bot_p50,
+        "bot_p99_ms": bot_p99,
+        "network_p50_ms": net_p50,
+        "network_p99_ms": net_p99,
         "matches_counted": len(counted),
     }
     return detail
@@ -150,8 +174,32 @@ def bot_detail(
 # -- matches ----------------------------------------------------------------------------------
 
 
+def _p50_p99(values: list[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    p50, p99 = (float(v) for v in np.percentile(values, [50, 99]))
+    return p50, p99
+
+
+def seat_think(actions: Sequence[Any] | None, players: int) -> list[tuple[float | None, float | None]]:
+    """Per seat, from a match's action log: (the bot's own think time summed, the network and
+    queueing time over the decisions it reported), or (None, None) when it reported none."""
+    told = [0.0] * players
+    observed = [0.0] * players
+    any_told = [False] * players
+    for ply, row in enumerate(actions or []):
+        step = Step.from_json(ply, row)
+        if step.bot_ms is not None and 0 <= step.seat < players:
+            any_told[step.seat] = True
+            told[step.seat] += step.bot_ms
+            observed[step.seat] += step.think_ms
+    return [(round(told[s], 3), round(max(0.0, observed[s] - told[s]), 3)) if any_told[s] else (None, None)
+            for s in range(players)]
+
+
 def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
     seats = sorted(match.seats, key=lambda s: s.seat)
+    think = seat_think(match.actions, len(seats))
     return {
         "id": match.id,
         "tournament_id": match.tournament_id,
@@ -182,8 +230,11 @@ def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
                 "faults": s.faults,
                 "forfeited": s.forfeited,
                 "think_ms": s.think_ms,
+                "bot_think_ms": think[i][0],
+                "network_ms": think[i][1],
+                "version": s.played_version,
             }
-            for s in seats
+            for i, s in enumerate(seats)
         ],
     }
 

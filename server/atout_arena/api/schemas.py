@@ -116,6 +116,7 @@ class BotMatch(BaseModel):
     score: int | None
     faults: int
     forfeited: bool
+    version: str = Field(description="the version the bot played this match with (its Hello's label)")
     finished_at: datetime | None
 
 
@@ -130,9 +131,21 @@ class FaultCounts(BaseModel):
 
 class ThinkTime(BaseModel):
     decisions: int = Field(description="decisions the bot answered, over the recent matches counted")
-    p50_ms: float | None
+    p50_ms: float | None = Field(description="the latency the arena observed, request to answer")
     p99_ms: float | None
+    told: int = Field(description="decisions whose think time the bot reported itself")
+    bot_p50_ms: float | None = Field(description="the bot's own time to decide, as it reported it")
+    bot_p99_ms: float | None
+    network_p50_ms: float | None = Field(description="observed minus reported: network and queueing")
+    network_p99_ms: float | None
     matches_counted: int
+
+
+class VersionResults(BaseModel):
+    version: str = Field(description='the Hello\'s version label ("" for a stream that gave none)')
+    matches: int = Field(description="finished matches played with this version")
+    wins: int = Field(description="matches in which it placed first")
+    mean_place: float | None
 
 
 class BotDetail(BotPublic):
@@ -140,6 +153,7 @@ class BotDetail(BotPublic):
     recent_matches: list[BotMatch]
     faults: FaultCounts
     think_time: ThinkTime
+    versions: list[VersionResults] = Field(description="results by the version the bot played with")
 
 
 # -- competitions -----------------------------------------------------------------------------
@@ -316,7 +330,12 @@ class SeatPublic(BaseModel):
     place: int | None
     faults: int
     forfeited: bool
-    think_ms: float
+    think_ms: float = Field(description="the latency the arena observed, summed over the seat's decisions")
+    bot_think_ms: float | None = Field(
+        description="the bot's own think time as it reported it, summed (null: it reported none)"
+    )
+    network_ms: float | None = Field(description="observed minus reported, over the decisions it reported")
+    version: str = Field(description="the version the seat was played with")
 
 
 class MatchPublic(BaseModel):

@@ -67,10 +67,9 @@ def create_all(engine: Engine) -> None:
             for column in table.columns:
                 if column.name not in have and column.server_default is not None:
                     kind = column.type.compile(dialect=engine.dialect)
-                    default = column.server_default.arg  # type: ignore[attr-defined]
-                    connection.exec_driver_sql(
-                        f'ALTER TABLE {table.name} ADD COLUMN {column.name} {kind} NOT NULL DEFAULT {default}'
-                    )
+                    default = str(column.server_default.arg).replace("'", "''")  # type: ignore[attr-defined]
+                    connection.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind} "
+                                               f"NOT NULL DEFAULT '{default}'")
 
 
 def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker]:

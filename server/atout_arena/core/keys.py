@@ -1,20 +1,23 @@
 """The arena's Redis key space, in one place. Every key the arena reads or writes is named here.
 
-``{bot}`` is a bot's id, ``{rid}`` a decision request's id, ``{match}`` a match's id. What the
+``{bot}`` is a bot's id, ``{stream}`` a stream address (the bot's id, or ``<bot id>@<version>``
+for a stream that declared a version in its Hello: see :func:`stream_address`), ``{rid}`` a
+decision request's id, ``{match}`` a match's id. What the
 decision relay keys hold and which scripts touch them is told in :mod:`atout_arena.core.relay`;
 the Celery broker's own keys (queues ``atout.*``, ``celery-task-meta-*``) belong to Celery.
 
 =====================================  =======  ==========================================================
 key                                    type     written by / meaning
 =====================================  =======  ==========================================================
-``atout:bot:{bot}:inbox``              stream   workers, game servers: everything for the bot, in order
-``atout:bot:{bot}:conn``               string   game server: the bot's one live stream (presence)
-``atout:bot:{bot}:pending``            zset     workers: requests waiting for an answer
-``atout:bot:{bot}:matches``            hash     workers: the bot's running matches (MatchStart)
-``atout:bot:{bot}:ended``              hash     workers: MatchEnds kept for a bot that was away
+``atout:bot:{stream}:inbox``           stream   workers, game servers: everything for the stream, in order
+``atout:bot:{stream}:conn``            string   game server: the address's one live stream (presence)
+``atout:bot:{stream}:pending``         zset     workers: requests waiting for an answer
+``atout:bot:{stream}:matches``         hash     workers: the stream's running matches (MatchStart)
+``atout:bot:{stream}:ended``           hash     workers: MatchEnds kept for a stream that was away
+``atout:bot:{bot}:current``            string   game server: the address of the bot's latest stream
 ``atout:req:{rid}``                    string   workers: a DecisionRequest until answered
 ``atout:reply:{rid}``                  list     game server: the bot's answers to ``rid``
-``atout:connected``                    zset     game servers: live bots, scored by presence expiry
+``atout:connected``                    zset     game servers: live stream addresses, scored by presence expiry
 ``atout:match:{match}:public``         channel  workers: spectators' events of a match
 ``atout:match:{match}:seat:{seat}``    channel  workers: one seat's view of a match
 ``atout:match:{match}:public:last``    string   workers: the latest public event (late spectators)
@@ -32,9 +35,27 @@ CONNECTED_KEY = "atout:connected"
 REQ_KEY_PREFIX = "atout:req:"
 
 
+VERSION_SEPARATOR = "@"  # bot names never hold it (services.bots.NAME_PATTERN)
+
+
+def stream_address(bot_id: int | str, version: str = "") -> str:
+    """Where a bot's stream of ``version`` is reached: ``"7"``, or ``"7@v2"`` for version v2."""
+    return f"{bot_id}{VERSION_SEPARATOR}{version}" if version else str(bot_id)
+
+
+def split_address(address: str) -> tuple[str, str]:
+    """``"7@v2"`` -> ``("7", "v2")``; ``"7"`` -> ``("7", "")``."""
+    bot_id, _, version = address.partition(VERSION_SEPARATOR)
+    return bot_id, version
+
+
 def bot_keys_pattern(bot_id: str) -> str:
-    """A SCAN pattern for every key of one bot."""
-    return f"atout:bot:{bot_id}:*"
+    """A SCAN pattern for every key of one bot (every version's streams too)."""
+    return f"atout:bot:{bot_id}[:@]*"
+
+
+def current_key(bot_id: str) -> str:
+    return f"atout:bot:{bot_id}:current"
 
 
 def inbox_key(bot_id: str) -> str:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atout.games import GAMES, State, new_game, ranking_from_scores
+from atout_arena.core.keys import split_address
 from atout_arena.core.vocabulary import FAULT_KINDS, Fault, Outcome, PlayedBy
 
 
@@ -47,10 +48,24 @@ class FaultPolicy:
 
 @dataclass(frozen=True)
 class SeatBot:
-    """The bot sitting in one seat."""
+    """The bot sitting in one seat: ``version`` is the version the seat asks for ("": the bot's
+    current stream); ``address`` the stream the worker plays it through (resolved when the
+    match starts, :func:`atout_arena.core.relay.seat_address`)."""
 
     bot_id: int
     name: str
+    version: str = ""
+    address: str = ""
+
+    @property
+    def stream(self) -> str:
+        """The relay address to ask this seat's bot through."""
+        return self.address or str(self.bot_id)
+
+    @property
+    def played_version(self) -> str:
+        """The version of the stream that plays the seat (its address's label)."""
+        return split_address(self.address)[1] if self.address else self.version
 
 
 @dataclass(frozen=True)
@@ -93,6 +108,7 @@ class Answer:
     fault: str | None = None
     detail: str = ""
     rejected: int = 0
+    bot_ms: float | None = None  # the bot's own think time, when it told it
 
     def __post_init__(self) -> None:
         if (self.action is None) == (self.fault is None):
@@ -115,14 +131,20 @@ class Step:
     think_ms: float
     faults: tuple[str, ...] = ()  # fault kinds charged to the seat at this decision
     detail: str = ""
+    bot_ms: float | None = None  # the bot's own think time as it told it (the rest is network)
 
     def to_json(self) -> list[Any]:
-        return [self.seat, self.action, self.by, round(self.think_ms, 3), list(self.faults), self.detail]
+        """The stored row: ``[seat, action, by, think_ms, faults, detail, bot_ms]`` (rows stored
+        before bot_ms existed have six items)."""
+        bot_ms = None if self.bot_ms is None else round(self.bot_ms, 3)
+        return [self.seat, self.action, self.by, round(self.think_ms, 3), list(self.faults), self.detail,
+                bot_ms]
 
     @classmethod
     def from_json(cls, ply: int, row: Sequence[Any]) -> Step:
-        seat, action, by, think_ms, faults, detail = row
-        return cls(ply, int(seat), str(action), str(by), float(think_ms), tuple(faults), str(detail))
+        seat, action, by, think_ms, faults, detail, *rest = row
+        bot_ms = float(rest[0]) if rest and rest[0] is not None else None
+        return cls(ply, int(seat), str(action), str(by), float(think_ms), tuple(faults), str(detail), bot_ms)
 
 
 @dataclass
@@ -224,6 +246,7 @@ def play_match(
         legal = state.legal_actions()
         charged: list[str] = []
         detail = ""
+        bot_ms: float | None = None
         if forfeited[seat]:
             action, by, think_ms = fallback_action(legal), PlayedBy.FALLBACK, 0.0
             detail = "forfeited"
@@ -245,14 +268,14 @@ def play_match(
             else:
                 assert answer.action is not None
                 bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - policy.move_ms))
-                action, by = answer.action, PlayedBy.BOT
+                action, by, bot_ms = answer.action, PlayedBy.BOT, answer.bot_ms
             if charged:
                 faults[seat] += len(charged)
                 if policy.max_faults and faults[seat] >= policy.max_faults:
                     forfeited[seat] = True
         before = len(state.history)
         state.apply(action)  # an asker's action was checked; a normalised spelling is stored as such
-        step = Step(len(steps), seat, state.history[before][1], by, think_ms, tuple(charged), detail)
+        step = Step(len(steps), seat, state.history[before][1], by, think_ms, tuple(charged), detail, bot_ms)
         steps.append(step)
         if on_step is not None:
             on_step(state, step)

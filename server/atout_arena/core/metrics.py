@@ -45,7 +45,7 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector
 
 from atout.games import GAMES
-from atout_arena.core.keys import CONNECTED_KEY, metric_key
+from atout_arena.core.keys import CONNECTED_KEY, metric_key, split_address
 from atout_arena.core.relay import now_ms
 from atout_arena.core.vocabulary import FAULT_KINDS, OUTCOMES
 
@@ -187,7 +187,7 @@ class ArenaCollector(Collector):
         pipe = self.redis.pipeline(transaction=False)
         for spec in (DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING):
             pipe.hgetall(spec.key)
-        pipe.zcount(CONNECTED_KEY, now_ms(), "+inf")  # presences not expired yet
+        pipe.zrangebyscore(CONNECTED_KEY, now_ms(), "+inf")  # presences not expired yet
         for queue in self.queues:
             for suffix in QUEUE_PRIORITY_SUFFIXES:
                 pipe.llen(queue + suffix)
@@ -199,7 +199,8 @@ class ArenaCollector(Collector):
         yield self._histogram(MATCH_SECONDS, raw[MATCH_SECONDS])
         yield self._simple(FAULTS_TOTAL, raw[FAULTS_TOTAL], CounterMetricFamily)
         yield self._simple(RATING, raw[RATING], GaugeMetricFamily)
-        yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=float(replies[5]))
+        bots = {split_address(_decode(address))[0] for address in replies[5]}  # a bot, whatever its versions
+        yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=float(len(bots)))
         depth = GaugeMetricFamily(QUEUE_DEPTH.name, QUEUE_DEPTH.help, labels=QUEUE_DEPTH.labels)
         lengths = replies[6:]
         step = len(QUEUE_PRIORITY_SUFFIXES)

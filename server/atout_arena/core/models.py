@@ -229,6 +229,10 @@ class MatchSeat(Base):
     faults: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     forfeited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     think_ms: Mapped[float] = mapped_column(Float, nullable=False, default=0.0)
+    # The version the seat must be played with ("" = the bot's most recently connected stream),
+    # and the version it was played with (the Hello's label of the stream that played it).
+    version: Mapped[str] = mapped_column(String(64), nullable=False, default="", server_default="")
+    played_version: Mapped[str] = mapped_column(String(64), nullable=False, default="", server_default="")
 
     match: Mapped[Match] = relationship(back_populates="seats")
     bot: Mapped[Bot] = relationship()

@@ -1,7 +1,9 @@
 """The Redis side of the decision relay: the contract between game servers and workers.
 
 Game servers hold the bots' gRPC streams; workers play the matches. They share nothing but
-Redis, through the keys below (``{bot}`` is the bot's id, ``{rid}`` a request id). Every
+Redis, through the keys below (``{bot}`` is a stream address: the bot's id, or ``<bot id>@<version>``
+for a stream whose Hello declared a version; ``{rid}`` a request id; the key space is
+:mod:`atout_arena.core.keys`). Every
 value called *message* is a serialized ``atout.v1.ArenaMessage`` (see the .proto), so a game
 server forwards what a worker wrote without knowing the match.
 
@@ -21,7 +23,8 @@ key                                   type    meaning
 ``atout:bot:{bot}:ended``             hash    match id -> its MatchEnd message, for the matches that ended
                                               while the bot was not connected (sent when it reconnects).
 ``atout:req:{rid}``                   string  the DecisionRequest message, until answered or past deadline.
-``atout:reply:{rid}``                 list    the bot's answers to ``rid``, oldest first: ``A<action>``, or
+``atout:reply:{rid}``                 list    the bot's answers to ``rid``, oldest first: ``A<action>``
+                                              (``T<think ms> <action>`` when the bot told its own time), or
                                               ``D`` when the bot was not connected at request time.
 ``atout:connected``                   zset    bot id -> when its presence expires (ms): live bots.
 ====================================  ======  =============================================================
@@ -87,12 +90,15 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     CONNECTED_KEY,
     REQ_KEY_PREFIX,
     conn_key,
+    current_key,
     ended_key,
     inbox_key,
     matches_key,
     pending_key,
     reply_key,
     req_key,
+    split_address,
+    stream_address,
 )
 
 INBOX_MAXLEN = 1000
@@ -105,6 +111,7 @@ MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its ba
 KIND_MESSAGE = b"msg"
 KIND_CONNECTION = b"conn"
 REPLY_ACTION = b"A"
+REPLY_TIMED = b"T"  # an action with the bot's own think time
 REPLY_DISCONNECTED = b"D"
 
 
@@ -171,6 +178,7 @@ for _, rid in ipairs(redis.call('ZRANGE', KEYS[3], 0, -1)) do
 end
 local ended = redis.call('HVALS', KEYS[6])
 redis.call('DEL', KEYS[6])
+redis.call('SET', KEYS[7], ARGV[5])
 return {cursor, redis.call('HVALS', KEYS[4]), requests, ended}
 """
 
@@ -255,10 +263,27 @@ class Takeover:
 
 @dataclass(frozen=True)
 class Answer:
-    bot_id: str
+    bot_id: str  # the stream address
     request_id: str
     action: str
     ttl_ms: int
+    think_ms: float = 0.0  # the bot's own time, as it told it (0: not told)
+
+    def reply(self) -> bytes:
+        """The reply entry: ``A<action>``, or ``T<think ms> <action>`` when the bot told it."""
+        if self.think_ms > 0:
+            return REPLY_TIMED + f"{self.think_ms:.3f} ".encode() + self.action.encode("utf-8")
+        return REPLY_ACTION + self.action.encode("utf-8")
+
+
+def parse_reply(value: bytes) -> tuple[str, float | None]:
+    """A reply entry (``A...`` or ``T...``) -> (action, the bot's think time or None)."""
+    if value.startswith(REPLY_TIMED):
+        told, _, action = value[1:].partition(b" ")
+        return action.decode("utf-8", errors="replace"), float(told)
+    if value.startswith(REPLY_ACTION):
+        return value[1:].decode("utf-8", errors="replace"), None
+    raise ValueError(f"unexpected reply entry {value[:40]!r}")
 
 
 class InboxReader:
@@ -315,10 +340,12 @@ class GatewayRelay:
         self.presence_ttl_ms = presence_ttl_ms
 
     async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
+        """``bot_id`` is the stream's address (:func:`~atout_arena.core.keys.stream_address`);
+        the bot's ``current`` pointer moves to it: seats that ask for no version come here."""
         ((cursor, starts, requests, ends),) = await self._call(
-            "EVAL", TAKEOVER, 6,
+            "EVAL", TAKEOVER, 7,
             conn_key(bot_id), inbox_key(bot_id), pending_key(bot_id), matches_key(bot_id), CONNECTED_KEY,
-            ended_key(bot_id),
+            ended_key(bot_id), current_key(split_address(bot_id)[0]),
             conn_id, self.presence_ttl_ms, now_ms(), INBOX_MAXLEN, bot_id, REQ_KEY_PREFIX,
         )  # fmt: skip
         return Takeover(cursor, list(starts), list(requests), list(ends))
@@ -332,7 +359,7 @@ class GatewayRelay:
             (
                 "EVAL", ANSWER, 3,
                 reply_key(a.request_id), pending_key(a.bot_id), req_key(a.request_id),
-                a.request_id, REPLY_ACTION + a.action.encode("utf-8"), a.ttl_ms,
+                a.request_id, a.reply(), a.ttl_ms,
             )
             for a in answers
         ]  # fmt: skip
@@ -363,16 +390,36 @@ class GatewayRelay:
 # ------------------------------------------------------------------ presence (anyone)
 
 
-def connected_bots(redis: Any) -> list[str]:
-    """Ids of the bots with a live stream on some game server (sync client)."""
+def connected_streams(redis: Any) -> list[str]:
+    """Addresses of the live streams on every game server (sync client)."""
     return [
         b.decode() if isinstance(b, bytes) else b
         for b in redis.zrangebyscore(CONNECTED_KEY, now_ms(), "+inf")
     ]
 
 
-def is_connected(redis: Any, bot_id: str) -> bool:
-    return bool(redis.exists(conn_key(bot_id)))
+def connected_bots(redis: Any) -> list[str]:
+    """Ids of the bots with a live stream (of any version) on some game server."""
+    return sorted({split_address(address)[0] for address in connected_streams(redis)})
+
+
+def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
+    """The stream address a seat of ``bot_id`` is played through: the stream of ``version``,
+    or for no version the bot's most recently connected stream while it is live (else the
+    bot's plain address, where an unversioned stream would connect)."""
+    if version:
+        return stream_address(bot_id, version)
+    current = redis.get(current_key(str(bot_id)))
+    if current:
+        current = current.decode() if isinstance(current, bytes) else current
+        if redis.exists(conn_key(current)):
+            return current
+    return str(bot_id)
+
+
+def is_connected(redis: Any, bot_id: int | str, version: str = "") -> bool:
+    """Whether a seat of ``bot_id`` (of ``version``, or of any) has a live stream to play on."""
+    return bool(redis.exists(conn_key(seat_address(redis, bot_id, version))))
 
 
 # ------------------------------------------------------------------ clients

@@ -178,8 +178,8 @@ def build_report(sessions: Any, tournament_id: int) -> Report:
                 if line is None:
                     continue
                 line.fault_kinds.update(step.faults)
-                if step.by == PlayedBy.BOT:
-                    line.think_ms.append(step.think_ms)
+                if step.by == PlayedBy.BOT:  # the bot's own time when it told it (the SDK does)
+                    line.think_ms.append(step.think_ms if step.bot_ms is None else step.bot_ms)
     return Report(tournament_id, summary["status"], summary["matches"], lines, decisions)
 
 

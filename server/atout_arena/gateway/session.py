@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from google.protobuf.message import DecodeError
 
 from atout.v1 import atout_pb2 as pb
+from atout_arena.core.keys import stream_address
 from atout_arena.core.relay import KIND_CONNECTION, KIND_MESSAGE, Answer, GatewayRelay, now_ms
 from atout_arena.services.bots import BotInfo
 
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 MAX_ACTION_LENGTH = 256
+MAX_VERSION_LENGTH = 64
+MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
 CLOSE_TIMEOUT_S = 2.0
 
@@ -38,6 +42,11 @@ class SessionEnd(Exception):  # noqa: N818  (a control-flow signal, not an error
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+def reported_think_ms(value: float) -> float:
+    """The bot's own think time of an Action, or 0 (not told) when it is not a sane number."""
+    return value if math.isfinite(value) and 0 < value <= MAX_THINK_MS else 0.0
 
 
 def error_message(code: str, message: str) -> pb.ArenaMessage:
@@ -61,6 +70,8 @@ class BotSession:
         self.relay = relay
         self.bot = bot
         self.bot_id = bot.bot_id
+        self.version = ""  # the version label of its Hello
+        self.address = self.bot_id  # where the relay reaches this stream (keys.stream_address)
         self._recv = recv
         self._send_raw = send
         self.server_id = server_id
@@ -99,8 +110,16 @@ class BotSession:
                     f"this arena speaks version {PROTOCOL_VERSION}",
                 )
             )
+        version = hello.hello.version.strip()
+        if len(version) > MAX_VERSION_LENGTH or not version.isprintable():
+            return await self._close(SessionEnd(
+                "bad_message",
+                f"Hello.version {version[:80]!r}: at most {MAX_VERSION_LENGTH} printable characters",
+            ))
+        self.version, self.address = version, stream_address(self.bot_id, version)
         log.info(
-            "bot %s (%s) connected as %s (%s)", self.bot.name, self.bot_id, self.conn_id, hello.hello.client
+            "bot %s (%s%s) connected as %s (%s)", self.bot.name, self.bot_id,
+            f", version {version}" if version else "", self.conn_id, hello.hello.client,
         )
         await self.send(
             pb.ArenaMessage(
@@ -113,7 +132,7 @@ class BotSession:
                 )
             )
         )
-        takeover = await self.relay.takeover(self.bot_id, self.conn_id)
+        takeover = await self.relay.takeover(self.address, self.conn_id)
         tasks: list[asyncio.Task[None]] = []
         try:
             for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
@@ -160,7 +179,7 @@ class BotSession:
                 await asyncio.wait_for(asyncio.shield(self._flush_task), CLOSE_TIMEOUT_S)
             if self._answers:
                 await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
-            await asyncio.wait_for(self.relay.release(self.bot_id, self.conn_id), CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
         except Exception:
             log.exception("bot %s stream %s: could not release cleanly", self.bot.name, self.conn_id)
 
@@ -171,7 +190,7 @@ class BotSession:
             await self._send_raw(message)
 
     async def _read_inbox(self, cursor: bytes) -> None:
-        inbox = self.relay.inbox(self.bot_id)
+        inbox = self.relay.inbox(self.address)
         try:
             while True:
                 for entry_id, kind, payload in await inbox.read(cursor, self.keepalive_ms):
@@ -181,7 +200,8 @@ class BotSession:
                     elif kind == KIND_CONNECTION and payload.decode(errors="replace") != self.conn_id:
                         raise SessionEnd(
                             "replaced",
-                            f"bot {self.bot.name!r} connected again "
+                            f"bot {self.bot.name!r}{f' version {self.version!r}' if self.version else ''} "
+                            "connected again "
                             f"(stream {payload.decode(errors='replace')}); this stream is closed",
                         )
         finally:
@@ -213,7 +233,7 @@ class BotSession:
         interval = self.keepalive_ms / 1000
         while True:
             await asyncio.sleep(interval)
-            if not await self.relay.heartbeat(self.bot_id, self.conn_id):
+            if not await self.relay.heartbeat(self.address, self.conn_id):
                 raise SessionEnd("replaced", f"bot {self.bot.name!r} has a newer stream; this one is closed")
             silent = time.monotonic() - self.last_seen
             if silent > 3 * interval:
@@ -279,7 +299,8 @@ class BotSession:
         if len(action.action) > MAX_ACTION_LENGTH:
             await reject(f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
             return
-        self._answers.append(Answer(self.bot_id, action.request_id, action.action, -late + 5_000))
+        self._answers.append(Answer(self.address, action.request_id, action.action, -late + 5_000,
+                                   reported_think_ms(action.think_ms)))
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.create_task(self._flush())
 

@@ -302,11 +302,14 @@ function scoreboard(match, viewData, ended) {
   const rows = match.seats.map((s) => {
     const score = viewData && viewData.scores ? viewData.scores[s.seat] : s.score;
     const place = ended && ended.ranking ? ended.ranking[s.seat] : s.place;
-    const name = el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.bot);
-    name.title = s.bot;
-    return [String(s.seat), name, fmt(score), place ? String(place) : "–", String(s.faults)];
+    const name = el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.version ? `${s.bot}@${s.version}` : s.bot);
+    name.title = s.version ? `${s.bot}, version ${s.version}` : s.bot;
+    // the bot's own think time (as its SDK reported it) beside the network and queueing time
+    const own = s.bot_think_ms === null || s.bot_think_ms === undefined ? "–" : `${fmt(s.bot_think_ms)} ms`;
+    const net = s.network_ms === null || s.network_ms === undefined ? "–" : `${fmt(s.network_ms)} ms`;
+    return [String(s.seat), name, fmt(score), place ? String(place) : "–", String(s.faults), own, net];
   });
-  return table(["seat", "bot", "score", "place", "faults"], rows, "scoreboard");
+  return table(["seat", "bot", "score", "place", "faults", "think", "network"], rows, "scoreboard");
 }
 
 function logLine(event, names, onClick) {
