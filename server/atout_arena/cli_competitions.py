@@ -11,6 +11,8 @@ services (:mod:`atout_arena.services`), with the tasks sent by name (:mod:`atout
     atout-arena league season NAME                   start the next season now
     atout-arena league join NAME BOT... | leave NAME BOT...
     atout-arena league show NAME [--json]
+    atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
+    atout-arena test show ID [--json] | cancel ID
 
 Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``. The rules
 (house bots never entered, limits, options) are the services': the same as the REST API's.
@@ -32,9 +34,10 @@ from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.replay import RulesVersionMismatch, load_match, replay_match
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
-from atout_arena.core.vocabulary import TournamentStatus
+from atout_arena.core.vocabulary import SprtStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionSpec
 from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
+from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
 from atout_arena.services.tournaments import create_tournament, start_tournament, tournament_summary
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -187,6 +190,70 @@ def cmd_tournament(args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
+def _parse_bounds(text: str) -> tuple[float, float]:
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--sprt {text!r}: expected ELO0,ELO1, e.g. 0,5") from None
+    return elo0, elo1
+
+
+def _print_test(t: dict[str, Any]) -> None:
+    ci = t["elo_ci95"]
+    interval = "" if None in ci else f" [{ci[0]:.1f}, {ci[1]:.1f}]"
+    elo = "-" if t["elo"] is None else f"{t['elo']:.1f}"
+    print(f"test {t['id']} {t['name']!r}: {t['a']} vs {t['b']}, {t['game']} {t['players']} players"
+          f" - {t['status']}"
+          f"{' ' + t['result'] if t['result'] else ''}")
+    print(f"  games {t['games']}, sets {t['sets']}, score {t['score']:.3f}, Elo {elo}{interval}, "
+          f"LOS {t['los']:.3f}, LLR {t['llr']:.2f} in [{t['lower']:.2f}, {t['upper']:.2f}] "
+          f"(SPRT elo0={t['sprt']['elo0']:g} elo1={t['sprt']['elo1']:g}); matches {t['matches']}")
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    settings = Settings.from_env()
+    sessions = _sessions(settings)
+    try:
+        if args.test_command == "create":
+            elo0, elo1 = _parse_bounds(args.sprt)
+            spec = CompetitionSpec.of(game=args.game, players=args.players,
+                                      options=_parse_options(args.option), move_ms=args.move_ms,
+                                      max_faults=args.max_faults)
+            url, _ = find_redis_url(settings, start=False)
+            if url is None:
+                print("error: no Redis to send the test to: set ATOUT_REDIS_URL (or run "
+                      "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
+                return EXIT_FAIL
+            test_id = create_test(sessions, a=args.a, b=args.b, spec=spec, elo0=elo0, elo1=elo1,
+                                  alpha=args.alpha, beta=args.beta, max_games=args.max_games,
+                                  sets_in_flight=args.sets_in_flight)
+            tasks = Tasks.for_settings(settings.replace(redis_url=url))
+            try:
+                tasks.test_tick(test_id)
+            finally:
+                tasks.close()
+            print(f"test {test_id} started: {args.a} vs {args.b}")
+            if not args.wait:
+                return EXIT_OK
+            while sprt_summary(sessions, test_id)["status"] == SprtStatus.RUNNING:
+                time.sleep(1.0)
+            _print_test(sprt_summary(sessions, test_id))
+            return EXIT_OK
+        if args.test_command == "cancel":
+            cancelled = cancel_test(sessions, args.id)
+            print(f"test {args.id} {'cancelled' if cancelled else 'was over already'}")
+            return EXIT_OK
+        summary = sprt_summary(sessions, args.id)
+        if args.json:
+            print(json.dumps(summary, indent=2, default=str))
+        else:
+            _print_test(summary)
+        return EXIT_OK
+    except ValueError as exc:  # CompetitionError, a bad --sprt or --option
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
 def cmd_league(args: argparse.Namespace) -> int:
     settings = Settings.from_env()
     sessions = _sessions(settings)
@@ -231,7 +298,7 @@ def cmd_league(args: argparse.Namespace) -> int:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``replay``, ``tournament`` and ``league`` to ``atout-arena``."""
+    """Add ``replay``, ``tournament``, ``league`` and ``test`` to ``atout-arena``."""
     replay = subparsers.add_parser("replay", help="replay a stored match and check its result")
     replay.add_argument("match_id", type=int)
     replay.set_defaults(func=cmd_replay)
@@ -265,3 +332,25 @@ def register(subparsers: Any) -> None:
     lshow.add_argument("name")
     lshow.add_argument("--json", action="store_true")
     league.set_defaults(func=cmd_league)
+
+    test = subparsers.add_parser("test", help="is A stronger than B? duplicate sets until an SPRT decides")
+    tcommands = test.add_subparsers(dest="test_command", required=True)
+    tcreate = tcommands.add_parser("create", help="start a test of A against B (name@version, house...)")
+    tcreate.add_argument("a", help="the bot under test: name, id, or name@version")
+    tcreate.add_argument("b", help="its opponent: a bot, name@version, or house")
+    tcreate.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
+    tcreate.add_argument("--players", type=int, help="seats per match (default: the game's)")
+    tcreate.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    tcreate.add_argument("--sprt", default="0,5", metavar="ELO0,ELO1", help="the SPRT's bounds (default 0,5)")
+    tcreate.add_argument("--alpha", type=float, default=0.05)
+    tcreate.add_argument("--beta", type=float, default=0.05)
+    tcreate.add_argument("--max-games", type=int, default=20_000)
+    tcreate.add_argument("--sets-in-flight", type=int, default=8)
+    tcreate.add_argument("--move-ms", type=int, default=1000)
+    tcreate.add_argument("--max-faults", type=int, default=3)
+    tcreate.add_argument("--wait", action="store_true", help="wait for the verdict and show it")
+    tshow = tcommands.add_parser("show", help="a test's games, Elo, LOS and LLR")
+    tshow.add_argument("id", type=int)
+    tshow.add_argument("--json", action="store_true")
+    tcommands.add_parser("cancel", help="stop a running test").add_argument("id", type=int)
+    test.set_defaults(func=cmd_test)

@@ -214,6 +214,7 @@ def run_match(
     asker: Asker | None = None,
     on_finalize: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
+    on_test: Callable[[int], None] | None = None,
 ) -> str:
     """Play match ``match_id`` if it is ours to play. Returns what happened: ``finished``,
     ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
@@ -233,12 +234,15 @@ def run_match(
         world.metrics.match(setup.game, "error", 0.0)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+        if completion and completion.test_id is not None and on_test:
+            on_test(completion.test_id)
         return "failed"
     lease = world.heartbeater.add(match_id, runner)
     publisher = Publisher(world, setup)
     try:
         ask = with_house_bots(asker or decision_asker(world.decisions), setup)
-        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop)
+        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop,
+                               on_test)
     finally:
         world.heartbeater.remove(lease)
         publisher.close()
@@ -247,7 +251,7 @@ def run_match(
 
 def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str, lease: Lease,
                     publisher: Publisher, ask: Asker, on_finalize: Callable[[int], None] | None,
-                    stop: threading.Event | None) -> str:
+                    stop: threading.Event | None, on_test: Callable[[int], None] | None = None) -> str:
     started = time.perf_counter()
 
     def on_step(state: State, step: Step) -> None:
@@ -281,6 +285,8 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
         _notify_end(world, setup, None, "cancelled", ask)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+        if completion and completion.test_id is not None and on_test:
+            on_test(completion.test_id)
         return "failed"
 
     completion = store.store_result(world.sessions, match_id, runner, outcome,
@@ -302,4 +308,6 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     _notify_end(world, setup, outcome, outcome.outcome, ask)
     if completion.tournament_done and on_finalize is not None:
         on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+    if completion.test_id is not None and on_test is not None:
+        on_test(completion.test_id)  # the test decides, or schedules its next sets
     return "finished"

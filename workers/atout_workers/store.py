@@ -39,11 +39,12 @@ from atout_arena.core.models import (
     Match,
     Rating,
     RatingChange,
+    SprtTest,
     Tournament,
     utcnow,
 )
 from atout_arena.core.ratings import DEFAULT_RATING, elo_update
-from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, SprtStatus, TournamentStatus
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +149,7 @@ class Completion:
     game: str
     tournament_id: int | None
     tournament_done: bool
+    test_id: int | None = None  # its test, which decides what comes next once a set is done
     bot_names: dict[int, str] = field(default_factory=dict)
     ratings: dict[int, tuple[float, float]] = field(default_factory=dict)  # bot -> (before, after)
 
@@ -203,7 +205,7 @@ def store_result(
             if played_versions is not None:
                 s.played_version = played_versions[s.seat]
         bot_ids = [s.bot_id for s in seats]
-        completion = Completion(match_id, match.game, match.tournament_id, False)
+        completion = Completion(match_id, match.game, match.tournament_id, False, test_id=match.test_id)
         names = session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()
         completion.bot_names = dict(names)
         # Ratings count tournament (and league) matches only: practice matches are unrated.
@@ -226,7 +228,7 @@ def fail_match(sessions: sessionmaker, match_id: int, runner: str, error: str) -
             return None
         match = session.get(Match, match_id)
         assert match is not None
-        completion = Completion(match_id, match.game, match.tournament_id, False)
+        completion = Completion(match_id, match.game, match.tournament_id, False, test_id=match.test_id)
         completion.tournament_done = _tournament_done(session, match.tournament_id)
         session.commit()
         return completion
@@ -331,4 +333,13 @@ def is_practice(sessions: sessionmaker, match_id: int) -> bool:
     """A practice match (no tournament): it is played from the practice queue."""
     with sessions() as session:
         match = session.get(Match, match_id)
-        return match is not None and match.tournament_id is None
+        return match is not None and match.tournament_id is None and match.test_id is None
+
+
+def stalled_tests(sessions: sessionmaker) -> list[int]:
+    """Running tests with no match in flight: a tick was lost (its task died); tick them again."""
+    with sessions() as session:
+        open_matches = select(Match.id).where(Match.test_id == SprtTest.id, Match.status.not_in(MATCH_DONE))
+        return list(session.scalars(
+            select(SprtTest.id).where(SprtTest.status == SprtStatus.RUNNING, ~open_matches.exists())
+        ))

@@ -12,7 +12,8 @@ The sweeper looks at the matches themselves instead:
   lost its task (a worker that had prefetched it died, a dispatch after the commit failed):
   it is dispatched again. While the queue is not empty its task may still be waiting there;
 - a **running tournament** whose matches are all done but that was not finalized (its last
-  task died between the commit and the dispatch) is finalized.
+  task died between the commit and the dispatch) is finalized;
+- a **running test** with no match in flight (a tick was lost) is ticked again.
 
 Dispatching the same match twice is harmless: the second task finds it claimed or finished.
 """
@@ -36,9 +37,11 @@ class SweepReport:
     stale: list[int] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
     finalize: list[int] = field(default_factory=list)
+    tests: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"stale": self.stale, "requeued": self.requeued, "finalize": self.finalize}
+        return {"stale": self.stale, "requeued": self.requeued, "finalize": self.finalize,
+                "tests": self.tests}
 
 
 def sweep(
@@ -49,6 +52,7 @@ def sweep(
     queue_length: Callable[[], int],
     dispatch_match: Callable[[int], None],
     dispatch_finalize: Callable[[int], None],
+    dispatch_test: Callable[[int], None] | None = None,
 ) -> SweepReport:
     report = SweepReport()
     report.stale = store.stale_running(sessions, stale_s)
@@ -64,4 +68,8 @@ def sweep(
     report.finalize = store.unfinalized_tournaments(sessions)
     for tournament_id in report.finalize:
         dispatch_finalize(tournament_id)
+    if dispatch_test is not None:
+        report.tests = store.stalled_tests(sessions)
+        for test_id in report.tests:
+            dispatch_test(test_id)
     return report

@@ -20,7 +20,7 @@ from typing import Any
 from celery import shared_task
 
 from atout_arena.core import tasks as contract
-from atout_arena.services import leagues, tournaments
+from atout_arena.services import leagues, sprt, tournaments
 from atout_workers import store
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
 from atout_workers.sweeper import sweep as run_sweep
@@ -42,7 +42,8 @@ RELIABLE: dict[str, Any] = {
 @shared_task(name=contract.PLAY_MATCH, ignore_result=True, **RELIABLE)
 def play_match(match_id: int) -> str:
     world = get_world()
-    return run_match(world, match_id, on_finalize=world.tasks.finalize_tournament)
+    return run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                     on_test=world.tasks.test_tick)
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)
@@ -65,6 +66,13 @@ def start_season(league_id: int) -> int | None:
     tournament_id, match_ids = started
     world.tasks.play_matches(match_ids)
     return tournament_id
+
+
+@shared_task(name=contract.TEST_TICK, **RELIABLE)
+def test_tick(test_id: int) -> int:
+    """A test: finished when decided, else its next duplicate sets sent to the workers."""
+    world = get_world()
+    return world.tasks.play_matches(sprt.tick(world.sessions, test_id))
 
 
 @shared_task(name=contract.LEAGUE_TICK, acks_late=True, ignore_result=True)
@@ -90,5 +98,6 @@ def sweep() -> dict[str, Any]:
         queue_length=lambda: sum(int(world.redis.llen(q)) for q in MATCH_QUEUES),
         dispatch_match=resend,
         dispatch_finalize=world.tasks.finalize_tournament,
+        dispatch_test=world.tasks.test_tick,
     )
     return report.as_dict()

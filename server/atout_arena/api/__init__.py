@@ -23,7 +23,17 @@ from fastapi.responses import FileResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 
 from atout_arena.api.context import Arena, Dispatch
-from atout_arena.api.routes import bots, games, leagues, matches, practice, ratings, system, tournaments
+from atout_arena.api.routes import (
+    bots,
+    games,
+    leagues,
+    matches,
+    practice,
+    ratings,
+    sprt_tests,
+    system,
+    tournaments,
+)
 from atout_arena.core.settings import Settings
 from atout_arena.services.competitions import CompetitionError
 
@@ -69,11 +79,12 @@ def create_app(
             {"name": "matches", "description": "results, replays, live events"},
             {"name": "ratings", "description": "leaderboards"},
             {"name": "practice", "description": "a bot against house bots"},
+            {"name": "tests", "description": "is A stronger than B? duplicate sets until an SPRT decides"},
             {"name": "system", "description": "health and metrics"},
         ],
     )
     app.state.arena = arena
-    for module in (games, bots, tournaments, leagues, matches, ratings, practice, system):
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, sprt_tests, system):
         app.include_router(module.router)
 
     @app.exception_handler(CompetitionError)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import case, func, select
+from sqlalchemy import and_, case, func, not_, select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import schemas
@@ -204,7 +204,8 @@ def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
         "id": match.id,
         "tournament_id": match.tournament_id,
         "number": match.number,
-        "practice": match.tournament_id is None,
+        "practice": match.tournament_id is None and match.test_id is None,
+        "test_id": match.test_id,
         "game": match.game,
         "options": match.options or {},
         "players": len(seats),
@@ -262,6 +263,7 @@ def match_page(
     game: str | None = None,
     bot_id: int | None = None,
     practice: bool | None = None,
+    test_id: int | None = None,
     limit: int = 50,
     offset: int = 0,
     newest_first: bool = False,
@@ -269,12 +271,15 @@ def match_page(
     query = select(Match)
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
+    if test_id is not None:
+        query = query.where(Match.test_id == test_id)
     if status is not None:
         query = query.where(Match.status == status)
     if game is not None:
         query = query.where(Match.game == game)
     if practice is not None:
-        query = query.where(Match.tournament_id.is_(None) if practice else Match.tournament_id.is_not(None))
+        is_practice = and_(Match.tournament_id.is_(None), Match.test_id.is_(None))
+        query = query.where(is_practice if practice else not_(is_practice))
     if bot_id is not None:
         query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0

@@ -265,6 +265,72 @@ class LeagueCreate(CompetitionCreate):
     every_s: Annotated[int | None, Field(ge=1, le=10**8, description="a season every so many seconds")] = None
 
 
+# -- tests (SPRT) -------------------------------------------------------------------------------
+
+ContenderRef = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=130, strip_whitespace=True),
+    Field(description="a bot's name or id, optionally @version (e.g. alice@v2); for b also 'house'"),
+]
+
+
+class SprtBounds(Strict):
+    elo0: float = Field(0.0, ge=-1000, le=1000, description="H0: A is at most this much stronger")
+    elo1: float = Field(5.0, ge=-1000, le=1000, description="H1: A is at least this much stronger")
+    alpha: float = Field(0.05, gt=0, lt=1, description="the chance of accepting H1 when H0 holds")
+    beta: float = Field(0.05, gt=0, lt=1, description="the chance of accepting H0 when H1 holds")
+
+
+class TestCreate(Strict):
+    game: GameId
+    players: Annotated[int | None, Field(ge=2, le=7, description="seats per match (default: the game's)")] = (
+        None
+    )
+    options: Options = Field(default_factory=dict)
+    a: ContenderRef = Field(description="the bot (or version) under test", examples=["alice@v2"])
+    b: ContenderRef = Field(description="its opponent: another bot or version, or 'house'",
+                            examples=["alice@v1"])
+    field: Literal["heuristic"] = Field("heuristic", description="who fills the other seats: the house bots")
+    sprt: SprtBounds = Field(default_factory=SprtBounds)
+    max_games: Annotated[int, Field(ge=1, le=100_000)] = 20_000
+    sets_in_flight: Annotated[int, Field(ge=1, le=64, description="duplicate sets played at once")] = 8
+    move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
+    max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
+    name: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None
+
+
+class TestPublic(BaseModel):
+    id: int
+    name: str
+    game: str
+    players: int
+    options: dict[str, Any]
+    a: str
+    b: str
+    field: str
+    status: str = Field(description="running, finished or cancelled")
+    result: str | None = Field(description="H1 (A is stronger by elo1), H0 (by elo0 at most) or inconclusive")
+    sprt: dict[str, float]
+    max_games: int
+    move_ms: int
+    max_faults: int
+    sets_in_flight: int
+    matches: dict[str, int] = Field(description="the test's matches by status")
+    seed: int | None = Field(description="shown once the test is over")
+    created_by: str
+    created_at: datetime
+    finished_at: datetime | None
+    games: int = Field(description="games of the complete sets counted")
+    sets: int
+    score: float | None = Field(description="A's mean pairwise score against B per game")
+    elo: float | None
+    elo_ci95: list[float | None]
+    los: float | None = Field(description="likelihood of superiority of A")
+    llr: float | None = Field(description="the SPRT log-likelihood ratio, within its bounds while it runs")
+    lower: float | None
+    upper: float | None
+
+
 class MembersUpdate(Strict):
     join: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
     leave: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
@@ -343,6 +409,7 @@ class MatchPublic(BaseModel):
     tournament_id: int | None
     number: int
     practice: bool
+    test_id: int | None = Field(None, description="the test it belongs to (a bot against a bot, SPRT)")
     game: str
     options: dict[str, Any]
     players: int

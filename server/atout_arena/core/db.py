@@ -56,8 +56,8 @@ def make_session_factory(engine: Engine) -> sessionmaker:
 
 def create_all(engine: Engine) -> None:
     """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`),
-    and add to existing tables the columns added since with a server default (such as
-    ``matches.rules_version``), so that a database made by an older arena keeps working. Alembic
+    and add to existing tables the columns added since, nullable or with a server default
+    (such as ``matches.rules_version``), so that a database made by an older arena keeps working. Alembic
     (``atout_arena.migrations``) remains the way to upgrade a shared PostgreSQL database."""
     Base.metadata.create_all(engine)
     existing = inspect(engine)
@@ -65,7 +65,10 @@ def create_all(engine: Engine) -> None:
         for table in Base.metadata.sorted_tables:
             have = {c["name"] for c in existing.get_columns(table.name)}
             for column in table.columns:
-                if column.name not in have and column.server_default is not None:
+                if column.name not in have and column.nullable and column.server_default is None:
+                    kind = column.type.compile(dialect=engine.dialect)
+                    connection.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}")
+                elif column.name not in have and column.server_default is not None:
                     kind = column.type.compile(dialect=engine.dialect)
                     default = str(column.server_default.arg).replace("'", "''")  # type: ignore[attr-defined]
                     connection.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind} "

@@ -152,6 +152,39 @@ class Tournament(_Competition, Base):
     )
 
 
+class SprtTest(_Competition, Base):
+    """A test between two bots (or two versions of one bot), fishtest-style: duplicate sets of
+    seeded deals, played in every seat rotation, in batches until a sequential probability
+    ratio test decides or ``max_games`` is reached (:mod:`atout_arena.services.sprt`). Its
+    matches have ``test_id`` set; they are never rated."""
+
+    __tablename__ = "sprt_tests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), nullable=False)
+    bot_a_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), nullable=False, index=True)
+    version_a: Mapped[str] = mapped_column(String(64), nullable=False, default="")
+    bot_b_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), nullable=False, index=True)
+    version_b: Mapped[str] = mapped_column(String(64), nullable=False, default="")
+    field: Mapped[str] = mapped_column(String(32), nullable=False, default="heuristic")  # the other seats
+    elo0: Mapped[float] = mapped_column(Float, nullable=False)
+    elo1: Mapped[float] = mapped_column(Float, nullable=False)
+    alpha: Mapped[float] = mapped_column(Float, nullable=False, default=0.05)
+    beta: Mapped[float] = mapped_column(Float, nullable=False, default=0.05)
+    max_games: Mapped[int] = mapped_column(Integer, nullable=False)
+    sets_in_flight: Mapped[int] = mapped_column(Integer, nullable=False, default=8)
+    seed: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="running", index=True)
+    result: Mapped[str | None] = mapped_column(String(16), nullable=True)  # H0, H1, inconclusive
+    # The statistics when it ended (Analysis.to_dict()): what decided it. Games still running
+    # then finish, but never move a decided test.
+    final: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
+    created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class TournamentEntry(Base):
     __tablename__ = "tournament_entries"
 
@@ -178,6 +211,7 @@ class Match(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), nullable=True)
+    test_id: Mapped[int | None] = mapped_column(ForeignKey("sprt_tests.id"), nullable=True, index=True)
     number: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # index in its schedule
     deal_group: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # same seed, same group
     rotation: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

@@ -15,6 +15,7 @@ task                            queue                what it does (each safe to 
 ``atout.finalize_tournament``   ``atout.control``    standings and the batch rating fit
 ``atout.start_season``          ``atout.control``    the next season of a league
 ``atout.league_tick``           ``atout.control``    (beat) starts the seasons that are due
+``atout.test_tick``             ``atout.control``    a test: decides, or schedules its next sets
 ``atout.sweep``                 ``atout.control``    (beat) re-sends matches whose worker went silent
 ==============================  ===================  ==============================================
 
@@ -45,6 +46,7 @@ FINALIZE_TOURNAMENT = "atout.finalize_tournament"
 START_SEASON = "atout.start_season"
 LEAGUE_TICK = "atout.league_tick"
 SWEEP = "atout.sweep"
+TEST_TICK = "atout.test_tick"
 
 
 def celery_url(redis_url: str) -> str:
@@ -124,6 +126,10 @@ class Tasks:
 
     def finalize_tournament(self, tournament_id: int) -> None:
         self.app.send_task(FINALIZE_TOURNAMENT, (int(tournament_id),), queue=CONTROL_QUEUE)
+
+    def test_tick(self, test_id: int) -> None:
+        """A test decides, or schedules its next duplicate sets (their matches on the matches queue)."""
+        self.app.send_task(TEST_TICK, (int(test_id),), queue=CONTROL_QUEUE)
 
     def start_season(self, league_id: int) -> None:
         self.app.send_task(START_SEASON, (int(league_id),), queue=CONTROL_QUEUE)

@@ -64,3 +64,11 @@ class TournamentStatus(StrEnum):
 
 
 TOURNAMENT_STATUSES: tuple[str, ...] = tuple(TournamentStatus)
+
+
+class SprtStatus(StrEnum):
+    """A test (SPRT) between two bots or versions."""
+
+    RUNNING = "running"
+    FINISHED = "finished"  # decided (H0, H1), or max_games reached (inconclusive)
+    CANCELLED = "cancelled"

@@ -93,6 +93,7 @@ def list_matches(
     tournament_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
     bot: Annotated[str | None, Query(max_length=64, description="a bot's name or id")] = None,
     practice: Annotated[bool | None, Query(description="only practice matches (true) or only others")] = None,
+    test: Annotated[int | None, Query(ge=1, le=2**62, description="the matches of one test")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
 ) -> MatchPage:
@@ -115,6 +116,7 @@ def list_matches(
             game=game,
             tournament_id=tournament_id,
             bot_id=bot_id,
+            test_id=test,
             practice=practice,
             limit=limit,
             offset=offset,

@@ -269,6 +269,73 @@ async function tournamentPage(id) {
   every(POLL_MS, refresh);
 }
 
+// -- tests: A against B in duplicate sets until the SPRT decides -------------------------------
+
+function llrBar(t) {
+  // The LLR between its bounds: the test stops at either end (H0 on the left, H1 on the right).
+  const bar = el("div", "llr-bar");
+  const span = t.upper - t.lower;
+  const at = Math.min(1, Math.max(0, (t.llr - t.lower) / span));
+  bar.dataset.llr = String(t.llr);
+  bar.dataset.lower = String(t.lower);
+  bar.dataset.upper = String(t.upper);
+  const zero = el("div", "llr-zero");
+  zero.style.left = `${(-t.lower / span) * 100}%`;
+  const mark = el("div", `llr-mark ${t.result === "H1" ? "good" : t.result === "H0" ? "bad" : ""}`);
+  mark.style.left = `${at * 100}%`;
+  bar.append(zero, mark);
+  const labels = el("div", "llr-labels");
+  labels.append(el("span", null, `H0 ${fmt(t.lower, 2)}`), el("span", "llr-value", `LLR ${fmt(t.llr, 2)}`),
+    el("span", null, `H1 ${fmt(t.upper, 2)}`));
+  const box = el("div", "llr");
+  box.append(bar, labels);
+  return box;
+}
+
+function eloText(t) {
+  const [lo, hi] = t.elo_ci95;
+  const elo = t.elo === null ? "±∞" : fmt(t.elo, 1);
+  return lo === null || hi === null ? `Elo ${elo}` : `Elo ${elo} [${fmt(lo, 1)}, ${fmt(hi, 1)}]`;
+}
+
+function testCard(t) {
+  const card = el("a", "tcard test-card");
+  card.href = `#/tests/${t.id}`;
+  card.dataset.test = String(t.id);
+  const title = el("h3");
+  title.append(`${t.a} vs ${t.b} `, gameChip(t.game), " ", statusChip(t.result || t.status));
+  card.append(title, el("p", "facts", `${t.games} games · ${t.sets} sets · ${eloText(t)}`), llrBar(t));
+  return card;
+}
+
+async function testsPage() {
+  const list = el("div", "tcards wide");
+  view.replaceChildren(section("Tests (SPRT)", list));
+  every(POLL_MS, async () => {
+    const ts = await api("/v1/tests?limit=100");
+    list.replaceChildren(...(ts.length ? ts.map(testCard) : [empty("No test yet: POST /v1/tests or atout-arena test create.")]));
+  });
+}
+
+async function testPage(id) {
+  const head = el("div", "page-head");
+  const stats = el("div");
+  const matches = el("div");
+  view.replaceChildren(head, section("Sequential test", stats), section("Matches", matches));
+  every(POLL_MS, async () => {
+    const [t, page_] = await Promise.all([api(`/v1/tests/${id}`), api(`/v1/matches?test=${id}&limit=50`)]);
+    const title = el("h1");
+    title.append(`${t.a} vs ${t.b} `, gameChip(t.game), " ", statusChip(t.result || t.status));
+    head.replaceChildren(title, el("p", "facts", `${t.players} per match · field: ${t.field} · SPRT elo0 ${fmt(t.sprt.elo0, 1)}, ` +
+      `elo1 ${fmt(t.sprt.elo1, 1)}, α ${t.sprt.alpha}, β ${t.sprt.beta} · at most ${t.max_games} games · ${t.move_ms} ms per move`));
+    const facts = table(["games", "sets", "score", "Elo (95%)", "LOS"],
+      [[String(t.games), String(t.sets), fmt(t.score, 3), eloText(t).replace("Elo ", ""), `${fmt((t.los || 0) * 100, 1)}%`]], "test-stats");
+    stats.replaceChildren(llrBar(t), facts);
+    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(page_.items), "matches") : empty("No match yet."));
+    if (t.status !== "running") page.timers.forEach(clearInterval);
+  });
+}
+
 async function matchesPage() {
   const live = el("div");
   const recent = el("div");
@@ -526,6 +593,8 @@ const ROUTES = [
   [/^\/matches\/?$/, "matches", matchesPage],
   [/^\/matches\/(\d+)$/, "matches", matchPage],
   [/^\/games\/?$/, "games", gamesPage],
+  [/^\/tests\/?$/, "tests", testsPage],
+  [/^\/tests\/(\d+)$/, "tests", testPage],
 ];
 
 async function route() {

@@ -1,0 +1,92 @@
+"""Tests: is bot A (or version A) stronger than B? Duplicate sets until an SPRT decides."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, status
+from sqlalchemy import select
+
+from atout_arena.api.deps import ArenaDep, CallerDep, OrganizerDep, SessionDep, known_id
+from atout_arena.api.schemas import TestCreate, TestPublic
+from atout_arena.core.models import SprtTest
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
+
+router = APIRouter(prefix="/v1/tests", tags=["tests"])
+
+NOT_FOUND = {404: {"description": "no such test"}}
+CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
+         "forbidden": status.HTTP_403_FORBIDDEN, "conflict": status.HTTP_409_CONFLICT}
+
+
+def _summary(arena: ArenaDep, test_id: int) -> TestPublic:
+    known_id(test_id, "test")
+    try:
+        return TestPublic.model_validate(sprt_summary(arena.sessions, test_id))
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
+
+
+@router.post(
+    "",
+    response_model=TestPublic,
+    status_code=status.HTTP_201_CREATED,
+    responses={401: {"description": "no token, or an unknown one"},
+               403: {"description": "a bot testing another bot, or a disabled bot"}},
+)
+def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
+    """Start a test, as fishtest does for chess engines: ``a`` against ``b`` (bots, or versions
+    ``name@version`` of one bot, or ``b: house``) in duplicate sets (one seeded deal played in
+    every seat rotation, the house bots in the other seats), until the generalized SPRT on the
+    set scores accepts H1 (A is ``elo1`` stronger) or H0 (``elo0``), or ``max_games`` is reached.
+    The organizer may test any two bots; a bot (its token) may test itself against its own
+    versions or the house bot. Test matches are unrated."""
+    if caller.kind == "anyone":
+        raise HTTPException(status.HTTP_401_UNAUTHORIZED,
+                            "a test needs the organizer's token or a bot's token",
+                            headers={"WWW-Authenticate": "Bearer"})
+    if caller.bot is not None and caller.bot.disabled:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, f"bot {caller.bot.name!r} is disabled")
+    try:
+        spec = CompetitionSpec.of(game=body.game, players=body.players, options=body.options,
+                                  move_ms=body.move_ms, max_faults=body.max_faults)
+        test_id = create_test(
+            arena.sessions, a=body.a, b=body.b, spec=spec, elo0=body.sprt.elo0, elo1=body.sprt.elo1,
+            alpha=body.sprt.alpha, beta=body.sprt.beta, max_games=body.max_games, field=body.field,
+            sets_in_flight=body.sets_in_flight, name=body.name,
+            caller_bot_id=None if caller.organizer else caller.bot.id,  # type: ignore[union-attr]
+        )
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
+    arena.tasks.test_tick(test_id)
+    return _summary(arena, test_id)
+
+
+@router.get("", response_model=list[TestPublic])
+def list_tests(arena: ArenaDep, session: SessionDep,
+               limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[TestPublic]:
+    """The latest tests, newest first, with their live statistics."""
+    ids = list(session.scalars(select(SprtTest.id).order_by(SprtTest.id.desc()).limit(limit)))
+    session.close()
+    return [_summary(arena, test_id) for test_id in ids]
+
+
+@router.get("/{test_id}", response_model=TestPublic, responses=NOT_FOUND)
+def show(test_id: int, arena: ArenaDep) -> TestPublic:
+    """A test: its games and sets, A's score, Elo ± 95%, LOS, and the SPRT's LLR within its
+    bounds (``lower``, ``upper``); ``result`` once it is over. The seed is shown after the end."""
+    return _summary(arena, test_id)
+
+
+@router.post("/{test_id}/cancel", response_model=TestPublic,
+             responses={**NOT_FOUND, 401: {}, 403: {}, 409: {"description": "the test is over"}})
+def cancel(test_id: int, arena: ArenaDep, _: OrganizerDep) -> TestPublic:
+    """Stop a running test: matches not started are cancelled; the statistics so far stay."""
+    known_id(test_id, "test")
+    try:
+        if not cancel_test(arena.sessions, test_id):
+            raise HTTPException(status.HTTP_409_CONFLICT, f"test {test_id} is over already")
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
+    return _summary(arena, test_id)

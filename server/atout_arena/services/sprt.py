@@ -1,0 +1,304 @@
+"""Tests in the arena: is bot A (or version A) stronger than bot B? Fishtest's loop, for card games.
+
+A test plays **duplicate sets**: one seeded deal played in every seat rotation of the table
+(2 games for 2 players, ``players`` games otherwise: A, B and the field's house bots rotate), so
+a set's score cancels the luck of the cards. After every set it recomputes the analysis of
+:mod:`atout.stats` (Elo ± 95%, LOS and the generalized SPRT on the set scores) and stops as soon
+as the SPRT decides (``H1``: A is at least ``elo1`` stronger; ``H0``: at most ``elo0``), or when
+``max_games`` games are played (``inconclusive``).
+
+The work is done by the ``atout.test_tick`` task (:mod:`atout_workers.tasks`), sent when a test
+is created and again each time one of its matches is stored: :func:`tick` tops up the sets in
+flight to ``sets_in_flight`` (their matches stored ``queued``, returned for the caller to send)
+and finishes the test when it is decided, cancelling the matches not started. Ticks are
+idempotent: a set is only scheduled once (``next_set``, advanced in the same transaction).
+Test matches are never rated.
+
+Seats: ``a`` and ``b`` are bot names or ids, optionally ``name@version`` (the seat is then
+played by that version's stream; see :func:`atout_arena.core.relay.seat_address`); ``b`` may be
+``house`` (the arena's heuristic house bot). The other seats of a table of more than two are
+the house bots (``field`` ``heuristic``, the only field for now). Who may create one: the
+organizer, or a bot for a test of itself against one of its own versions or a house bot.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session, selectinload, sessionmaker
+
+from atout.stats import Analysis, Sprt, analyse, pairwise_score
+from atout_arena.core.keys import VERSION_SEPARATOR
+from atout_arena.core.match import rules_version
+from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
+from atout_arena.core.schedule import deal_seed
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, SprtStatus
+from atout_arena.services.bots import find_bot, is_house
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.practice import house_bots
+
+HOUSE = "house"
+FIELDS = ("heuristic",)
+MAX_GAMES = 100_000
+MAX_SETS_IN_FLIGHT = 64
+
+
+@dataclass(frozen=True)
+class Contender:
+    """One side of a test: a bot, and the version its seats ask for ("" = its current stream)."""
+
+    bot: Bot
+    version: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.bot.name}{VERSION_SEPARATOR}{self.version}" if self.version else self.bot.name
+
+
+def parse_contender(session: Session, sessions: sessionmaker, ref: str | int, game: str) -> Contender:
+    """``alice``, ``7``, ``alice@v2`` or ``house`` -> the bot and version; CompetitionError else."""
+    text = str(ref).strip()
+    if text == HOUSE:
+        (house_id,) = house_bots(sessions, game, 1)
+        bot = session.get(Bot, house_id)
+        assert bot is not None
+        return Contender(bot)
+    name, _, version = text.partition(VERSION_SEPARATOR)
+    bot = find_bot(session, name)
+    if bot is None:
+        raise CompetitionError(f"no bot named {name!r}")
+    if len(version) > 64 or not version.isprintable():
+        raise CompetitionError(f"version {version[:80]!r}: at most 64 printable characters")
+    if bot.disabled:
+        raise CompetitionError(f"bot {bot.name!r} is disabled")
+    if is_house(bot.name) and version:
+        raise CompetitionError("house bots have no versions")
+    return Contender(bot, version)
+
+
+def create_test(
+    sessions: sessionmaker,
+    *,
+    a: str | int,
+    b: str | int,
+    spec: CompetitionSpec,
+    elo0: float = 0.0,
+    elo1: float = 5.0,
+    alpha: float = 0.05,
+    beta: float = 0.05,
+    max_games: int = 20_000,
+    field: str = "heuristic",
+    sets_in_flight: int = 8,
+    name: str | None = None,
+    caller_bot_id: int | None = None,
+    seed: int | None = None,
+) -> int:
+    """Store a running test; returns its id (send ``atout.test_tick`` to start it).
+
+    ``caller_bot_id``: the bot asking (None: the organizer); a bot may test itself against one
+    of its own versions or a house bot only. Raises :class:`CompetitionError`."""
+    try:
+        sprt = Sprt(elo0, elo1, alpha, beta)
+    except ValueError as exc:
+        raise CompetitionError(str(exc)) from None
+    if field not in FIELDS:
+        raise CompetitionError(f"field {field!r}: the field is one of {', '.join(FIELDS)} (the house bots)")
+    if not 1 <= max_games <= MAX_GAMES:
+        raise CompetitionError(f"max_games={max_games}: 1 to {MAX_GAMES}")
+    if not 1 <= sets_in_flight <= MAX_SETS_IN_FLIGHT:
+        raise CompetitionError(f"sets_in_flight={sets_in_flight}: 1 to {MAX_SETS_IN_FLIGHT}")
+    with sessions() as session:
+        first = parse_contender(session, sessions, a, spec.game)
+        second = parse_contender(session, sessions, b, spec.game)
+        if is_house(first.bot.name):
+            raise CompetitionError("a is the bot under test: a house bot can only be b")
+        if (first.bot.id, first.version) == (second.bot.id, second.version):
+            raise CompetitionError(f"a and b are both {first.label}: test two bots, or two versions of one")
+        if caller_bot_id is not None:
+            if first.bot.id != caller_bot_id:
+                raise CompetitionError("a bot may only create a test of itself (a)", "forbidden")
+            if second.bot.id != caller_bot_id and not is_house(second.bot.name):
+                raise CompetitionError(
+                    "a bot may test itself against its own versions or the house bot only; "
+                    "the organizer may test any two bots", "forbidden")
+        test = SprtTest(
+            name=name or f"{first.label} vs {second.label}", **spec.columns(),
+            bot_a_id=first.bot.id, version_a=first.version, bot_b_id=second.bot.id, version_b=second.version,
+            field=field, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta,
+            max_games=max_games, sets_in_flight=sets_in_flight,
+            seed=secrets.randbits(62) if seed is None else seed, status=SprtStatus.RUNNING,
+            created_by="organizer" if caller_bot_id is None else f"bot {caller_bot_id}",
+        )
+        session.add(test)
+        session.commit()
+        return test.id
+
+
+def _table(sessions: sessionmaker, test: SprtTest) -> list[tuple[int, str]]:
+    """The table's seats before rotation: A, B, then the field's house bots."""
+    seats = [(test.bot_a_id, test.version_a), (test.bot_b_id, test.version_b)]
+    if test.players > 2:
+        taken = {test.bot_b_id}
+        field = [b for b in house_bots(sessions, test.game, test.players) if b not in taken]
+        seats += [(bot_id, "") for bot_id in field[: test.players - 2]]
+    return seats
+
+
+def set_size(test: SprtTest) -> int:
+    """Games in one duplicate set: every seat rotation of the table."""
+    return test.players
+
+
+def tick(sessions: sessionmaker, test_id: int) -> list[int]:
+    """Finish the test if decided; else schedule sets up to ``sets_in_flight``. Returns the ids of
+    the new matches to send (none when the test is over)."""
+    test_view = analysis_of(sessions, test_id)
+    with sessions() as session:
+        test = session.get(SprtTest, test_id)
+        if test is None:
+            raise CompetitionError(f"no test {test_id}", "not_found")
+        if test.status != SprtStatus.RUNNING:
+            return []
+        games_scheduled = test.next_set * set_size(test)
+        result = test_view.analysis.result
+        decided = result in ("H0", "H1")
+        if decided or test_view.analysis.games >= test.max_games:
+            _finish(session, test, result if decided else "inconclusive", test_view.analysis)
+            session.commit()
+            return []
+        in_flight = test.next_set - test_view.complete_sets
+        room = max(0, test.sets_in_flight - in_flight)
+        room = min(room, max(0, (test.max_games - games_scheduled) // set_size(test)))
+        if room == 0:
+            return []
+        first = test.next_set
+        table = _table(sessions, test)  # house bots registered (another session) before this one writes
+        claimed = session.execute(
+            update(SprtTest).where(SprtTest.id == test_id, SprtTest.next_set == first,
+                                   SprtTest.status == SprtStatus.RUNNING)
+            .values(next_set=first + room).execution_options(synchronize_session=False)
+        )
+        if claimed.rowcount != 1:  # another tick scheduled these sets first
+            session.rollback()
+            return []
+        n = len(table)
+        new: list[Match] = []
+        for set_index in range(first, first + room):
+            seed = deal_seed(test.seed, set_index)
+            for rotation in range(n):
+                seats = table[rotation:] + table[:rotation]
+                match = Match(
+                    tournament_id=None, test_id=test.id, number=set_index * n + rotation,
+                    deal_group=set_index,
+                    rotation=rotation, game=test.game, options=test.options, seed=seed, move_ms=test.move_ms,
+                    time_bank_ms=test.time_bank_ms, max_faults=test.max_faults,
+                    rules_version=rules_version(test.game), status=MatchStatus.QUEUED, queued_at=utcnow(),
+                )
+                match.seats = [MatchSeat(seat=s, bot_id=bot, version=version)
+                               for s, (bot, version) in enumerate(seats)]
+                session.add(match)
+                new.append(match)
+        session.commit()
+        return [m.id for m in new]
+
+
+def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis) -> None:
+    test.status, test.result, test.finished_at = SprtStatus.FINISHED, result, utcnow()
+    test.final = analysis.to_dict()
+    session.execute(
+        update(Match)
+        .where(Match.test_id == test.id, Match.status.in_((MatchStatus.QUEUED, MatchStatus.PENDING)))
+        .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+def cancel_test(sessions: sessionmaker, test_id: int) -> bool:
+    """Stop a running test: its matches not started are cancelled. False when it was over."""
+    with sessions() as session:
+        test = session.get(SprtTest, test_id)
+        if test is None:
+            raise CompetitionError(f"no test {test_id}", "not_found")
+        if test.status != SprtStatus.RUNNING:
+            return False
+        _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis)
+        test.status = SprtStatus.CANCELLED
+        session.commit()
+        return True
+
+
+@dataclass(frozen=True)
+class SprtView:
+    analysis: Analysis
+    complete_sets: int  # sets whose every game is done
+    in_flight: int  # matches not done yet
+
+
+def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
+    """The statistics of a test from its finished sets (a set counts once all its games are done;
+    a failed or cancelled game leaves its set out)."""
+    with sessions() as session:
+        test = session.get(SprtTest, test_id)
+        if test is None:
+            raise CompetitionError(f"no test {test_id}", "not_found")
+        matches = session.scalars(
+            select(Match).where(Match.test_id == test_id).options(selectinload(Match.seats))
+        ).all()
+        size = set_size(test)
+        by_set: dict[int, list[Match]] = {}
+        for match in matches:
+            by_set.setdefault(match.deal_group, []).append(match)
+        sets: list[list[float]] = []
+        complete = 0
+        for group in by_set.values():
+            if len(group) < size or any(m.status not in MATCH_DONE for m in group):
+                continue
+            complete += 1
+            if any(m.status != MatchStatus.FINISHED or m.ranking is None for m in group):
+                continue
+            scores = []
+            for m in group:
+                seats = sorted(m.seats, key=lambda s: s.seat)
+                a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
+                b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
+                scores.append(pairwise_score(m.ranking, a, b))
+            sets.append(scores)
+        in_flight = sum(1 for m in matches if m.status not in MATCH_DONE)
+        sprt = Sprt(test.elo0, test.elo1, test.alpha, test.beta)
+        return SprtView(analyse(sets, sprt), complete, in_flight)
+
+
+def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
+    """Everything a person (or the API) wants to see of a test, as plain data."""
+    view = analysis_of(sessions, test_id)
+    with sessions() as session:
+        test = session.get(SprtTest, test_id)
+        assert test is not None
+        names = dict(session.execute(
+            select(Bot.id, Bot.name).where(Bot.id.in_([test.bot_a_id, test.bot_b_id]))
+        ).all())
+        counts = dict(session.execute(
+            select(Match.status, func.count()).where(Match.test_id == test_id).group_by(Match.status)
+        ).all())
+
+        def label(bot_id: int, version: str) -> str:
+            name = names.get(bot_id, str(bot_id))
+            return f"{name}{VERSION_SEPARATOR}{version}" if version else name
+
+        return {
+            "id": test.id, "name": test.name, "game": test.game, "players": test.players,
+            "options": test.options,
+            "a": label(test.bot_a_id, test.version_a), "b": label(test.bot_b_id, test.version_b),
+            "field": test.field, "status": test.status,
+            "result": test.result,  # None while it runs
+            "sprt": {"elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta},
+            "max_games": test.max_games, "move_ms": test.move_ms, "max_faults": test.max_faults,
+            "sets_in_flight": test.sets_in_flight, "matches": counts,
+            "seed": test.seed if test.status != SprtStatus.RUNNING else None,
+            "created_by": test.created_by, "created_at": test.created_at, "finished_at": test.finished_at,
+            # the statistics that decided it once over (later games never move them), else live
+            **{k: v for k, v in (test.final or view.analysis.to_dict()).items() if k != "result"},
+        }

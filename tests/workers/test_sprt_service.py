@@ -1,0 +1,114 @@
+"""The test service's own logic (atout_arena.services.sprt) on a real database: duplicate sets,
+who may create what, idempotent ticks, the verdict, cancelling. Matches are played by the real
+runner with an in-process asker (the end-to-end test with real bots is tests/api/test_sprt.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from atout_arena.core.match import Answer
+from atout_arena.core.models import Match, SprtTest
+from atout_arena.core.settings import Settings
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.sprt import analysis_of, cancel_test, create_test, sprt_summary, tick
+from atout_workers.runner import run_match
+from atout_workers.world import build_world
+
+
+@pytest.fixture
+def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+    w = build_world(Settings(database_url=database_url, redis_url=redis_url))
+    yield w
+    w.close()
+
+
+def first_legal(a) -> Answer:  # type: ignore[no-untyped-def]
+    return Answer(a.legal_actions[0], 1.0)
+
+
+def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, _ = make_bot("sprt-a")
+    b, _ = make_bot("sprt-b")
+    test_id = create_test(world.sessions, a=a.name, b=f"{b.name}@v7", spec=CompetitionSpec.of("fool", 3),
+                          sets_in_flight=2, max_games=60)
+    ids = tick(world.sessions, test_id)
+    assert len(ids) == 2 * 3  # two sets of three rotations
+    assert tick(world.sessions, test_id) == []  # idempotent: the sets in flight are there already
+    with world.sessions() as session:
+        matches = [session.get(Match, m) for m in ids]
+        for group in (matches[:3], matches[3:]):
+            assert len({m.seed for m in group}) == 1  # one deal per set
+            tables = [[(s.bot_id, s.version) for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
+            assert tables[1] == tables[0][1:] + tables[0][:1]  # every seat rotation
+            assert (b.id, "v7") in tables[0] and (a.id, "") in tables[0]
+            assert all(m.test_id == test_id and m.tournament_id is None for m in group)
+        assert matches[0].seed != matches[3].seed
+
+
+def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, _ = make_bot("who-a")
+    b, _ = make_bot("who-b")
+    spec = CompetitionSpec.of("tiercon")
+    cases = [
+        ({"a": a.name, "b": b.name, "caller_bot_id": a.id}, "forbidden"),  # another bot: the organizer's
+        ({"a": b.name, "b": f"{b.name}@v1", "caller_bot_id": a.id}, "forbidden"),  # not itself
+        ({"a": a.name, "b": a.name}, "invalid"),  # the same stream twice
+        ({"a": "house", "b": a.name}, "invalid"),
+        ({"a": a.name, "b": "nobody-at-all"}, "invalid"),
+        ({"a": a.name, "b": b.name, "elo0": 5, "elo1": 0}, "invalid"),
+        ({"a": a.name, "b": b.name, "field": "random"}, "invalid"),
+    ]
+    for kwargs, kind in cases:
+        with pytest.raises(CompetitionError) as raised:
+            create_test(world.sessions, spec=spec, **kwargs)
+        assert raised.value.kind == kind, (kwargs, raised.value)
+    assert create_test(world.sessions, spec=spec, a=f"{a.name}@v2", b=f"{a.name}@v1", caller_bot_id=a.id)
+    assert create_test(world.sessions, spec=spec, a=a.name, b="house", caller_bot_id=a.id)
+    assert create_test(world.sessions, spec=spec, a=a.name, b=b.name)  # the organizer
+
+
+def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    """The house heuristic bot (b) against a bot that always plays the first legal action: H0
+    (a is not 50 Elo stronger) is accepted, the queued matches are cancelled, the final
+    statistics are kept."""
+    a, _ = make_bot("weak")
+    test_id = create_test(world.sessions, a=a.name, b="house", spec=CompetitionSpec.of("tiercon"),
+                          elo0=0, elo1=50, sets_in_flight=4, max_games=2000)
+    played = 0
+    pending = tick(world.sessions, test_id)
+    while pending and played < 400:
+        match_id = pending.pop(0)
+        outcome = run_match(world, match_id, asker=first_legal)
+        # once decided, the matches not started are cancelled: skipped by the runner
+        assert outcome == "finished" or sprt_summary(world.sessions, test_id)["status"] == "finished"
+        played += 1
+        pending += tick(world.sessions, test_id)
+    summary = sprt_summary(world.sessions, test_id)
+    assert summary["status"] == "finished" and summary["result"] == "H0", summary
+    assert summary["llr"] <= summary["lower"] and summary["games"] == 2 * summary["sets"]
+    with world.sessions() as session:
+        test = session.get(SprtTest, test_id)
+        statuses = {m.status for m in session.query(Match).filter(Match.test_id == test_id)}
+    assert statuses <= {"finished", "cancelled"} and test.final["llr"] == summary["llr"]
+    assert tick(world.sessions, test_id) == []  # over: nothing more
+
+
+def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, _ = make_bot("max-a")
+    b, _ = make_bot("max-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
+                          max_games=4, sets_in_flight=8)
+    ids = tick(world.sessions, test_id)
+    assert len(ids) == 4  # never more sets than max_games allows
+    for match_id in ids:
+        run_match(world, match_id, asker=first_legal)
+    assert tick(world.sessions, test_id) == []
+    summary = sprt_summary(world.sessions, test_id)
+    assert summary["status"] == "finished" and summary["result"] == "inconclusive" and summary["games"] == 4
+    other = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"))
+    queued = tick(world.sessions, other)
+    assert cancel_test(world.sessions, other) and not cancel_test(world.sessions, other)
+    with world.sessions() as session:
+        assert {session.get(Match, m).status for m in queued} == {"cancelled"}
+    assert analysis_of(world.sessions, other).complete_sets == len(queued) // 2
+    assert sprt_summary(world.sessions, other)["status"] == "cancelled"
