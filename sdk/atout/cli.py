@@ -1,5 +1,6 @@
-"""The ``atout-bot`` command: measure a bot against another, run it against an arena.
+"""The ``atout-bot`` command: check a bot, measure it against another, run it against an arena.
 
+    atout-bot validate mybot:MyBot --game merde           # faults, think time, determinism
     atout-bot match mybot:MyBot heuristic --game merde --sprt 0,50 --jobs 2
     atout-bot run mybot:MyBot --server arena.example.org:50051 --token T
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
@@ -9,6 +10,7 @@ Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (
 reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
 missing or refused token; 3 another connection with the same token took over the bot; 4 the
 server does not speak this protocol. match: 0 whatever the verdict (also on Ctrl-C), 2 bad usage.
+validate: 0 no fault found, 1 a fault found, 2 bad usage.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ if TYPE_CHECKING:
     from .match import MatchOutcome, SetResult
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REPLACED, EXIT_PROTOCOL = 0, 1, 2, 3, 4
+EXIT_FAULT = 1  # validate found a fault
 
 
 class _Parser(argparse.ArgumentParser):
@@ -85,7 +88,7 @@ def _add_game_arguments(command: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="atout-bot",
-        description="Measure an Atout bot against another locally, run it against an arena.",
+        description="Check an Atout bot, measure it against another locally, run it against an arena.",
         epilog="examples:\n"
         + "\n\n".join(textwrap.indent(textwrap.dedent(par), "  ") for par in __doc__.split("\n\n")[1:]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -142,6 +145,21 @@ def _parser() -> argparse.ArgumentParser:
     match.add_argument("--jobs", type=_positive, default=1, help="processes playing sets (default: 1)")
     match.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
 
+    validate = commands.add_parser(
+        "validate",
+        help="play local games against the house bots and report faults, think time, determinism",
+        description="Play local games in every seat of every player count of the game against the "
+        "heuristic bot; report exceptions, illegal actions, decision time against the budget, "
+        "reproducibility and peak memory. Exit code 1 when a fault is found.",
+    )
+    validate.add_argument("bot", help=bot_help)
+    _add_game_arguments(validate)
+    validate.add_argument(
+        "--games", type=_positive, default=5, help="games per player count and seat (default: %(default)s)"
+    )
+    validate.add_argument(
+        "--move-ms", type=float, default=1000.0, help="the per-move budget in ms (default: %(default)g)"
+    )
     return parser
 
 
@@ -153,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "match":
         return _match(args)
+    if args.command == "validate":
+        return _validate(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = args.token or os.environ.get("ATOUT_TOKEN")
     if not token:
@@ -256,6 +276,17 @@ def _match(args: argparse.Namespace) -> int:
     else:
         print(summary(outcome))
     return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+
+    try:
+        report = validate(args.bot, args.game, args.games, args.move_ms, dict(args.option), args.seed)
+    except (ValueError, BotLoadError) as exc:
+        return _usage_error("validate", exc)
+    print("\n".join(report.lines()))
+    return EXIT_OK if report.ok else EXIT_FAULT
 
 
 if __name__ == "__main__":
