@@ -1,96 +1,94 @@
-"""The ``atout-bot`` command: run a bot against an arena.
+"""The ``atout-bot`` command: check a bot, measure it against another, run it against an arena.
 
+    atout-bot validate mybot:MyBot --game merde           # faults, think time, determinism
+    atout-bot match mybot:MyBot heuristic --game merde --sprt 0,50 --jobs 2
     atout-bot run mybot:MyBot --server arena.example.org:50051 --token T
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
 
-Exit codes: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up reconnecting) or
-an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a missing or refused
-token; 3 another connection with the same token took over the bot; 4 the server does not speak
-this protocol.
+Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up
+reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
+missing or refused token; 3 another connection with the same token took over the bot; 4 the
+server does not speak this protocol. match: 0 whatever the verdict (also on Ctrl-C), 2 bad usage.
+validate: 0 no fault found, 1 a fault found, 2 bad usage.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.util
+import json
 import logging
 import os
 import sys
 import textwrap
-from collections.abc import Callable
-from pathlib import Path
+import time
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from .bot import Bot
+from .loading import BotLoadError, load_bot
+
+if TYPE_CHECKING:
+    from .match import MatchOutcome, SetResult
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REPLACED, EXIT_PROTOCOL = 0, 1, 2, 3, 4
+EXIT_FAULT = 1  # validate found a fault
 
 
-class BotLoadError(Exception):
-    """The bot given on the command line cannot be loaded; the message says why."""
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line (``atout-bot match: error: ...``), exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
 
 
-def load_bot(spec: str) -> Callable[[], Bot]:
-    """``module:Class``, ``path/to/file.py:Class`` or a name from ``atout.bots.BOTS`` -> the class.
+def _option(text: str) -> tuple[str, Any]:
+    """``K=V`` -> ``(K, V)``, V an int, a bool (true/false) or a string."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    if value.lstrip("-").isdigit():
+        return key, int(value)
+    if value.lower() in ("true", "false"):
+        return key, value.lower() == "true"
+    return key, value
 
-    The current directory is importable, as with ``python -m``.
-    """
-    from .bots import BOTS
 
-    if spec in BOTS:
-        return BOTS[spec]
-    module_name, sep, attr = spec.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise BotLoadError(
-            f"bot {spec!r} is not module:Class (e.g. mybot:MyBot) nor a built-in bot ({', '.join(BOTS)})"
-        )
-    if module_name.endswith(".py"):
-        path = Path(module_name)
-        if not path.is_file():
-            raise BotLoadError(f"no file {module_name!r}")
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise BotLoadError(f"cannot load {module_name!r} as a Python module")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        try:
-            module_spec.loader.exec_module(module)
-        except Exception as exc:
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
-    else:
-        if "" not in sys.path and os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
-                raise BotLoadError(
-                    f"cannot import module {module_name!r}: {exc} (run from its directory?)"
-                ) from exc
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
-        except Exception as exc:
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+def _elos(text: str) -> tuple[float, float]:
     try:
-        obj = getattr(module, attr)
-    except AttributeError:
-        bots = sorted(
-            n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Bot) and v is not Bot
-        )
-        raise BotLoadError(
-            f"module {module_name!r} has no {attr!r}" + (f"; its bots: {', '.join(bots)}" if bots else "")
-        ) from None
-    if isinstance(obj, Bot) or not callable(obj):
-        raise BotLoadError(f"{spec!r} is {obj!r}: give a Bot subclass (or a zero-argument factory)")
-    if isinstance(obj, type) and not issubclass(obj, Bot):
-        raise BotLoadError(f"{spec!r} is the class {obj.__name__}, which is not a subclass of atout.Bot")
-    return obj
+        elo0, elo1 = (float(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ELO0,ELO1 (e.g. 0,50), not {text!r}") from None
+    return elo0, elo1
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _add_game_arguments(command: argparse.ArgumentParser) -> None:
+    from .games import GAMES
+
+    command.add_argument("--game", required=True, choices=list(GAMES), help="the game")
+    command.add_argument(
+        "--option",
+        action="append",
+        type=_option,
+        default=[],
+        metavar="K=V",
+        help="a game option, as in atout.games.new_game (repeat for more), e.g. --option deals=2",
+    )
+    command.add_argument("--seed", type=int, default=0, help="the seed of the deals (default: %(default)s)")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="atout-bot",
-        description="Run an Atout bot against an arena.",
+        description="Check an Atout bot, measure it against another locally, run it against an arena.",
         epilog="examples:\n"
         + "\n\n".join(textwrap.indent(textwrap.dedent(par), "  ") for par in __doc__.split("\n\n")[1:]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -120,6 +118,48 @@ def _parser() -> argparse.ArgumentParser:
         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
         help="default: %(default)s",
     )
+
+    bot_help = "module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic)"
+    match = commands.add_parser(
+        "match",
+        help="bot A against bot B, locally, in duplicate sets, until an SPRT decides",
+        description="Play bot A against bot B locally at engine speed, in duplicate sets (the same deals "
+        "in every seat rotation), and report A's score, Elo with a 95%% interval, LOS and, with --sprt, "
+        "the GSPRT's verdict. Exit code 0 whatever the verdict.",
+    )
+    match.add_argument("bot_a", metavar="BOT_A", help=bot_help)
+    match.add_argument("bot_b", metavar="BOT_B", help=bot_help)
+    _add_game_arguments(match)
+    match.add_argument("--players", type=_positive, help="seats at the table (default: the game's default)")
+    match.add_argument(
+        "--field", default="heuristic", metavar="BOT", help="the bot of the other seats (default: heuristic)"
+    )
+    match.add_argument(
+        "--games", type=_positive, default=20000, help="at most this many games (default: %(default)s)"
+    )
+    match.add_argument(
+        "--sprt", type=_elos, metavar="ELO0,ELO1", help="stop when the SPRT of elo0 against elo1 decides"
+    )
+    match.add_argument("--alpha", type=float, default=0.05, help="SPRT false positive rate (default: 0.05)")
+    match.add_argument("--beta", type=float, default=0.05, help="SPRT false negative rate (default: 0.05)")
+    match.add_argument("--jobs", type=_positive, default=1, help="processes playing sets (default: 1)")
+    match.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+
+    validate = commands.add_parser(
+        "validate",
+        help="play local games against the house bots and report faults, think time, determinism",
+        description="Play local games in every seat of every player count of the game against the "
+        "heuristic bot; report exceptions, illegal actions, decision time against the budget, "
+        "reproducibility and peak memory. Exit code 1 when a fault is found.",
+    )
+    validate.add_argument("bot", help=bot_help)
+    _add_game_arguments(validate)
+    validate.add_argument(
+        "--games", type=_positive, default=5, help="games per player count and seat (default: %(default)s)"
+    )
+    validate.add_argument(
+        "--move-ms", type=float, default=1000.0, help="the per-move budget in ms (default: %(default)g)"
+    )
     return parser
 
 
@@ -129,6 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
+    if args.command == "match":
+        return _match(args)
+    if args.command == "validate":
+        return _validate(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = args.token or os.environ.get("ATOUT_TOKEN")
     if not token:
@@ -162,6 +206,87 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return EXIT_OK
     return EXIT_OK
+
+
+def _usage_error(command: str, message: object) -> int:
+    print(f"atout-bot {command}: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+class _Progress:
+    """The live line on stderr: rewritten in place on a terminal, plain lines every few seconds
+    otherwise; the first fault of each kind of each bot is told in full."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = self.stream.isatty()
+        self.every_s = 0.1 if self.tty else 2.0
+        self.last = 0.0
+        self.told: set[tuple[str, str]] = set()
+        self.pending = False  # a line was written in place and not ended
+
+    def __call__(self, outcome: MatchOutcome, result: SetResult | None = None) -> None:
+        from .match import describe_fault, progress_line
+
+        for key in outcome.first_faults.keys() - self.told:
+            self.told.add(key)
+            self._end_line()
+            print(f"atout-bot match: {describe_fault(outcome, *key)}", file=self.stream, flush=True)
+        now = time.monotonic()
+        if result is None or now - self.last >= self.every_s:
+            self.last = now
+            line = progress_line(outcome)
+            if self.tty:
+                self.stream.write(f"\r{line}\x1b[K")
+                self.pending = True
+            else:
+                self.stream.write(line + "\n")
+            self.stream.flush()
+
+    def close(self, outcome: MatchOutcome) -> None:
+        self(outcome)
+        self._end_line()
+
+    def _end_line(self) -> None:
+        if self.pending:
+            self.stream.write("\n")
+            self.pending = False
+
+
+def _match(args: argparse.Namespace) -> int:
+    from .match import MatchConfig, run_match, summary
+    from .stats import Sprt
+
+    try:
+        sprt = None if args.sprt is None else Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
+        config = MatchConfig(
+            args.game, args.bot_a, args.bot_b, args.players, dict(args.option), args.field, args.seed
+        ).checked()
+        if args.games < config.set_size:
+            raise ValueError(f"--games {args.games} is less than one duplicate set ({config.set_size} games)")
+        for spec in (args.bot_a, args.bot_b, args.field):
+            load_bot(spec)
+    except (ValueError, BotLoadError) as exc:
+        return _usage_error("match", exc)
+    progress = _Progress()
+    outcome = run_match(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress)
+    progress.close(outcome)
+    if args.json:
+        print(json.dumps(outcome.to_dict()))
+    else:
+        print(summary(outcome))
+    return EXIT_OK
+
+
+def _validate(args: argparse.Namespace) -> int:
+    from .validate import validate
+
+    try:
+        report = validate(args.bot, args.game, args.games, args.move_ms, dict(args.option), args.seed)
+    except (ValueError, BotLoadError) as exc:
+        return _usage_error("validate", exc)
+    print("\n".join(report.lines()))
+    return EXIT_OK if report.ok else EXIT_FAULT
 
 
 if __name__ == "__main__":

@@ -5,10 +5,17 @@
 >>> result = play("merde", [RandomBot(), RandomBot(), RandomBot()], seed=1, deals=2)
 >>> len(result.scores)
 3
+
+By default a bot's mistake is loud: an illegal action raises :class:`~atout.games.IllegalAction`
+and an exception in a hook propagates. With ``fallback=True`` the game goes on as in the arena:
+the faulted decision is played by the first legal action and the fault is recorded in
+``result.faults`` (the match runner and the validator play that way).
 """
 
 from __future__ import annotations
 
+import time
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,10 +25,35 @@ from .games import IllegalAction, new_game
 
 
 @dataclass
+class Fault:
+    """A bot's mistake in a local game played with ``fallback=True``."""
+
+    seat: int
+    kind: str  # "exception" (a hook raised) or "illegal" (act() answered what the engine refused)
+    hook: str  # "act", "on_match_start" or "on_match_end"
+    reason: str  # the engine's reason, or "ValueError: message"
+    turn: int  # decisions played in the game before this one
+    action: Any = None  # the answer, for "illegal"
+    traceback: str | None = None  # for "exception"
+
+    def describe(self) -> str:
+        """One line: the seat, where, and what went wrong."""
+        where = f"seat {self.seat}"
+        if self.hook == "act":
+            where += f", decision {self.turn + 1} of the game"
+        if self.kind == "illegal":
+            said = "" if repr(self.action) in self.reason else f"answered {self.action!r}: "
+            return f"{where}: {said}{self.reason}"
+        return f"{where}: {self.hook}() raised {self.reason}"
+
+
+@dataclass
 class LocalResult:
     scores: list[int]
     ranking: list[int]
     history: list[tuple[int, str]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)  # with fallback=True
+    think_s: list[list[float]] = field(default_factory=list)  # per seat: seconds of each act() call
 
 
 def play(
@@ -29,32 +61,74 @@ def play(
     bots: Sequence[Bot],
     seed: int | None = None,
     match_id: str = "local",
+    *,
+    fallback: bool = False,
+    bot_seeds: Sequence[Any] | None = None,
     **options: Any,
 ) -> LocalResult:
     """Play one game of ``game_id`` between ``bots`` (seat i is ``bots[i]``).
 
     The number of players is ``len(bots)``. A bot that returns an illegal action raises
     :class:`~atout.games.IllegalAction` with the engine's reason: locally, mistakes are loud.
+    With ``fallback=True`` they are recorded in ``result.faults`` instead and the decision is
+    played by the first legal action, as the arena's fallback does.
+
+    Each bot's ``rng`` is seeded with ``bot_seeds[seat]`` when given, else with
+    ``f"{seed}/{seat}"`` when ``seed`` is given.
     """
     game = new_game(game_id, players=len(bots), **options)
     state = game.new_state(seed=seed)
+    faults: list[Fault] = []
+    think_s: list[list[float]] = [[] for _ in bots]
+
+    def fault(seat: int, hook: str, exc: BaseException) -> None:
+        if not fallback:
+            raise exc
+        faults.append(
+            Fault(seat, "exception", hook, f"{type(exc).__name__}: {exc}", len(state.history),
+                  traceback=traceback.format_exc())
+        )  # fmt: skip
+
     for seat, bot in enumerate(bots):
         bot.match = MatchInfo(match_id, game_id, seat, len(bots), dict(game.options))
-        if seed is not None:
+        if bot_seeds is not None:
+            bot.rng.seed(bot_seeds[seat])
+        elif seed is not None:
             bot.rng.seed(f"{seed}/{seat}")
-        bot.on_match_start(bot.match)
+        try:
+            bot.on_match_start(bot.match)
+        except Exception as exc:
+            fault(seat, "on_match_start", exc)
+    clock = time.perf_counter
     while not state.is_terminal:
         seat = state.current_player
         assert seat is not None
         legal = state.legal_actions()
-        action = bots[seat].act(Observation(state.observation(seat), legal, None, match_id))
-        if action not in legal:
-            try:
-                state.apply(action)  # normalises a person's spelling, or explains the error
-                continue
-            except IllegalAction as exc:
+        observation = Observation(state.observation(seat), legal, None, match_id)
+        started = clock()
+        try:
+            action = bots[seat].act(observation)
+        except Exception as exc:
+            think_s[seat].append(clock() - started)
+            fault(seat, "act", exc)
+            state.apply(legal[0])
+            continue
+        think_s[seat].append(clock() - started)
+        if action in legal:
+            state.apply(action)
+            continue
+        try:
+            if not isinstance(action, str):
+                raise IllegalAction(f"act() returned {type(action).__name__} {action!r}, not a string")
+            state.apply(action)  # normalises a person's spelling, or explains the error
+        except IllegalAction as exc:
+            if not fallback:
                 raise IllegalAction(f"bot {type(bots[seat]).__name__} in seat {seat}: {exc}") from None
-        state.apply(action)
+            faults.append(Fault(seat, "illegal", "act", str(exc), len(state.history), action=action))
+            state.apply(legal[0])
     for seat, bot in enumerate(bots):
-        bot.on_match_end(MatchResult(match_id, state.scores, state.ranking, seat))
-    return LocalResult(state.scores, state.ranking, list(state.history))
+        try:
+            bot.on_match_end(MatchResult(match_id, state.scores, state.ranking, seat))
+        except Exception as exc:
+            fault(seat, "on_match_end", exc)
+    return LocalResult(state.scores, state.ranking, list(state.history), faults, think_s)

@@ -1,0 +1,76 @@
+"""Bots named on a command line: ``module:Class``, ``path/to/file.py:Class`` or a built-in name.
+
+Its own module, so that ``atout-bot run``, ``match`` and ``validate`` and their worker processes
+share one :class:`BotLoadError` (``python -m atout.cli`` runs the CLI as ``__main__``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from .bot import Bot
+
+
+class BotLoadError(Exception):
+    """The bot given on the command line cannot be loaded; the message says why."""
+
+
+def load_bot(spec: str) -> Callable[[], Bot]:
+    """``module:Class``, ``path/to/file.py:Class`` or a name from ``atout.bots.BOTS`` -> the class.
+
+    The current directory is importable, as with ``python -m``.
+    """
+    from .bots import BOTS
+
+    if spec in BOTS:
+        return BOTS[spec]
+    module_name, sep, attr = spec.rpartition(":")
+    if not sep or not module_name or not attr:
+        raise BotLoadError(
+            f"bot {spec!r} is not module:Class (e.g. mybot:MyBot) nor a built-in bot ({', '.join(BOTS)})"
+        )
+    if module_name.endswith(".py"):
+        path = Path(module_name)
+        if not path.is_file():
+            raise BotLoadError(f"no file {module_name!r}")
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise BotLoadError(f"cannot load {module_name!r} as a Python module")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+    else:
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and (module_name + ".").startswith(exc.name + "."):
+                raise BotLoadError(
+                    f"cannot import module {module_name!r}: {exc} (run from its directory?)"
+                ) from exc
+            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+        except Exception as exc:
+            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+    try:
+        obj = getattr(module, attr)
+    except AttributeError:
+        bots = sorted(
+            n for n, v in vars(module).items() if isinstance(v, type) and issubclass(v, Bot) and v is not Bot
+        )
+        raise BotLoadError(
+            f"module {module_name!r} has no {attr!r}" + (f"; its bots: {', '.join(bots)}" if bots else "")
+        ) from None
+    if isinstance(obj, Bot) or not callable(obj):
+        raise BotLoadError(f"{spec!r} is {obj!r}: give a Bot subclass (or a zero-argument factory)")
+    if isinstance(obj, type) and not issubclass(obj, Bot):
+        raise BotLoadError(f"{spec!r} is the class {obj.__name__}, which is not a subclass of atout.Bot")
+    return obj
