@@ -112,6 +112,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--no-reconnect", action="store_true", help="exit when the stream breaks")
     run.add_argument(
+        "--version",
+        dest="bot_version",
+        help="a label of this version of the bot, e.g. a git commit (default: $ATOUT_BOT_VERSION): every "
+        "match stores the version each seat played with, and two versions may be connected at once",
+    )
+    run.add_argument(
         "--log-level",
         default="INFO",
         type=str.upper,
@@ -199,7 +205,11 @@ def main(argv: list[str] | None = None) -> int:
             reconnect=not args.no_reconnect,
             max_reconnects=None if args.max_reconnects < 0 else args.max_reconnects,
             tls=args.tls,
+            version=args.bot_version,
         )
+    except ValueError as exc:  # a bad --version
+        print(f"atout-bot: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     except AtoutError as exc:
         print(f"atout-bot: {exc}", file=sys.stderr)
         return exc.exit_code

@@ -288,8 +288,7 @@ def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_
 
     info, token = make_bot()
     events = {v: tmp_path / f"{v}.jsonl" for v in ("v1", "v2")}
-    first = spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v1",
-                      ATOUT_TEST_EVENTS=str(events["v1"]))
+    first = spawn_bot(address, token, "FirstLegal", "--version", "v1", ATOUT_TEST_EVENTS=str(events["v1"]))
     wait_until(lambda: is_connected(redis_client, info.bot_id, "v1"), 15, "v1 to connect")
     spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v2", ATOUT_TEST_EVENTS=str(events["v2"]))
     wait_until(lambda: is_connected(redis_client, info.bot_id, "v2"), 15, "v2 to connect")
@@ -307,3 +306,15 @@ def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_
     assert first.popen.wait(15) == 3  # replaced, as a second stream of an unversioned bot is
     assert again.popen.poll() is None and is_connected(redis_client, info.bot_id, "v1")
     assert is_connected(redis_client, info.bot_id, "v2")
+
+
+def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    _, token = make_bot()
+    command = [sys.executable, "-m", "atout.cli", "run", "random", "--server", address, "--token", token,
+               "--version", "x" * 65]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "at most 64 printable characters" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -32,17 +32,17 @@ def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # t
     test_id = create_test(world.sessions, a=a.name, b=f"{b.name}@v7", spec=CompetitionSpec.of("fool", 3),
                           sets_in_flight=2, max_games=60)
     ids = tick(world.sessions, test_id)
-    assert len(ids) == 2 * 3  # two sets of three rotations
+    assert len(ids) == 2 * 6  # two sets: three rotations of the table, three of its mirror
     assert tick(world.sessions, test_id) == []  # idempotent: the sets in flight are there already
     with world.sessions() as session:
         matches = [session.get(Match, m) for m in ids]
-        for group in (matches[:3], matches[3:]):
+        for group in (matches[:6], matches[6:]):
             assert len({m.seed for m in group}) == 1  # one deal per set
             tables = [[(s.bot_id, s.version) for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
             assert tables[1] == tables[0][1:] + tables[0][:1]  # every seat rotation
-            assert (b.id, "v7") in tables[0] and (a.id, "") in tables[0]
-            assert all(m.test_id == test_id and m.tournament_id is None for m in group)
-        assert matches[0].seed != matches[3].seed
+            assert tables[0][:2] == [(a.id, ""), (b.id, "v7")] and tables[3][:2] == [(b.id, "v7"), (a.id, "")]
+            assert len({tuple(t) for t in tables}) == 6 and all(m.test_id == test_id for m in group)
+        assert matches[0].seed != matches[6].seed
 
 
 def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -1,8 +1,9 @@
 """Tests in the arena: is bot A (or version A) stronger than bot B? Fishtest's loop, for card games.
 
 A test plays **duplicate sets**: one seeded deal played in every seat rotation of the table
-(2 games for 2 players, ``players`` games otherwise: A, B and the field's house bots rotate), so
-a set's score cancels the luck of the cards. After every set it recomputes the analysis of
+(2 games for 2 players; otherwise A, B and the field's house bots rotate, and so does the mirror
+table with B before A: ``2 * players`` games), so a set's score cancels the luck of the cards
+and the seat order, as ``atout-bot match`` plays them locally. After every set it recomputes the analysis of
 :mod:`atout.stats` (Elo ± 95%, LOS and the generalized SPRT on the set scores) and stops as soon
 as the SPRT decides (``H1``: A is at least ``elo1`` stronger; ``H0``: at most ``elo0``), or when
 ``max_games`` games are played (``inconclusive``).
@@ -147,9 +148,19 @@ def _table(sessions: sessionmaker, test: SprtTest) -> list[tuple[int, str]]:
     return seats
 
 
+def set_tables(table: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
+    """The seatings of one duplicate set: every rotation of the table and, beyond two seats, of
+    its mirror (B before A): with rotations alone B would always sit on A's left, a seat-order
+    bias that makes two equal bots look different (as ``atout-bot match`` measured)."""
+    tables = [table]
+    if len(table) > 2:
+        tables.append([table[1], table[0], *table[2:]])
+    return [t[r:] + t[:r] for t in tables for r in range(len(t))]
+
+
 def set_size(test: SprtTest) -> int:
-    """Games in one duplicate set: every seat rotation of the table."""
-    return test.players
+    """Games in one duplicate set: every seat rotation of the table (and of its mirror)."""
+    return test.players if test.players == 2 else 2 * test.players
 
 
 def tick(sessions: sessionmaker, test_id: int) -> list[int]:
@@ -184,12 +195,12 @@ def tick(sessions: sessionmaker, test_id: int) -> list[int]:
         if claimed.rowcount != 1:  # another tick scheduled these sets first
             session.rollback()
             return []
-        n = len(table)
+        seatings = set_tables(table)
+        n = len(seatings)
         new: list[Match] = []
         for set_index in range(first, first + room):
             seed = deal_seed(test.seed, set_index)
-            for rotation in range(n):
-                seats = table[rotation:] + table[:rotation]
+            for rotation, seats in enumerate(seatings):
                 match = Match(
                     tournament_id=None, test_id=test.id, number=set_index * n + rotation,
                     deal_group=set_index,
