@@ -116,8 +116,10 @@ class ChildWatch:
                         grew = True
             for pid in family - {self.root}:
                 info = read_proc(pid)
-                if info is not None:  # the latest look: a child seen between fork and exec
-                    self.seen[(info.pid, info.start)] = info  # still shows its parent's command
+                # the latest look (a child seen between fork and exec still shows its parent's
+                # command), but never an exited one's: a zombie's cmdline reads empty
+                if info is not None and (info.cmdline.strip() or (info.pid, info.start) not in self.seen):
+                    self.seen[(info.pid, info.start)] = info
             self._stop.wait(0.05)
 
 

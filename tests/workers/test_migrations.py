@@ -76,18 +76,23 @@ def test_upgrade_head_on_postgresql_matches_the_models(postgres_url: str) -> Non
     assert diff == []
 
 
+def _insert_an_old_match(engine, game: str) -> None:  # type: ignore[no-untyped-def]
+    """Match 1, finished, as an arena of revision 0001 stored it (no rules_version column)."""
+    with engine.begin() as connection:
+        connection.execute(text(
+            "INSERT INTO matches (id, number, deal_group, rotation, game, options, seed, move_ms, "
+            "time_bank_ms, max_faults, status, attempts, created_at) VALUES "
+            f"(1, 0, 0, 0, '{game}', '{{}}', 7, 1000, 0, 3, 'finished', 1, '2026-11-30 12:00:00')"
+        ))
+
+
 def test_matches_stored_before_rules_versions_are_version_1(tmp_path: Path) -> None:
     """Revision 0002 adds ``matches.rules_version``: a match stored under 0001 reads as played
     under version 1 of its rules (what every arena before the second reading of RULES.md ran)."""
     url = f"sqlite:///{tmp_path / 'old.db'}"
     upgrade(url, "0001")
     engine = make_engine(url)
-    with engine.begin() as connection:
-        connection.execute(text(
-            "INSERT INTO matches (id, number, deal_group, rotation, game, options, seed, move_ms, "
-            "time_bank_ms, max_faults, status, attempts, created_at) VALUES "
-            "(1, 0, 0, 0, 'tiercon', '{}', 7, 1000, 0, 3, 'finished', 1, '2026-11-30 12:00:00')"
-        ))
+    _insert_an_old_match(engine, "tiercon")
     engine.dispose()
     upgrade(url)
     engine = make_engine(url)
@@ -102,12 +107,7 @@ def test_an_older_embedded_database_gets_the_new_columns(tmp_path: Path) -> None
     url = f"sqlite:///{tmp_path / 'var.db'}"
     upgrade(url, "0001")  # the schema an older arena made
     engine = make_engine(url)
-    with engine.begin() as connection:
-        connection.execute(text(
-            "INSERT INTO matches (id, number, deal_group, rotation, game, options, seed, move_ms, "
-            "time_bank_ms, max_faults, status, attempts, created_at) VALUES "
-            "(1, 0, 0, 0, 'regicide', '{}', 7, 1000, 0, 3, 'finished', 1, '2026-11-30 12:00:00')"
-        ))
+    _insert_an_old_match(engine, "regicide")
     create_all(engine)
     create_all(engine)  # twice: nothing left to add
     with engine.connect() as connection:
