@@ -232,6 +232,13 @@ def main() -> None:
               f"| {r['matches_per_s']} | {r['decisions_per_s']:,} | {r['peak_in_flight_per_process']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
+    # Against the first configuration of the same run (the machine is shared: absolute figures drift).
+    base = results[0]
+    scaling = " ".join(
+        f"decisions_{r['workers']}w/{base['workers']}w={r['decisions_per_s'] / base['decisions_per_s']:.2f}"
+        for r in results[1:]
+    )
+    print(f"ratios: {scaling or 'decisions_per_s=' + str(base['decisions_per_s'])}")
 
 
 if __name__ == "__main__":
