@@ -80,6 +80,12 @@ class ConnectionReplacedError(AtoutError):
     exit_code = 3
 
 
+class TooManyVersionsError(AtoutError):
+    """The bot already has as many streams of other versions connected as the arena allows."""
+
+    exit_code = 2
+
+
 class ProtocolError(AtoutError):
     """The server is not an Atout arena speaking this protocol version."""
 
@@ -316,6 +322,9 @@ class Runner:
         if error.code == "replaced":
             log.error("another connection took over this bot (%s); stopping", error.message or "replaced")
             conn.fatal = ConnectionReplacedError(f"another connection took over this bot: {error.message}")
+        elif error.code == "too_many_versions":
+            log.error("%s; stopping", error.message)
+            conn.fatal = TooManyVersionsError(error.message)
         elif error.code == "unsupported_version":
             log.error("the arena does not support this client: %s", error.message)
             conn.fatal = ProtocolError(f"{error.code}: {error.message}")

@@ -290,7 +290,8 @@ def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_
     events = {v: tmp_path / f"{v}.jsonl" for v in ("v1", "v2")}
     first = spawn_bot(address, token, "FirstLegal", "--version", "v1", ATOUT_TEST_EVENTS=str(events["v1"]))
     wait_until(lambda: is_connected(redis_client, info.bot_id, "v1"), 15, "v1 to connect")
-    spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v2", ATOUT_TEST_EVENTS=str(events["v2"]))
+    second = spawn_bot(address, token, "FirstLegal", ATOUT_BOT_VERSION="v2",
+                       ATOUT_TEST_EVENTS=str(events["v2"]))
     wait_until(lambda: is_connected(redis_client, info.bot_id, "v2"), 15, "v2 to connect")
     assert is_connected(redis_client, info.bot_id, "v1")  # both at once: v2 did not replace v1
     assert seat_address(redis_client, info.bot_id) == stream_address(info.bot_id, "v2")  # the latest
@@ -306,6 +307,9 @@ def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_
     assert first.popen.wait(15) == 3  # replaced, as a second stream of an unversioned bot is
     assert again.popen.poll() is None and is_connected(redis_client, info.bot_id, "v1")
     assert is_connected(redis_client, info.bot_id, "v2")
+    second.stop()  # the latest stream leaves: unversioned seats go to the one still live
+    wait_until(lambda: not is_connected(redis_client, info.bot_id, "v2"), 15, "v2 to leave")
+    assert seat_address(redis_client, info.bot_id) == stream_address(info.bot_id, "v1")
 
 
 def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None:  # type: ignore[no-untyped-def]
@@ -318,3 +322,19 @@ def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None: 
     result = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "at most 64 printable characters" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """Each version is a stream of its own: a fifth is refused, so one token cannot open streams
+    without end."""
+    from atout_arena.core.relay import is_connected
+
+    info, token = make_bot()
+    for n in range(1, 5):
+        spawn_bot(address, token, "FirstLegal", "--version", f"v{n}")
+        wait_until(lambda n=n: is_connected(redis_client, info.bot_id, f"v{n}"), 15, f"v{n} to connect")
+    fifth = spawn_bot(address, token, "FirstLegal", "--version", "v5")
+    assert fifth.popen.wait(15) == 2
+    fifth.wait_for_log("at most 4 streams of one bot at once")
+    assert not is_connected(redis_client, info.bot_id, "v5")
+    assert all(is_connected(redis_client, info.bot_id, f"v{n}") for n in range(1, 5))

@@ -51,12 +51,14 @@ def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-unty
     spec = CompetitionSpec.of("tiercon")
     cases = [
         ({"a": a.name, "b": b.name, "caller_bot_id": a.id}, "forbidden"),  # another bot: the organizer's
-        ({"a": b.name, "b": f"{b.name}@v1", "caller_bot_id": a.id}, "forbidden"),  # not itself
+        ({"a": f"{b.name}@v2", "b": f"{b.name}@v1", "caller_bot_id": a.id}, "forbidden"),  # not itself
         ({"a": a.name, "b": a.name}, "invalid"),  # the same stream twice
         ({"a": "house", "b": a.name}, "invalid"),
         ({"a": a.name, "b": "nobody-at-all"}, "invalid"),
         ({"a": a.name, "b": b.name, "elo0": 5, "elo1": 0}, "invalid"),
         ({"a": a.name, "b": b.name, "field": "random"}, "invalid"),
+        ({"a": a.name, "b": f"{a.name}@v2"}, "invalid"),  # one side unversioned: could share a stream
+        ({"a": a.name, "b": b.name, "max_games": 1}, "invalid"),  # less than one set
     ]
     for kwargs, kind in cases:
         with pytest.raises(CompetitionError) as raised:
@@ -112,3 +114,40 @@ def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> 
         assert {session.get(Match, m).status for m in queued} == {"cancelled"}
     assert analysis_of(world.sessions, other).complete_sets == len(queued) // 2
     assert sprt_summary(world.sessions, other)["status"] == "cancelled"
+
+
+def test_a_test_whose_sets_run_out_ends_inconclusive(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    """max_games 20 with 3 players: three sets of six games fit (18), then it must end, not wait."""
+    a, _ = make_bot("out-a")
+    b, _ = make_bot("out-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("fool", 3),
+                          max_games=20, sets_in_flight=8)
+    ids = tick(world.sessions, test_id)
+    assert len(ids) == 18
+    for match_id in ids:
+        run_match(world, match_id, asker=first_legal)
+    assert tick(world.sessions, test_id) == []
+    summary = sprt_summary(world.sessions, test_id)
+    assert summary["status"] == "finished" and summary["result"] == "inconclusive" and summary["games"] == 18
+
+
+def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    from atout_arena.core.vocabulary import Fault
+
+    a, _ = make_bot("away-a")
+    b, _ = make_bot("away-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
+                          sets_in_flight=2)
+    assert tick(world.sessions, test_id, connected=lambda bot, version: bot != b.id) == []  # b is away
+    ids = tick(world.sessions, test_id, connected=lambda bot, version: True)
+    assert len(ids) == 4
+
+    def b_is_gone(ask):  # type: ignore[no-untyped-def]
+        if ask.bot.bot_id == b.id:
+            return Answer(None, 0.0, Fault.DISCONNECTED, "not connected")
+        return Answer(ask.legal_actions[0], 1.0)
+
+    for match_id in ids:
+        run_match(world, match_id, asker=b_is_gone)
+    view = analysis_of(world.sessions, test_id)
+    assert view.complete_sets == 2 and view.absent_sets == 2 and view.analysis.sets == 0  # nothing learnt

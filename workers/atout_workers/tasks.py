@@ -20,6 +20,7 @@ from typing import Any
 from celery import shared_task
 
 from atout_arena.core import tasks as contract
+from atout_arena.core.relay import is_connected
 from atout_arena.services import leagues, sprt, tournaments
 from atout_workers import store
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
@@ -72,7 +73,10 @@ def start_season(league_id: int) -> int | None:
 def test_tick(test_id: int) -> int:
     """A test: finished when decided, else its next duplicate sets sent to the workers."""
     world = get_world()
-    return world.tasks.play_matches(sprt.tick(world.sessions, test_id))
+    def connected(bot_id: int, version: str) -> bool:
+        return is_connected(world.redis, bot_id, version)
+
+    return world.tasks.play_matches(sprt.tick(world.sessions, test_id, connected))
 
 
 @shared_task(name=contract.LEAGUE_TICK, acks_late=True, ignore_result=True)

@@ -350,6 +350,12 @@ class GatewayRelay:
         )  # fmt: skip
         return Takeover(cursor, list(starts), list(requests), list(ends))
 
+    async def streams_of(self, bot_id: str) -> list[str]:
+        """The live stream addresses of a bot on every game server (all its versions)."""
+        (live,) = await self._call("ZRANGEBYSCORE", CONNECTED_KEY, now_ms(), "+inf")
+        addresses = (a.decode() if isinstance(a, bytes) else a for a in live)
+        return [a for a in addresses if split_address(a)[0] == bot_id]
+
     def inbox(self, bot_id: str) -> InboxReader:
         return InboxReader(self.pool, bot_id)
 
@@ -405,8 +411,9 @@ def connected_bots(redis: Any) -> list[str]:
 
 def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
     """The stream address a seat of ``bot_id`` is played through: the stream of ``version``,
-    or for no version the bot's most recently connected stream while it is live (else the
-    bot's plain address, where an unversioned stream would connect)."""
+    or for no version the bot's most recently connected stream while it is live, else another
+    live stream of the bot (the plain one first), else the bot's plain address (where an
+    unversioned stream would connect)."""
     if version:
         return stream_address(bot_id, version)
     current = redis.get(current_key(str(bot_id)))
@@ -414,7 +421,14 @@ def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
         current = current.decode() if isinstance(current, bytes) else current
         if redis.exists(conn_key(current)):
             return current
-    return str(bot_id)
+    live = bot_streams(redis, bot_id)
+    return live[0] if live else str(bot_id)
+
+
+def bot_streams(redis: Any, bot_id: int | str) -> list[str]:
+    """The live stream addresses of one bot, its unversioned one first."""
+    mine = [a for a in connected_streams(redis) if split_address(a)[0] == str(bot_id)]
+    return sorted((a for a in mine if redis.exists(conn_key(a))), key=lambda a: (a != str(bot_id), a))
 
 
 def is_connected(redis: Any, bot_id: int | str, version: str = "") -> bool:

@@ -126,8 +126,9 @@ class Settings(BaseSettings):
     def replace(self, **changes: Any) -> Settings:
         """A copy with ``changes`` (field names), validated again."""
         values = {**self.model_dump(), **changes}
-        if "data_dir" in changes and "database_url" not in changes:
-            values["database_url"] = ""
+        derived = self.database_url == f"sqlite:///{self.data_dir / 'atout.db'}"
+        if "data_dir" in changes and "database_url" not in changes and derived:
+            values["database_url"] = ""  # the default follows the data dir; an explicit URL stays
         return Settings(**values)
 
     @classmethod

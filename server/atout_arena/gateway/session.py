@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = 1
 MAX_ACTION_LENGTH = 256
 MAX_VERSION_LENGTH = 64
+MAX_STREAMS = 4  # live streams (versions) of one bot at once
 MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
 CLOSE_TIMEOUT_S = 2.0
@@ -117,6 +118,13 @@ class BotSession:
                 f"Hello.version {version[:80]!r}: at most {MAX_VERSION_LENGTH} printable characters",
             ))
         self.version, self.address = version, stream_address(self.bot_id, version)
+        others = [a for a in await self.relay.streams_of(self.bot_id) if a != self.address]
+        if len(others) >= MAX_STREAMS:
+            return await self._close(SessionEnd(
+                "too_many_versions",
+                f"bot {self.bot.name!r} has {len(others)} other versions connected "
+                f"({', '.join(sorted(others))}); at most {MAX_STREAMS} streams of one bot at once",
+            ))
         log.info(
             "bot %s (%s%s) connected as %s (%s)", self.bot.name, self.bot_id,
             f", version {version}" if version else "", self.conn_id, hello.hello.client,

@@ -25,6 +25,7 @@ organizer, or a bot for a test of itself against one of its own versions or a ho
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,10 +34,10 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout.stats import Analysis, Sprt, analyse, pairwise_score
 from atout_arena.core.keys import VERSION_SEPARATOR
-from atout_arena.core.match import rules_version
+from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
 from atout_arena.core.schedule import deal_seed
-from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, SprtStatus
+from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStatus
 from atout_arena.services.bots import find_bot, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.practice import house_bots
@@ -45,6 +46,7 @@ HOUSE = "house"
 FIELDS = ("heuristic",)
 MAX_GAMES = 100_000
 MAX_SETS_IN_FLIGHT = 64
+MAX_RUNNING_PER_BOT = 2  # tests a bot may have running at once (the organizer: no limit)
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,7 @@ def parse_contender(session: Session, sessions: sessionmaker, ref: str | int, ga
         bot = session.get(Bot, house_id)
         assert bot is not None
         return Contender(bot)
-    name, _, version = text.partition(VERSION_SEPARATOR)
+    name, _, version = (part.strip() for part in text.partition(VERSION_SEPARATOR))
     bot = find_bot(session, name)
     if bot is None:
         raise CompetitionError(f"no bot named {name!r}")
@@ -118,7 +120,20 @@ def create_test(
             raise CompetitionError("a is the bot under test: a house bot can only be b")
         if (first.bot.id, first.version) == (second.bot.id, second.version):
             raise CompetitionError(f"a and b are both {first.label}: test two bots, or two versions of one")
+        if first.bot.id == second.bot.id and not (first.version and second.version):
+            raise CompetitionError(
+                f"a and b are the same bot: name both versions (e.g. {first.bot.name}@v2 against "
+                f"{first.bot.name}@v1), or an unversioned seat could be played by the other's stream")
+        if max_games < set_size_of(spec.players):
+            raise CompetitionError(
+                f"max_games={max_games}: a duplicate set of {spec.players} players is "
+                f"{set_size_of(spec.players)} games; at least that many")
         if caller_bot_id is not None:
+            running = session.scalar(select(func.count()).select_from(SprtTest).where(
+                SprtTest.created_by == f"bot {caller_bot_id}", SprtTest.status == SprtStatus.RUNNING))
+            if (running or 0) >= MAX_RUNNING_PER_BOT:
+                raise CompetitionError(f"bot {first.bot.name!r} has {running} tests running; "
+                                       f"at most {MAX_RUNNING_PER_BOT}", "busy")
             if first.bot.id != caller_bot_id:
                 raise CompetitionError("a bot may only create a test of itself (a)", "forbidden")
             if second.bot.id != caller_bot_id and not is_house(second.bot.name):
@@ -148,6 +163,16 @@ def _table(sessions: sessionmaker, test: SprtTest) -> list[tuple[int, str]]:
     return seats
 
 
+Connected = Callable[[int, str], bool]
+
+
+def _contenders(session: Session, test: SprtTest) -> list[tuple[int, str, str]]:
+    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([test.bot_a_id, test.bot_b_id])))
+                 .all())
+    return [(test.bot_a_id, test.version_a, names.get(test.bot_a_id, "")),
+            (test.bot_b_id, test.version_b, names.get(test.bot_b_id, ""))]
+
+
 def set_tables(table: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     """The seatings of one duplicate set: every rotation of the table and, beyond two seats, of
     its mirror (B before A): with rotations alone B would always sit on A's left, a seat-order
@@ -158,14 +183,21 @@ def set_tables(table: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     return [t[r:] + t[:r] for t in tables for r in range(len(t))]
 
 
-def set_size(test: SprtTest) -> int:
+def set_size_of(players: int) -> int:
     """Games in one duplicate set: every seat rotation of the table (and of its mirror)."""
-    return test.players if test.players == 2 else 2 * test.players
+    return players if players == 2 else 2 * players
 
 
-def tick(sessions: sessionmaker, test_id: int) -> list[int]:
-    """Finish the test if decided; else schedule sets up to ``sets_in_flight``. Returns the ids of
-    the new matches to send (none when the test is over)."""
+def set_size(test: SprtTest) -> int:
+    return set_size_of(test.players)
+
+
+def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = None) -> list[int]:
+    """Finish the test if decided, or when every set ``max_games`` allows is done; else schedule
+    sets up to ``sets_in_flight``. Returns the ids of the new matches to send (none when the
+    test is over). ``connected(bot_id, version)``: no set is scheduled while A or B has no live
+    stream (the sweeper ticks a test with nothing in flight again, so it resumes when they are
+    back); sets they played absent do not count (:func:`analysis_of`)."""
     test_view = analysis_of(sessions, test_id)
     with sessions() as session:
         test = session.get(SprtTest, test_id)
@@ -176,7 +208,9 @@ def tick(sessions: sessionmaker, test_id: int) -> list[int]:
         games_scheduled = test.next_set * set_size(test)
         result = test_view.analysis.result
         decided = result in ("H0", "H1")
-        if decided or test_view.analysis.games >= test.max_games:
+        max_sets = test.max_games // set_size(test)
+        exhausted = test.next_set >= max_sets and test_view.complete_sets >= test.next_set
+        if decided or exhausted or test_view.analysis.games >= test.max_games:
             _finish(session, test, result if decided else "inconclusive", test_view.analysis)
             session.commit()
             return []
@@ -185,6 +219,11 @@ def tick(sessions: sessionmaker, test_id: int) -> list[int]:
         room = min(room, max(0, (test.max_games - games_scheduled) // set_size(test)))
         if room == 0:
             return []
+        if connected is not None and not all(
+            is_house(name) or connected(bot_id, version)
+            for bot_id, version, name in _contenders(session, test)
+        ):
+            return []  # wait for A and B: sets played against an absent bot would say nothing
         first = test.next_set
         table = _table(sessions, test)  # house bots registered (another session) before this one writes
         claimed = session.execute(
@@ -246,6 +285,7 @@ class SprtView:
     analysis: Analysis
     complete_sets: int  # sets whose every game is done
     in_flight: int  # matches not done yet
+    absent_sets: int = 0  # complete sets left out: A or B was disconnected or forfeited
 
 
 def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
@@ -263,7 +303,7 @@ def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
         for match in matches:
             by_set.setdefault(match.deal_group, []).append(match)
         sets: list[list[float]] = []
-        complete = 0
+        complete = skipped = 0
         for group in by_set.values():
             if len(group) < size or any(m.status not in MATCH_DONE for m in group):
                 continue
@@ -271,20 +311,39 @@ def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
             if any(m.status != MatchStatus.FINISHED or m.ranking is None for m in group):
                 continue
             scores = []
+            absent = False
             for m in group:
                 seats = sorted(m.seats, key=lambda s: s.seat)
                 a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
                 b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
+                absent = absent or _absent(m, seats, (a, b))
                 scores.append(pairwise_score(m.ranking, a, b))
+            if absent:  # A or B was not there: the set says nothing about their strength
+                skipped += 1
+                continue
             sets.append(scores)
         in_flight = sum(1 for m in matches if m.status not in MATCH_DONE)
         sprt = Sprt(test.elo0, test.elo1, test.alpha, test.beta)
-        return SprtView(analyse(sets, sprt), complete, in_flight)
+        return SprtView(analyse(sets, sprt), complete, in_flight, skipped)
+
+
+def _absent(match: Match, seats: list[MatchSeat], contenders: tuple[int, int]) -> bool:
+    """Whether a contender's seat was forfeited or faulted ``disconnected`` in ``match``."""
+    if any(seats[s].forfeited for s in contenders):
+        return True
+    return any(step.seat in contenders and Fault.DISCONNECTED in step.faults
+               for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
 
 
 def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
-    """Everything a person (or the API) wants to see of a test, as plain data."""
-    view = analysis_of(sessions, test_id)
+    """Everything a person (or the API) wants to see of a test, as plain data. A finished test
+    shows the statistics that decided it (read from the test, not recomputed)."""
+    with sessions() as session:
+        test = session.get(SprtTest, test_id)
+        if test is None:
+            raise CompetitionError(f"no test {test_id}", "not_found")
+        finished = test.final is not None
+    view = None if finished else analysis_of(sessions, test_id)
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         assert test is not None
@@ -311,5 +370,6 @@ def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
             "seed": test.seed if test.status != SprtStatus.RUNNING else None,
             "created_by": test.created_by, "created_at": test.created_at, "finished_at": test.finished_at,
             # the statistics that decided it once over (later games never move them), else live
-            **{k: v for k, v in (test.final or view.analysis.to_dict()).items() if k != "result"},
+            **{k: v for k, v in (test.final if view is None else view.analysis.to_dict()).items()
+               if k != "result"},
         }

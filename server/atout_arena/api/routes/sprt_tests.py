@@ -17,7 +17,8 @@ router = APIRouter(prefix="/v1/tests", tags=["tests"])
 
 NOT_FOUND = {404: {"description": "no such test"}}
 CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
-         "forbidden": status.HTTP_403_FORBIDDEN, "conflict": status.HTTP_409_CONFLICT}
+         "forbidden": status.HTTP_403_FORBIDDEN, "conflict": status.HTTP_409_CONFLICT,
+         "busy": status.HTTP_429_TOO_MANY_REQUESTS}
 
 
 def _summary(arena: ArenaDep, test_id: int) -> TestPublic:
@@ -33,7 +34,8 @@ def _summary(arena: ArenaDep, test_id: int) -> TestPublic:
     response_model=TestPublic,
     status_code=status.HTTP_201_CREATED,
     responses={401: {"description": "no token, or an unknown one"},
-               403: {"description": "a bot testing another bot, or a disabled bot"}},
+               403: {"description": "a bot testing another bot, or a disabled bot"},
+               429: {"description": "the bot has too many tests running"}},
 )
 def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     """Start a test, as fishtest does for chess engines: ``a`` against ``b`` (bots, or versions
