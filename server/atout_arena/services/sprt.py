@@ -198,13 +198,13 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
     test is over). ``connected(bot_id, version)``: no set is scheduled while A or B has no live
     stream (the sweeper ticks a test with nothing in flight again, so it resumes when they are
     back); sets they played absent do not count (:func:`analysis_of`)."""
-    test_view = analysis_of(sessions, test_id)
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
         if test.status != SprtStatus.RUNNING:
-            return []
+            return []  # over: the games still running finish without a look at every match
+        test_view = analysis_of(sessions, test_id)
         games_scheduled = test.next_set * set_size(test)
         result = test_view.analysis.result
         decided = result in ("H0", "H1")
@@ -342,14 +342,8 @@ def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
-        finished = test.final is not None
-    view = None if finished else analysis_of(sessions, test_id)
-    with sessions() as session:
-        test = session.get(SprtTest, test_id)
-        assert test is not None
-        names = dict(session.execute(
-            select(Bot.id, Bot.name).where(Bot.id.in_([test.bot_a_id, test.bot_b_id]))
-        ).all())
+        view = None if test.final is not None else analysis_of(sessions, test_id)
+        names = {bot_id: name for bot_id, _, name in _contenders(session, test)}
         counts = dict(session.execute(
             select(Match.status, func.count()).where(Match.test_id == test_id).group_by(Match.status)
         ).all())
