@@ -9,6 +9,8 @@
     atout-arena worker [--practice] ...          run a Celery worker (``python -m atout_workers``)
     atout-arena beat                             run Celery beat (the sweeper, league seasons)
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
+    atout-arena up [--api-port 8000] [--grpc-port 50051] [--workers 2] [--data-dir DIR]
+                                                 a whole arena, supervised (atout_arena/demo/arena.py)
     atout-arena replay | tournament | league     see :mod:`atout_arena.cli_competitions`
 
 ``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
@@ -35,6 +37,7 @@ from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.settings import Settings, SettingsError
 from atout_arena.core.tasks import Tasks
 from atout_arena.demo import add_demo_parser
+from atout_arena.demo.arena import add_up_parser
 from atout_arena.gateway.server import serve
 from atout_arena.services.bots import BotRegistry, RegistryError
 from atout_arena.services.practice import Practice
@@ -112,6 +115,7 @@ def _workers(argv: list[str]) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     commands = parser.add_subparsers(dest="command")
 
     bots = commands.add_parser("bots", help="register and manage bots")
@@ -141,11 +145,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_competitions.register(commands)
     add_demo_parser(commands)  # everything embedded: atout_arena/demo
+    add_up_parser(commands)  # a whole arena, supervised: atout_arena/demo/arena.py
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a command; an unexpected error is one line and exit code 2 (its traceback with
+    ``--debug``)."""
     argv = sys.argv[1:] if argv is None else argv
+    try:
+        return _main(argv)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        if "--debug" in argv:
+            raise
+        print(f"error: {one_line(exc)} (--debug shows the traceback)", file=sys.stderr)
+        return 2
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as one line: its type (unless the message says enough) and message."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, ValueError | OSError) else f"{type(exc).__name__}: {text}"
+
+
+def _main(argv: list[str]) -> int:
+    argv = [a for a in argv if a != "--debug"]  # anywhere on the line: main() looked at it
     if argv and argv[0] in WORKER_COMMANDS:
         return _workers(argv)
     parser = build_parser()

@@ -145,9 +145,9 @@ class Parts:
         self.started: list[Part] = []
 
     def start(self, name: str, label: str, args: Sequence[str], tier: int,
-              env: dict[str, str] | None = None) -> Part:
+              env: dict[str, str] | None = None, append: bool = False) -> Part:
         log_path = self.directory / f"{name}.log"
-        with open(log_path, "wb") as log_file:
+        with open(log_path, "ab" if append else "wb") as log_file:
             popen = subprocess.Popen(
                 list(args), stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
                 env={**self.env, **(env or {})}, cwd=self.directory,

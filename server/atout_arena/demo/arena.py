@@ -1,0 +1,393 @@
+"""``atout-arena up``: a whole arena on one machine, supervised, until Ctrl-C or SIGTERM.
+
+    atout-arena up [--api-port 8000] [--grpc-port 50051] [--workers 2] [--data-dir DIR]
+
+It owns every part it starts (each a process group of its own, its output appended to
+``<data dir>/logs/<part>.log``):
+
+- Redis: ``ATOUT_REDIS_URL`` when set, else an embedded ``redis-server`` that ``up`` itself
+  starts and stops (never one of the parts: the Redis outlives any part that dies);
+- the database: ``ATOUT_DATABASE_URL`` when set, else ``<data dir>/atout.db`` (SQLite),
+  its tables created before any part starts;
+- the game server on 127.0.0.1:``--grpc-port``, the API and dashboard on
+  http://127.0.0.1:``--api-port``, ``--workers`` Celery workers and Celery beat (the sweeper,
+  league seasons).
+
+A part that dies is started again after a backoff (1 s, doubling up to 30 s; back to 1 s once
+it has run for a minute), and ``up`` says so. It prints where everything listens and the
+organizer token, and writes them to the config file the CLI reads (:func:`config_path`), so
+that ``atout-arena bots add`` etc. from any directory talk to this arena's API. The organizer
+token is ``ATOUT_ADMIN_TOKEN`` when set, else the one kept in ``<data dir>/arena.json`` (made
+up on the first run), so that tokens and scripts keep working across restarts.
+
+On Ctrl-C or SIGTERM it stops the parts (SIGTERM to each group, SIGKILL after a timeout), then
+the embedded Redis, and exits 0: no process is left behind. Bad options (a port out of range or
+in use, a data dir that cannot be made) are one line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import redis
+
+from atout_arena.core.db import create_all, make_engine
+from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.demo.processes import (
+    DemoInterrupted,
+    Part,
+    PartError,
+    Parts,
+    StopSignals,
+    port_is_free,
+    python_module,
+    wait_http_ok,
+)
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_API_PORT, DEFAULT_GRPC_PORT, DEFAULT_WORKERS = 8000, 50051, 2
+BACKOFF_S = (1.0, 30.0)  # first delay, cap
+HEALTHY_S = 60.0  # a part that ran this long starts its backoff over
+POLL_S = 0.2
+CONFIG_ENV = "ATOUT_CONFIG"
+
+
+class UsageError(ValueError):
+    """A bad option of ``up``: one line, exit code 2."""
+
+
+def config_path(environ: dict[str, str] | None = None) -> Path:
+    """Where ``up`` writes, and the CLI reads, the running arena's API URL and organizer token:
+    ``$ATOUT_CONFIG``, else ``$XDG_CONFIG_HOME/atout/arena.json`` (``~/.config/atout/arena.json``)."""
+    env = os.environ if environ is None else environ
+    if env.get(CONFIG_ENV):
+        return Path(env[CONFIG_ENV])
+    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
+    return base / "atout" / "arena.json"
+
+
+def check_port(value: int, option: str) -> int:
+    if not 1 <= value <= 65535:
+        raise UsageError(f"{option} {value}: a port is a number from 1 to 65535")
+    if not port_is_free(value):
+        raise UsageError(f"{option} {value}: the port is in use on 127.0.0.1 (is an arena running already?)")
+    return value
+
+
+def prepare_data_dir(path: Path, option: str = "--data-dir") -> Path:
+    try:
+        path = path.expanduser().resolve()
+        (path / "logs").mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise UsageError(f"{option} {path}: cannot use it ({exc.strerror or exc})") from None
+    return path
+
+
+def organizer_token(data_dir: Path, environ: dict[str, str]) -> str:
+    """``ATOUT_ADMIN_TOKEN``, else the token kept in ``<data dir>/arena.json``, else a new one."""
+    if environ.get("ATOUT_ADMIN_TOKEN", "").strip():
+        return environ["ATOUT_ADMIN_TOKEN"].strip()
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        token = json.loads((data_dir / "arena.json").read_text())["admin_token"]
+        if isinstance(token, str) and token:
+            return token
+    return "atout_admin_" + secrets.token_urlsafe(24)
+
+
+def next_delay(restarts: int, ran_s: float, backoff: tuple[float, float] = BACKOFF_S) -> tuple[float, int]:
+    """The delay before restarting a part that died after ``ran_s`` seconds, having been
+    restarted ``restarts`` times in a row: (delay, the new count)."""
+    if ran_s >= HEALTHY_S:
+        restarts = 0
+    base, cap = backoff
+    return min(cap, base * 2**restarts), restarts + 1
+
+
+@dataclass
+class Supervised:
+    """A part's recipe, so that it can be started again."""
+
+    name: str
+    label: str
+    args: list[str]
+    tier: int
+    env: dict[str, str] = field(default_factory=dict)
+    ready: str | None = None  # a pattern of its log that says it is ready
+    part: Part | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    restart_at: float | None = None  # dead: when to start it again
+
+
+@dataclass
+class ArenaOptions:
+    api_port: int = DEFAULT_API_PORT
+    grpc_port: int = DEFAULT_GRPC_PORT
+    workers: int = DEFAULT_WORKERS
+    data_dir: Path = Path("var")
+    beat: bool = True
+
+
+class Arena:
+    """The supervised parts of one arena; :meth:`run` until a stop signal, or :meth:`start`,
+    :meth:`supervise_once` and :meth:`stop` driven by another command (``demo --keep``)."""
+
+    def __init__(self, options: ArenaOptions, out: TextIO = sys.stdout,
+                 signals: StopSignals | None = None, environ: dict[str, str] | None = None) -> None:
+        self.options = options
+        self.out = out
+        self.signals = signals or StopSignals()
+        self.environ = dict(os.environ if environ is None else environ)
+        self.data_dir = options.data_dir
+        self.admin_token = ""
+        self.redis_server: EmbeddedRedis | None = None
+        self.redis_url = ""
+        self.database_url = ""
+        self.api_url = f"http://127.0.0.1:{options.api_port}"
+        self.grpc_address = f"127.0.0.1:{options.grpc_port}"
+        self.parts: Parts | None = None
+        self.supervised: list[Supervised] = []
+        self.config_file = config_path(self.environ)
+
+    def say(self, text: str = "") -> None:
+        with contextlib.suppress(OSError):
+            print(text, file=self.out, flush=True)
+
+    # -- start
+
+    def start(self) -> None:
+        self.admin_token = organizer_token(self.data_dir, self.environ)
+        self.database_url = self.environ.get("ATOUT_DATABASE_URL", "").strip() or \
+            f"sqlite:///{self.data_dir / 'atout.db'}"
+        engine = make_engine(self.database_url)
+        try:
+            create_all(engine)  # before any part starts: they would race to create the tables
+        finally:
+            engine.dispose()
+        self.start_redis()
+        env = {k: v for k, v in self.environ.items() if not k.startswith("ATOUT_")}
+        env.update({
+            "PYTHONUNBUFFERED": "1",
+            "ATOUT_DATA_DIR": str(self.data_dir),
+            "ATOUT_DATABASE_URL": self.database_url,
+            "ATOUT_REDIS_URL": self.redis_url,
+            "ATOUT_ADMIN_TOKEN": self.admin_token,
+            "ATOUT_GRPC_ADDRESS": self.grpc_address,
+        })
+        for name, value in self.environ.items():  # the arena's other settings go to its parts
+            if name.startswith("ATOUT_") and name not in env and name != CONFIG_ENV:
+                env[name] = value
+        from atout_arena.demo.run import _python_path_for_children  # the same search as the demo's
+
+        python_path = _python_path_for_children()
+        if python_path:
+            env["PYTHONPATH"] = python_path
+        self.parts = Parts(self.data_dir / "logs", env)
+        self.supervised = [
+            Supervised("gateway", "the game server", python_module(
+                "atout_arena.cli", "gateway", "--address", self.grpc_address), tier=2,
+                env={"ATOUT_SERVER_ID": "up-gateway"}, ready=r"listening on 127\.0\.0\.1:\d+"),
+            Supervised("api", "the API", python_module(
+                "atout_arena.cli", "api", "--host", "127.0.0.1", "--port", str(self.options.api_port)),
+                tier=2, ready=r"API listening on http://\S+"),
+            *[Supervised(f"worker-{i}", f"Celery worker {i}", python_module(
+                "atout_arena.cli", "worker", "--hostname", f"up-{i}@%h", "--loglevel", "info"), tier=1,
+                ready=r"\bready\b") for i in range(1, self.options.workers + 1)],
+        ]
+        if self.options.beat:
+            self.supervised.append(Supervised("beat", "Celery beat (sweeper, league seasons)", python_module(
+                "atout_arena.cli", "beat", "--loglevel", "info"), tier=1))
+        for s in self.supervised:
+            self._launch(s)
+        for s in self.supervised:
+            assert s.part is not None
+            if s.ready:
+                s.part.wait_for(s.ready, self.signals)
+        api = next(s for s in self.supervised if s.name == "api")
+        assert api.part is not None
+        wait_http_ok(self.api_url + "/healthz", self.signals, api.part)
+        self.write_config()
+        self.say(f"  game server      {self.grpc_address}   (atout-bot run ... --server {self.grpc_address})")
+        self.say(f"  API              {self.api_url}   (OpenAPI at {self.api_url}/docs)")
+        self.say(f"  dashboard        {self.api_url}/")
+        self.say(f"  workers          {self.options.workers} Celery worker processes"
+                 f"{' and beat' if self.options.beat else ''}")
+        self.say(f"  database         {self.database_url}")
+        self.say(f"  organizer token  {self.admin_token}")
+        self.say(f"  config           {self.config_file}   (read by atout-arena bots, tournament, ...)")
+        self.say(f"  logs             {self.data_dir / 'logs'}")
+        self.say(f"    export ATOUT_ADMIN_TOKEN={self.admin_token} ATOUT_REDIS_URL={self.redis_url} "
+                 f"ATOUT_DATA_DIR={self.data_dir}")
+
+    def start_redis(self) -> None:
+        external = self.environ.get("ATOUT_REDIS_URL", "").strip()
+        if external:
+            self.redis_url = external
+            described = f"{external} (ATOUT_REDIS_URL)"
+        else:
+            server = EmbeddedRedis(self.data_dir / "redis", persist=True, new_session=True)
+            try:
+                self.redis_server = server.start()
+            except (RuntimeError, OSError) as exc:
+                server.stop()
+                raise ArenaError(f"the embedded Redis did not start: {exc}") from None
+            self.redis_url = server.url
+            described = f"embedded redis-server, {self.redis_url} (owned by atout-arena up)"
+        client = redis.Redis.from_url(self.redis_url, socket_timeout=5, socket_connect_timeout=5)
+        try:
+            client.ping()
+        except (redis.RedisError, OSError) as exc:
+            raise ArenaError(f"no Redis answers at {self.redis_url}: {exc}") from None
+        finally:
+            client.close()
+        self.say(f"  redis            {described}")
+
+    def write_config(self) -> None:
+        data = {"api_url": self.api_url, "admin_token": self.admin_token, "grpc_address": self.grpc_address,
+                "data_dir": str(self.data_dir), "redis_url": self.redis_url, "pid": os.getpid()}
+        text = json.dumps(data, indent=2) + "\n"
+        for path in (self.data_dir / "arena.json", self.config_file):
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds a secret
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+            except OSError as exc:
+                self.say(f"warning: cannot write {path}: {exc.strerror or exc}")
+
+    def _launch(self, s: Supervised) -> None:
+        assert self.parts is not None
+        again = s.part is not None  # a restart: its log goes on
+        if s.part is not None and s.part in self.parts.started:
+            self.parts.started.remove(s.part)
+        s.part = self.parts.start(s.name, s.label, s.args, tier=s.tier, env=s.env, append=again)
+        s.started_at = time.monotonic()
+        s.restart_at = None
+
+    # -- supervise
+
+    def supervise_once(self, now: float | None = None) -> None:
+        """Restart the parts that died, each after its backoff."""
+        now = time.monotonic() if now is None else now
+        for s in self.supervised:
+            if s.part is None or s.part.alive():
+                continue
+            if s.restart_at is None:
+                delay, s.restarts = next_delay(s.restarts, now - s.started_at)
+                s.restart_at = now + delay
+                # whatever it left in its group (a child of its own) goes with it
+                s.part.signal_group(9)
+                self.say(f"{s.label} ({s.name}) exited with code {s.part.popen.returncode}; "
+                         f"restarting it in {delay:.0f} s (restart {s.restarts}; "
+                         f"log {s.part.log_path})")
+            elif now >= s.restart_at:
+                self._launch(s)
+                self.say(f"{s.label} ({s.name}) restarted, pid {s.part.pid}")
+
+    def run(self) -> int:
+        """Start, supervise until Ctrl-C / SIGTERM, stop. The exit code."""
+        with self.signals:
+            code = EXIT_OK
+            try:
+                self.say(f"atout-arena up: data in {self.data_dir}")
+                self.start()
+                self.say("running; Ctrl-C (or SIGTERM) stops everything")
+                while True:
+                    self.supervise_once()
+                    self.signals.sleep(POLL_S)
+            except DemoInterrupted:
+                self.say("stopping")
+            except PartError as exc:
+                self.say(f"error: {exc}")
+                self.say(f"last lines of {exc.part.log_path}:")
+                self.say("\n".join("    " + line for line in exc.part.tail().splitlines()) or "    (empty)")
+                code = EXIT_FAILED
+            except ArenaError as exc:
+                self.say(f"error: {exc}")
+                code = EXIT_FAILED
+            finally:
+                self.stop()
+        return code
+
+    def stop(self) -> None:
+        if self.parts is not None and self.parts.started:
+            self.say(f"stopping {len(self.parts.started)} processes... (Ctrl-C again: kill them now)")
+            killed = self.parts.stop_all(lambda: self.signals.forced)
+            if killed:
+                self.say(f"killed: {', '.join(p.name for p in killed)}")
+        if self.redis_server is not None:
+            try:
+                self.redis_server.stop()
+            except Exception as exc:  # reported: a redis-server left running must be known
+                self.say(f"warning: stopping the embedded Redis failed: {exc}")
+            self.redis_server = None
+        self._forget_config()
+        self.say("stopped.")
+
+    def _forget_config(self) -> None:
+        """The config file names a stopped arena no more (when it is still ours)."""
+        with contextlib.suppress(OSError, ValueError):
+            if json.loads(self.config_file.read_text()).get("pid") == os.getpid():
+                self.config_file.unlink()
+
+
+class ArenaError(Exception):
+    """The arena cannot start; the message says why."""
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def add_arena_options(parser: argparse.ArgumentParser, data_dir_help: str) -> None:
+    parser.add_argument("--api-port", type=int, default=DEFAULT_API_PORT,
+                        help=f"the API's and dashboard's port on 127.0.0.1 (default {DEFAULT_API_PORT})")
+    parser.add_argument("--grpc-port", type=int, default=DEFAULT_GRPC_PORT,
+                        help=f"the game server's port on 127.0.0.1 (default {DEFAULT_GRPC_PORT})")
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                        help=f"Celery worker processes (default {DEFAULT_WORKERS})")
+    parser.add_argument("--data-dir", type=Path, help=data_dir_help)
+
+
+def add_up_parser(subparsers: Any) -> None:
+    up = subparsers.add_parser(
+        "up", help="run a whole arena on this machine, supervised, until Ctrl-C",
+        description="Start Redis (embedded, or ATOUT_REDIS_URL), the database (SQLite in the data dir, "
+                    "or ATOUT_DATABASE_URL), the game server, the API and dashboard, Celery workers and "
+                    "beat, all on 127.0.0.1; restart a part that dies; stop everything on Ctrl-C.")
+    add_arena_options(up, "the database, the embedded Redis's data and the logs "
+                          "(default: ATOUT_DATA_DIR, else ./var)")
+    up.set_defaults(func=cmd_up)
+
+
+def arena_options(args: argparse.Namespace, default_data_dir: Callable[[], Path]) -> ArenaOptions:
+    """Check the options shared by ``up`` and ``demo``; :class:`UsageError` says which is bad."""
+    if args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: at least 1")
+    if args.api_port == args.grpc_port:
+        raise UsageError(f"--api-port and --grpc-port are both {args.api_port}")
+    api_port = check_port(args.api_port, "--api-port")
+    grpc_port = check_port(args.grpc_port, "--grpc-port")
+    data_dir = prepare_data_dir(args.data_dir if args.data_dir is not None else default_data_dir())
+    return ArenaOptions(api_port=api_port, grpc_port=grpc_port, workers=args.workers, data_dir=data_dir)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    try:
+        options = arena_options(args, lambda: Path(os.environ.get("ATOUT_DATA_DIR") or "var"))
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return Arena(options).run()
