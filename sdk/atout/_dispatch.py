@@ -78,6 +78,7 @@ class MatchDispatcher:
         self._ended: OrderedDict[str, None] = OrderedDict()
         self._lock = threading.Lock()
         self._closed = False
+        self._act_errors = 0  # decisions whose act() raised: the first with its traceback, then a line each
 
     # ------------------------------------------------------------------ reader thread
 
@@ -170,6 +171,30 @@ class MatchDispatcher:
             except Exception:
                 log.exception("match %s: error while handling %s", match.match_id, kind)
 
+    def _act_raised(self, req: pb.DecisionRequest, exc: Exception) -> None:
+        """The first failing act() with its full traceback; each later one as one line with the
+        count so far (a bot that raises on every decision must not flood its log)."""
+        with self._lock:
+            self._act_errors += 1
+            count = self._act_errors
+        if count == 1:
+            log.exception(
+                "match %s seat %d: act() raised on request %s; no answer sent, the arena will time "
+                "this decision out (later errors of act() are logged in one line each)",
+                req.match_id,
+                req.seat,
+                req.request_id,
+            )
+        else:
+            log.error(
+                "match %s seat %d: act() raised again: %s: %s (%d decisions failed so far); no answer sent",
+                req.match_id,
+                req.seat,
+                type(exc).__name__,
+                " ".join(str(exc).split())[:200],
+                count,
+            )
+
     def _start_bot(self, match: _Match, info: MatchInfo) -> Bot | None:
         match.info = info
         try:
@@ -239,14 +264,8 @@ class MatchDispatcher:
         started = time.perf_counter()
         try:
             answer = bot.act(observation)
-        except Exception:
-            log.exception(
-                "match %s seat %d: act() raised on request %s; no answer sent, the arena will time "
-                "this decision out",
-                req.match_id,
-                req.seat,
-                req.request_id,
-            )
+        except Exception as exc:
+            self._act_raised(req, exc)
             request.done = True
             return
         request.think_ms = (time.perf_counter() - started) * 1000

@@ -186,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     host, sep, port = args.server.rpartition(":")
     if not sep or not host or not port.isdigit():
         parser.error(f"--server must be HOST:PORT, not {args.server!r}")
+    if not 1 <= int(port) <= 65535:
+        parser.error(f"--server {args.server!r}: the port must be from 1 to 65535")
     if args.max_workers < 1:
         parser.error("--max-workers must be at least 1")
     try:

@@ -68,6 +68,13 @@ class ConnectionLostError(AtoutError):
     exit_code = 1
 
 
+class NothingListensError(ConnectionLostError):
+    """Nothing answered at the server's address on the first connection: a wrong ``--server``,
+    or an arena that is not running."""
+
+    exit_code = 2
+
+
 class AuthenticationError(AtoutError):
     """The arena refused the token (or none was given)."""
 
@@ -110,6 +117,7 @@ class _Connection:
         self.call: grpc.Future | None = None
         self.cancel_reason = ""
         self.fatal: AtoutError | None = None
+        self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
         self.closed = threading.Event()
         self._half_closed = False
         self._lock = threading.Lock()
@@ -159,6 +167,7 @@ class Runner:
         tls: bool = False,
         stop: threading.Event | None = None,
         version: str | None = None,
+        first_connect_timeout: float = 5.0,
     ) -> None:
         if isinstance(bot, Bot):
             raise TypeError(
@@ -184,6 +193,7 @@ class Runner:
         self.max_reconnects = max_reconnects
         self.backoff = backoff
         self.connect_timeout = connect_timeout
+        self.first_connect_timeout = first_connect_timeout
         self.keepalive = keepalive
         self.tls = tls
         self.stopping = stop if stop is not None else threading.Event()
@@ -200,6 +210,7 @@ class Runner:
         executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="atout-bot")
         self._dispatcher = MatchDispatcher(self.factory, self.send, executor)
         failures = 0
+        began, welcomed = time.monotonic(), False
         try:
             while not self.stopping.is_set():
                 conn = _Connection()
@@ -212,7 +223,14 @@ class Runner:
                 if conn.fatal is not None:
                     raise conn.fatal
                 if conn.welcome is not None:
-                    failures = 0
+                    failures, welcomed = 0, True
+                elif not welcomed and conn.unreachable and \
+                        time.monotonic() - began >= self.first_connect_timeout:
+                    # never connected: say so now, not after a long backoff (reconnections keep it)
+                    raise NothingListensError(
+                        f"nothing answers at {self.server}: is the arena running? "
+                        f"({conn.cancel_reason or 'UNAVAILABLE'})"
+                    )
                 failures += 1
                 reason = conn.cancel_reason or "the stream ended"
                 if not self.reconnect:
@@ -226,6 +244,8 @@ class Runner:
                     )
                 base, cap = self.backoff
                 delay = min(cap, base * 2 ** (failures - 1)) * random.uniform(0.5, 1.0)
+                if not welcomed and conn.unreachable:  # the first connection: try once more at its end
+                    delay = min(delay, max(0.05, self.first_connect_timeout - (time.monotonic() - began)))
                 log.warning(
                     "%s %s (%s); reconnecting in %.1f s (attempt %d%s)",
                     "connection to" if conn.welcome is not None else "cannot connect to",
@@ -348,6 +368,9 @@ class Runner:
         elif code == grpc.StatusCode.UNIMPLEMENTED:
             log.error("%s is not an Atout arena (no BotGateway.Connect): %s", self.server, details)
             conn.fatal = ProtocolError(f"{self.server} has no BotGateway.Connect: {details}")
+        elif code == grpc.StatusCode.UNAVAILABLE and conn.welcome is None and not conn.cancel_reason:
+            conn.unreachable = True
+            conn.cancel_reason = f"UNAVAILABLE: {' '.join(str(details).split())[:300]}"
         elif code == grpc.StatusCode.CANCELLED and conn.cancel_reason:
             pass  # cancelled by us (watchdog): the reason is already recorded
         elif not conn.cancel_reason:

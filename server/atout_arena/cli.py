@@ -1,9 +1,5 @@
 """The ``atout-arena`` command: one command for the whole arena, thin over the services.
 
-    atout-arena bots add NAME [--owner OWNER]    register a bot; prints its token once
-    atout-arena bots list                        the registered bots
-    atout-arena bots rotate NAME                 a new token (the old one stops working)
-    atout-arena bots disable NAME | enable NAME
     atout-arena gateway [--address HOST:PORT]    run a game server (until SIGTERM / Ctrl-C)
     atout-arena api [--host H] [--port P]        run the REST API and the dashboard
     atout-arena worker [--practice] ...          run a Celery worker (``python -m atout_workers``)
@@ -11,7 +7,9 @@
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
     atout-arena up [--api-port 8000] [--grpc-port 50051] [--workers 2] [--data-dir DIR]
                                                  a whole arena, supervised (atout_arena/demo/arena.py)
-    atout-arena replay | tournament | league     see :mod:`atout_arena.cli_competitions`
+    atout-arena bots | tournament | league | test | match | replay
+                                                 the organizer's commands, through the REST API:
+                                                 see :mod:`atout_arena.cli_competitions`
 
 ``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
 so that nothing of the arena's own packages imports the workers' code.
@@ -39,38 +37,11 @@ from atout_arena.core.tasks import Tasks
 from atout_arena.demo import add_demo_parser
 from atout_arena.demo.arena import add_up_parser
 from atout_arena.gateway.server import serve
-from atout_arena.services.bots import BotRegistry, RegistryError
+from atout_arena.services.bots import BotRegistry
 from atout_arena.services.practice import Practice
 
 GATEWAY_DB_POOL = 4  # the game server reads the database to check tokens and start practice matches
 WORKER_COMMANDS = ("worker", "beat")
-
-
-def _bots(args: argparse.Namespace, settings: Settings) -> int:
-    registry = BotRegistry(open_database(settings.database_url)[1])
-    try:
-        if args.bots_command == "add":
-            bot, token = registry.add(args.name, owner=args.owner)
-            print(f"bot {bot.name!r} added (id {bot.id}). Its token, shown only this once:", file=sys.stderr)
-            print(token)
-        elif args.bots_command == "list":
-            bots = registry.list()
-            if not bots:
-                print("no bots yet: atout-arena bots add NAME", file=sys.stderr)
-            for bot in bots:
-                state = "disabled" if bot.disabled else "enabled"
-                print(f"{bot.id}\t{bot.name}\t{bot.owner or '-'}\t{state}\t{bot.created_at:%Y-%m-%d %H:%M}")
-        elif args.bots_command == "rotate":
-            token = registry.rotate(args.name)
-            print(f"bot {args.name!r} has a new token (the old one no longer works):", file=sys.stderr)
-            print(token)
-        elif args.bots_command in ("disable", "enable"):
-            bot = registry.disable(args.name, disabled=args.bots_command == "disable")
-            print(f"bot {bot.name!r} is {'disabled' if bot.disabled else 'enabled'}")
-    except RegistryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
@@ -117,19 +88,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     commands = parser.add_subparsers(dest="command")
-
-    bots = commands.add_parser("bots", help="register and manage bots")
-    bots_commands = bots.add_subparsers(dest="bots_command", required=True)
-    add = bots_commands.add_parser("add", help="register a bot and print its token (once)")
-    add.add_argument("name")
-    add.add_argument("--owner", default="", help="who the bot belongs to")
-    bots_commands.add_parser("list", help="list the registered bots")
-    for name, text in (
-        ("rotate", "give a bot a new token"),
-        ("disable", "stop a bot from connecting"),
-        ("enable", "let a disabled bot connect again"),
-    ):
-        bots_commands.add_parser(name, help=text).add_argument("name", help="bot name or id")
 
     gateway = commands.add_parser("gateway", help="run a gRPC game server")
     gateway.add_argument("--address", help="HOST:PORT to listen on (default: ATOUT_GRPC_ADDRESS)")
@@ -184,8 +142,6 @@ def _main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.command == "bots":
-        return _bots(args, settings)
     if args.command == "gateway":
         return _gateway(args, settings)
     if args.command == "api":

@@ -1,21 +1,28 @@
-"""The competitions' ``atout-arena`` subcommands (wired in by :func:`register`): thin, over the
-services (:mod:`atout_arena.services`), with the tasks sent by name (:mod:`atout_arena.core.tasks`).
+"""The organizer's ``atout-arena`` subcommands (wired in by :func:`register`): each one a call
+of the running arena's REST API through :mod:`atout_arena.client` — never the database or
+Redis of the current directory, so that none can create a stray ``./var/atout.db``.
 
-    atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
+    atout-arena bots add NAME [--owner OWNER]        register a bot; prints its token once
+    atout-arena bots list | rotate NAME | disable NAME | enable NAME
     atout-arena tournament create NAME --game merde --bots a,b,c,d [--players 4]
                [--option deals=2] [--games-per-pairing 1] [--duplicate] [--move-ms 1000]
                [--time-bank-ms 0] [--max-faults 3] [--seed S] [--start] [--wait]
-    atout-arena tournament start ID [--wait]
-    atout-arena tournament show ID [--json]
+    atout-arena tournament start ID [--wait] | cancel ID | show ID | list
     atout-arena league create NAME --game G --bots a,b,c [--every 1d] (and the options above)
-    atout-arena league season NAME                   start the next season now
-    atout-arena league join NAME BOT... | leave NAME BOT...
-    atout-arena league show NAME [--json]
+    atout-arena league season NAME | join NAME BOT... | leave NAME BOT... | show NAME
     atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
-    atout-arena test show ID [--json] | cancel ID
+    atout-arena test show ID | cancel ID
+    atout-arena match show ID | list [--tournament T] [--bot B]
+    atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
 
-Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``. The rules
-(house bots never entered, limits, options) are the services': the same as the REST API's.
+Every one takes ``--api URL`` (default: the config file ``atout-arena up`` writes, else
+http://127.0.0.1:8000) and ``--json`` (the API's answer as it is, for scripts); the organizer
+token is ``ATOUT_ADMIN_TOKEN`` or the config file's. Output is tables (``rich``). An error is
+one line on stderr: exit code 2 for a refusal or a bad argument (the API's 4xx, nothing
+answering at the URL), 1 for a failure (a replay that diverges, the API's 5xx).
+
+Every handler is ``func(args) -> exit code``, set with ``set_defaults(func=...)``; the rules
+are the API's (and so the services').
 """
 
 from __future__ import annotations
@@ -25,36 +32,31 @@ import json
 import re
 import sys
 import time
+from collections.abc import Callable, Sequence
 from typing import Any
+from urllib.parse import quote
 
-from sqlalchemy.orm import sessionmaker
+from rich.console import Console
+from rich.table import Table
 
-from atout_arena.core.db import open_database
-from atout_arena.core.embedded_redis import find_redis_url
-from atout_arena.core.replay import RulesVersionMismatch, load_match, replay_match
-from atout_arena.core.settings import Settings
-from atout_arena.core.tasks import Tasks
-from atout_arena.core.vocabulary import SprtStatus, TournamentStatus
-from atout_arena.services.competitions import CompetitionSpec
-from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
-from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
-from atout_arena.services.tournaments import create_tournament, start_tournament, tournament_summary
+from atout_arena.client import ArenaClient, ClientError, Target
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
+DONE_STATUSES = ("finished", "cancelled")
+POLL_S = 1.0
 
 
-def _sessions(settings: Settings) -> sessionmaker:
-    return open_database(settings.database_url)[1]
+def _console() -> Console:
+    return Console(soft_wrap=False, highlight=False, width=None if sys.stdout.isatty() else 160)
 
 
-def _send(settings: Settings, url: str, match_ids: list[int]) -> None:
-    """Send one ``play_match`` per match to the workers, through the Redis at ``url``."""
-    tasks = Tasks.for_settings(settings.replace(redis_url=url))
-    try:
-        tasks.play_matches(match_ids)
-    finally:
-        tasks.close()
+def _client(args: argparse.Namespace) -> ArenaClient:
+    return ArenaClient(Target.find(getattr(args, "api", None)))
+
+
+def _ref(text: str) -> str:
+    return quote(str(text), safe="")
 
 
 def _parse_options(items: list[str]) -> dict[str, Any]:
@@ -79,6 +81,310 @@ def _parse_duration(text: str | None) -> int | None:
     return int(m.group(1)) * {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
 
 
+def _parse_bounds(text: str) -> tuple[float, float]:
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--sprt {text!r}: expected ELO0,ELO1, e.g. 0,5") from None
+    return elo0, elo1
+
+
+def _bots(text: str) -> list[str]:
+    return [b.strip() for b in text.split(",") if b.strip()]
+
+
+def _competition(args: argparse.Namespace) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "game": args.game, "options": _parse_options(args.option),
+        "games_per_pairing": args.games_per_pairing, "duplicate": args.duplicate, "move_ms": args.move_ms,
+        "time_bank_ms": args.time_bank_ms, "max_faults": args.max_faults,
+    }
+    if args.players is not None:
+        body["players"] = args.players
+    return body
+
+
+# -- output -----------------------------------------------------------------------------------
+
+
+def _table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for column in columns:
+        numeric = column in ("id", "rank", "points", "wins", "matches", "faults", "forfeits", "rating",
+                             "seat", "score", "place", "games", "count")
+        table.add_column(column, justify="right" if numeric else "left")
+    for row in rows:
+        table.add_row(*("-" if cell is None else str(cell) for cell in row))
+    return table
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, default=str))
+
+
+def _fmt(value: float | None, spec: str = ".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _print_tournament(console: Console, t: dict[str, Any]) -> None:
+    p = t["progress"]
+    by_status = ", ".join(f"{n} {s}" for s, n in p["by_status"].items() if n)
+    console.print(f"tournament {t['id']} {t['name']!r}: {t['game']}, {t['players']} players"
+                  f"{' ' + json.dumps(t['options']) if t['options'] else ''} - {t['status']}; "
+                  f"{p['done']}/{p['total']} matches done ({by_status or 'none'})")
+    if t.get("standings"):
+        columns = ("rank", "bot", "points", "wins", "matches", "faults", "forfeits")
+        console.print(_table("standings", columns, [
+            (r["rank"], r["bot"], f"{r['points']:.1f}", r["wins"], r["matches"], r["faults"], r["forfeits"])
+            for r in t["standings"]]))
+    if t.get("ratings"):
+        console.print(_table("ratings (batch fit)", ("rank", "bot", "rating", "95% interval",
+                                                     "P(better than next)"),
+                             [(r["rank"], r["bot"], f"{r['rating']:.1f}",
+                               f"[{_fmt(r['ci_low'], '.0f')}, {_fmt(r['ci_high'], '.0f')}]",
+                               _fmt(r["los_next"], ".3f")) for r in t["ratings"]]))
+
+
+def _print_test(console: Console, t: dict[str, Any]) -> None:
+    ci = t["elo_ci95"]
+    interval = "" if None in ci else f" [{ci[0]:.1f}, {ci[1]:.1f}]"
+    console.print(f"test {t['id']} {t['name']!r}: {t['a']} vs {t['b']}, {t['game']} {t['players']} players"
+                  f" - {t['status']}{' ' + t['result'] if t['result'] else ''}")
+    console.print(f"  games {t['games']}, sets {t['sets']}, score {_fmt(t['score'], '.3f')}, "
+                  f"Elo {_fmt(t['elo'])}{interval}, LOS {_fmt(t['los'], '.3f')}, LLR {_fmt(t['llr'], '.2f')} "
+                  f"in [{_fmt(t['lower'], '.2f')}, {_fmt(t['upper'], '.2f')}] "
+                  f"(SPRT elo0={t['sprt']['elo0']:g} elo1={t['sprt']['elo1']:g}); matches {t['matches']}")
+
+
+def _print_match(console: Console, m: dict[str, Any]) -> None:
+    console.print(f"match {m['id']}: {m['game']}, {m['players']} players - {m['status']}"
+                  f"{' (' + m['outcome'] + ')' if m.get('outcome') else ''}"
+                  f"{', tournament ' + str(m['tournament_id']) if m.get('tournament_id') else ''}"
+                  f"{', error: ' + m['error'] if m.get('error') else ''}")
+    console.print(_table(None, ("seat", "bot", "score", "place", "faults", "forfeited", "think ms"),
+                         [(s["seat"], s["bot"], s["score"], s["place"], s["faults"],
+                           "yes" if s["forfeited"] else "", f"{s['think_ms']:.0f}") for s in m["seats"]]))
+
+
+def _wait_tournament(client: ArenaClient, tid: int) -> dict[str, Any]:
+    last = None
+    while True:
+        t = client.get(f"/v1/tournaments/{tid}")
+        progress = (t["progress"]["done"], t["progress"]["total"])
+        if progress != last:
+            print(f"  {t['status']}: {progress[0]}/{progress[1]} matches done", file=sys.stderr, flush=True)
+            last = progress
+        if t["status"] in DONE_STATUSES:
+            return t
+        time.sleep(POLL_S)
+
+
+# -- handlers ---------------------------------------------------------------------------------
+
+
+Run = Callable[[argparse.Namespace, ArenaClient, Console], int]
+
+
+def _handler(run: Run) -> Callable[[argparse.Namespace], int]:
+    """A command's one-line errors and exit codes, around ``run(args, client, console)``."""
+
+    def handle(args: argparse.Namespace) -> int:
+        try:
+            with _client(args) as client:
+                return run(args, client, _console())
+        except ClientError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_FAIL if exc.status is not None and exc.status >= 500 else EXIT_USAGE
+        except ValueError as exc:  # a bad --option, --every or --sprt
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+
+    return handle
+
+
+def cmd_bots(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    command = args.bots_command
+    if command == "add":
+        bot = client.post("/v1/bots", {"name": args.name, "owner": args.owner})
+        if args.json:
+            _print_json(bot)
+        else:
+            print(f"bot {bot['name']!r} added (id {bot['id']}). Its token, shown only this once:",
+                  file=sys.stderr)
+            print(bot["token"])
+    elif command == "list":
+        bots = client.get("/v1/bots")
+        if args.json:
+            _print_json(bots)
+        elif not bots:
+            print("no bots yet: atout-arena bots add NAME", file=sys.stderr)
+        else:
+            console.print(_table(None, ("id", "name", "owner", "state", "connected", "created"), [
+                (b["id"], b["name"], b["owner"] or "-", "disabled" if b["disabled"] else "enabled",
+                 "yes" if b["connected"] else "no", str(b["created_at"])[:16].replace("T", " "))
+                for b in bots]))
+    elif command == "rotate":
+        answer = client.post(f"/v1/bots/{_ref(args.name)}/token")
+        if args.json:
+            _print_json(answer)
+        else:
+            print(f"bot {answer['name']!r} has a new token (the old one no longer works):", file=sys.stderr)
+            print(answer["token"])
+    else:  # disable, enable
+        bot = client.post(f"/v1/bots/{_ref(args.name)}/{command}")
+        if args.json:
+            _print_json(bot)
+        else:
+            print(f"bot {bot['name']!r} is {'disabled' if bot['disabled'] else 'enabled'}")
+    return EXIT_OK
+
+
+def cmd_tournament(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    command = args.tournament_command
+    if command == "list":
+        items = client.get("/v1/tournaments")
+        if args.json:
+            _print_json(items)
+        else:
+            console.print(_table(None, ("id", "name", "game", "status", "matches done"), [
+                (t["id"], t["name"], t["game"], t["status"],
+                 f"{t['progress']['done']}/{t['progress']['total']}") for t in items]))
+        return EXIT_OK
+    lines: list[str] = []
+    if command == "create":
+        body = {**_competition(args), "name": args.name, "bots": _bots(args.bots), "start": args.start}
+        if args.seed is not None:
+            body["seed"] = args.seed
+        t = client.post("/v1/tournaments", body)
+        lines.append(f"tournament {t['id']} created: {t['progress']['total']} matches")
+    elif command == "start":
+        t = client.post(f"/v1/tournaments/{args.id}/start")
+    elif command == "cancel":
+        t = client.post(f"/v1/tournaments/{args.id}/cancel")
+    else:
+        t = client.get(f"/v1/tournaments/{args.id}")
+    started = command == "start" or (command == "create" and args.start)
+    if started:
+        lines.append(f"tournament {t['id']} started: {t['progress']['total']} matches sent to the workers")
+    if started and args.wait:
+        for line in lines:
+            print(line, flush=True)
+        lines = []
+        t = _wait_tournament(client, t["id"])
+    if args.json:
+        _print_json(t)
+    elif lines:
+        print("\n".join(lines))
+    else:
+        _print_tournament(console, t)
+    return EXIT_OK
+
+
+def cmd_league(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    command = args.league_command
+    if command == "create":
+        body = {**_competition(args), "name": args.name, "bots": _bots(args.bots),
+                "every_s": _parse_duration(args.every)}
+        answer = client.post("/v1/leagues", body)
+        message = f"league {answer['id']} {answer['name']!r} created"
+    elif command in ("join", "leave"):
+        answer = client.post(f"/v1/leagues/{_ref(args.name)}/members", {command: args.bots})
+        message = f"league {args.name!r} members: {', '.join(answer['members']) or '-'}"
+    elif command == "season":
+        answer = client.post(f"/v1/leagues/{_ref(args.name)}/seasons")
+        message = (f"league {args.name!r}: season {answer['season']} started as tournament "
+                   f"{answer['tournament_id']} ({answer['matches']} matches)")
+    else:
+        league = client.get(f"/v1/leagues/{_ref(args.name)}")
+        standings = client.get(f"/v1/leagues/{_ref(args.name)}/standings")
+        answer = {**league, "standings": standings["standings"], "seasons": standings["seasons"]}
+        if args.json:
+            _print_json(answer)
+            return EXIT_OK
+        members = ", ".join(league.get("members", [])) or "-"
+        console.print(f"league {league['id']} {league['name']!r}: {league['game']} {league['players']} "
+                      f"players, {len(standings['seasons'])} seasons, members {members}")
+        columns = ("rank", "bot", "points", "wins", "matches", "faults")
+        console.print(_table("standings across seasons", columns, [
+            (r["rank"], r["bot"], f"{r['points']:.1f}", r["wins"], r["matches"], r["faults"])
+            for r in standings["standings"]]))
+        return EXIT_OK
+    if args.json:
+        _print_json(answer)
+    else:
+        print(message)
+    return EXIT_OK
+
+
+def cmd_test(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    command = args.test_command
+    if command == "create":
+        elo0, elo1 = _parse_bounds(args.sprt)
+        body: dict[str, Any] = {
+            "a": args.a, "b": args.b, "game": args.game, "options": _parse_options(args.option),
+            "sprt": {"elo0": elo0, "elo1": elo1, "alpha": args.alpha, "beta": args.beta},
+            "max_games": args.max_games, "sets_in_flight": args.sets_in_flight, "move_ms": args.move_ms,
+            "max_faults": args.max_faults,
+        }
+        if args.players is not None:
+            body["players"] = args.players
+        t = client.post("/v1/tests", body)
+        print(f"test {t['id']} started: {t['a']} vs {t['b']}", file=sys.stderr)
+        while args.wait and t["status"] == "running":
+            time.sleep(POLL_S)
+            t = client.get(f"/v1/tests/{t['id']}")
+    elif command == "cancel":
+        t = client.post(f"/v1/tests/{args.id}/cancel")
+    else:
+        t = client.get(f"/v1/tests/{args.id}")
+    if args.json:
+        _print_json(t)
+    else:
+        _print_test(console, t)
+    return EXIT_OK
+
+
+def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    if args.match_command == "show":
+        m = client.get(f"/v1/matches/{args.id}")
+        if args.json:
+            _print_json(m)
+        else:
+            _print_match(console, m)
+        return EXIT_OK
+    page = client.get("/v1/matches", tournament_id=args.tournament, bot=args.bot, status=args.status,
+                      limit=args.limit)
+    if args.json:
+        _print_json(page)
+    else:
+        console.print(_table(None, ("id", "game", "status", "tournament", "bots", "scores"), [
+            (m["id"], m["game"], m["status"], m["tournament_id"], ", ".join(s["bot"] for s in m["seats"]),
+             m["scores"]) for m in page["items"]]))
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    report = client.get(f"/v1/matches/{args.match_id}/check")
+    if args.json:
+        _print_json(report)
+    else:
+        print(report["summary"])
+    return EXIT_OK if report["ok"] else EXIT_FAIL
+
+
+# -- wiring -----------------------------------------------------------------------------------
+
+
+def _common() -> argparse.ArgumentParser:
+    """``--api`` and ``--json``, for every organizer command."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--api", metavar="URL",
+                        help="the arena's REST API (default: the config file of atout-arena up, "
+                             "else ATOUT_API_URL, else http://127.0.0.1:8000)")
+    common.add_argument("--json", action="store_true", help="print the API's answer as JSON")
+    return common
+
+
 def _competition_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name")
     parser.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
@@ -95,247 +401,73 @@ def _competition_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-faults", type=int, default=3, help="faults before a forfeit (0: never)")
 
 
-def _bots(text: str) -> list[str]:
-    return [b.strip() for b in text.split(",") if b.strip()]
-
-
-def _print_summary(summary: dict[str, Any]) -> None:
-    s = summary
-    print(f"tournament {s['id']} {s['name']!r}: {s['game']} {s['players']} players {s['options'] or ''}"
-          f" - {s['status']}; matches {s['matches']}")
-    if s["standings"]:
-        print("rank  bot                   points   wins  matches  faults  forfeits")
-        for row in s["standings"]:
-            print(f"{row['rank']:>4}  {row['bot']:<20} {row['points']:>7.1f} {row['wins']:>6}"
-                  f" {row['matches']:>8} {row['faults']:>7} {row['forfeits']:>9}")
-    if s["ratings"]:
-        print("rank  bot                   rating   95% interval      P(better than next)")
-        for r in s["ratings"]:
-            los = "" if r["los_next"] is None else f"{r['los_next']:.3f}"
-            print(f"{r['rank']:>4}  {r['bot']:<20} {r['rating']:>7.1f}"
-                  f"   [{r['ci_low']:.0f}, {r['ci_high']:.0f}]   {los}")
-
-
-def _wait(sessions: Any, tournament_id: int, poll_s: float = 1.0) -> dict[str, Any]:
-    last = None
-    while True:
-        summary = tournament_summary(sessions, tournament_id)
-        progress = summary["matches"]
-        if progress != last:
-            print(f"  {summary['status']}: {progress}", file=sys.stderr, flush=True)
-            last = progress
-        if summary["status"] in (TournamentStatus.FINISHED, TournamentStatus.CANCELLED):
-            return summary
-        time.sleep(poll_s)
-
-
-# -- handlers ---------------------------------------------------------------------------------
-
-
-def cmd_replay(args: argparse.Namespace) -> int:
-    record = load_match(_sessions(Settings.from_env()), args.match_id)
-    if record is None:
-        print(f"error: no match {args.match_id}", file=sys.stderr)
-        return EXIT_USAGE
-    try:
-        report = replay_match(record)
-    except RulesVersionMismatch as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    print(report.summary())
-    return EXIT_OK if report.ok else EXIT_FAIL
-
-
-def _spec(args: argparse.Namespace) -> CompetitionSpec:
-    return CompetitionSpec.of(
-        game=args.game, players=args.players, options=_parse_options(args.option),
-        games_per_pairing=args.games_per_pairing, duplicate=args.duplicate, move_ms=args.move_ms,
-        time_bank_ms=args.time_bank_ms, max_faults=args.max_faults,
-    )
-
-
-def cmd_tournament(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    sessions = _sessions(settings)
-    try:
-        if args.tournament_command == "create":
-            tid = create_tournament(sessions, name=args.name, bots=_bots(args.bots), seed=args.seed,
-                                    spec=_spec(args))
-            summary = tournament_summary(sessions, tid)
-            print(f"tournament {tid} created: {sum(summary['matches'].values())} matches")
-            if not args.start:
-                return EXIT_OK
-        else:
-            tid = args.id
-        if args.tournament_command in ("create", "start"):
-            url, _ = find_redis_url(settings, start=False)
-            if url is None:
-                print("error: no Redis to send the matches to: set ATOUT_REDIS_URL (or run "
-                      "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
-                return EXIT_FAIL
-            ids = start_tournament(sessions, tid)
-            _send(settings, url, ids)
-            print(f"tournament {tid} started: {len(ids)} matches sent to the workers")
-            if args.wait:
-                _print_summary(_wait(sessions, tid))
-            return EXIT_OK
-        summary = tournament_summary(sessions, tid)
-        if args.json:
-            print(json.dumps(summary, indent=2, default=str))
-        else:
-            _print_summary(summary)
-        return EXIT_OK
-    except ValueError as exc:  # CompetitionError, a bad --option
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-def _parse_bounds(text: str) -> tuple[float, float]:
-    try:
-        elo0, elo1 = (float(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"--sprt {text!r}: expected ELO0,ELO1, e.g. 0,5") from None
-    return elo0, elo1
-
-
-def _print_test(t: dict[str, Any]) -> None:
-    ci = t["elo_ci95"]
-    interval = "" if None in ci else f" [{ci[0]:.1f}, {ci[1]:.1f}]"
-    elo = "-" if t["elo"] is None else f"{t['elo']:.1f}"
-    print(f"test {t['id']} {t['name']!r}: {t['a']} vs {t['b']}, {t['game']} {t['players']} players"
-          f" - {t['status']}"
-          f"{' ' + t['result'] if t['result'] else ''}")
-    print(f"  games {t['games']}, sets {t['sets']}, score {t['score']:.3f}, Elo {elo}{interval}, "
-          f"LOS {t['los']:.3f}, LLR {t['llr']:.2f} in [{t['lower']:.2f}, {t['upper']:.2f}] "
-          f"(SPRT elo0={t['sprt']['elo0']:g} elo1={t['sprt']['elo1']:g}); matches {t['matches']}")
-
-
-def cmd_test(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    sessions = _sessions(settings)
-    try:
-        if args.test_command == "create":
-            elo0, elo1 = _parse_bounds(args.sprt)
-            spec = CompetitionSpec.of(game=args.game, players=args.players,
-                                      options=_parse_options(args.option), move_ms=args.move_ms,
-                                      max_faults=args.max_faults)
-            url, _ = find_redis_url(settings, start=False)
-            if url is None:
-                print("error: no Redis to send the test to: set ATOUT_REDIS_URL (or run "
-                      "`atout-arena worker`, which starts the embedded one)", file=sys.stderr)
-                return EXIT_FAIL
-            test_id = create_test(sessions, a=args.a, b=args.b, spec=spec, elo0=elo0, elo1=elo1,
-                                  alpha=args.alpha, beta=args.beta, max_games=args.max_games,
-                                  sets_in_flight=args.sets_in_flight)
-            tasks = Tasks.for_settings(settings.replace(redis_url=url))
-            try:
-                tasks.test_tick(test_id)
-            finally:
-                tasks.close()
-            print(f"test {test_id} started: {args.a} vs {args.b}")
-            if not args.wait:
-                return EXIT_OK
-            while sprt_summary(sessions, test_id)["status"] == SprtStatus.RUNNING:
-                time.sleep(1.0)
-            _print_test(sprt_summary(sessions, test_id))
-            return EXIT_OK
-        if args.test_command == "cancel":
-            cancelled = cancel_test(sessions, args.id)
-            print(f"test {args.id} {'cancelled' if cancelled else 'was over already'}")
-            return EXIT_OK
-        summary = sprt_summary(sessions, args.id)
-        if args.json:
-            print(json.dumps(summary, indent=2, default=str))
-        else:
-            _print_test(summary)
-        return EXIT_OK
-    except ValueError as exc:  # CompetitionError, a bad --sprt or --option
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-def cmd_league(args: argparse.Namespace) -> int:
-    settings = Settings.from_env()
-    sessions = _sessions(settings)
-    try:
-        command = args.league_command
-        if command == "create":
-            lid = create_league(sessions, name=args.name, bots=_bots(args.bots),
-                                every_s=_parse_duration(args.every), spec=_spec(args))
-            print(f"league {lid} {args.name!r} created")
-        elif command in ("join", "leave"):
-            members = set_members(sessions, args.name, **{command: args.bots})
-            print(f"league {args.name!r} members: {', '.join(members) or '-'}")
-        elif command == "season":
-            url, _ = find_redis_url(settings, start=False)
-            if url is None:
-                print("error: no Redis to send the matches to: set ATOUT_REDIS_URL", file=sys.stderr)
-                return EXIT_FAIL
-            started = start_season(sessions, args.name)
-            if started is None:
-                print(f"league {args.name!r}: a season is still running", file=sys.stderr)
-                return EXIT_FAIL
-            tid, ids = started
-            _send(settings, url, ids)
-            print(f"league {args.name!r}: season started as tournament {tid} ({len(ids)} matches)")
-        else:
-            info = league_standings(sessions, args.name)
-            if args.json:
-                print(json.dumps(info, indent=2, default=str))
-            else:
-                print(f"league {info['id']} {info['name']!r}: {info['game']} {info['players']} players, "
-                      f"{len(info['seasons'])} seasons, members {', '.join(info['members']) or '-'}")
-                for row in info["standings"]:
-                    print(f"{row['rank']:>4}  {row['bot']:<20} {row['points']:>7.1f} points"
-                          f" {row['wins']:>4} wins {row['matches']:>5} matches {row['faults']:>4} faults")
-        return EXIT_OK
-    except ValueError as exc:  # CompetitionError, a bad --option or --every
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-
-
-# -- wiring -----------------------------------------------------------------------------------
-
-
 def register(subparsers: Any) -> None:
-    """Add ``replay``, ``tournament``, ``league`` and ``test`` to ``atout-arena``."""
-    replay = subparsers.add_parser("replay", help="replay a stored match and check its result")
+    """Add ``bots``, ``tournament``, ``league``, ``test``, ``match`` and ``replay`` to
+    ``atout-arena``."""
+    common = [_common()]
+
+    bots = subparsers.add_parser("bots", help="register and manage bots")
+    bots_commands = bots.add_subparsers(dest="bots_command", required=True)
+    add = bots_commands.add_parser("add", parents=common, help="register a bot and print its token (once)")
+    add.add_argument("name")
+    add.add_argument("--owner", default="", help="who the bot belongs to")
+    bots_commands.add_parser("list", parents=common, help="list the registered bots")
+    for name, text in (("rotate", "give a bot a new token"), ("disable", "stop a bot from connecting"),
+                       ("enable", "let a disabled bot connect again")):
+        bots_commands.add_parser(name, parents=common, help=text).add_argument("name", help="bot name or id")
+    bots.set_defaults(func=_handler(cmd_bots))
+
+    replay = subparsers.add_parser("replay", parents=common,
+                                   help="replay a stored match and check its result")
     replay.add_argument("match_id", type=int)
-    replay.set_defaults(func=cmd_replay)
+    replay.set_defaults(func=_handler(cmd_replay))
+
+    match = subparsers.add_parser("match", help="show matches")
+    mcommands = match.add_subparsers(dest="match_command", required=True)
+    mcommands.add_parser("show", parents=common,
+                         help="a match: seats, scores, faults").add_argument("id", type=int)
+    mlist = mcommands.add_parser("list", parents=common, help="matches, newest first")
+    mlist.add_argument("--tournament", type=int, help="the matches of one tournament")
+    mlist.add_argument("--bot", help="the matches of one bot (name or id)")
+    mlist.add_argument("--status", help="pending, queued, running, finished, failed or cancelled")
+    mlist.add_argument("--limit", type=int, default=50)
+    match.set_defaults(func=_handler(cmd_match))
 
     tournament = subparsers.add_parser("tournament", help="create, start and show tournaments")
     commands = tournament.add_subparsers(dest="tournament_command", required=True)
-    create = commands.add_parser("create", help="create a tournament and its schedule")
+    create = commands.add_parser("create", parents=common, help="create a tournament and its schedule")
     _competition_args(create)
     create.add_argument("--seed", type=int, help="the tournament's seed (default: random, stored)")
     create.add_argument("--start", action="store_true", help="start it at once")
     create.add_argument("--wait", action="store_true", help="with --start: wait for the end, show standings")
-    start = commands.add_parser("start", help="send a created tournament's matches to the workers")
+    start = commands.add_parser("start", parents=common,
+                                help="send a created tournament's matches to the workers")
     start.add_argument("id", type=int)
     start.add_argument("--wait", action="store_true", help="wait for the end and show the standings")
-    show = commands.add_parser("show", help="a tournament's progress, standings and ratings")
-    show.add_argument("id", type=int)
-    show.add_argument("--json", action="store_true")
-    tournament.set_defaults(func=cmd_tournament)
+    commands.add_parser("cancel", parents=common, help="cancel a tournament").add_argument("id", type=int)
+    commands.add_parser("show", parents=common,
+                        help="a tournament's progress, standings and ratings").add_argument("id", type=int)
+    commands.add_parser("list", parents=common, help="the tournaments, newest first")
+    tournament.set_defaults(func=_handler(cmd_tournament))
 
     league = subparsers.add_parser("league", help="leagues: members, seasons, standings")
     lcommands = league.add_subparsers(dest="league_command", required=True)
-    lcreate = lcommands.add_parser("create", help="create a league")
+    lcreate = lcommands.add_parser("create", parents=common, help="create a league")
     _competition_args(lcreate)
     lcreate.add_argument("--every", help="start a season every DURATION (e.g. 1d, 6h) under beat")
-    lcommands.add_parser("season", help="start the next season now").add_argument("name")
+    lcommands.add_parser("season", parents=common, help="start the next season now").add_argument("name")
     for name in ("join", "leave"):
-        p = lcommands.add_parser(name, help=f"bots {name} the league")
+        p = lcommands.add_parser(name, parents=common, help=f"bots {name} the league")
         p.add_argument("name")
         p.add_argument("bots", nargs="+")
-    lshow = lcommands.add_parser("show", help="members, seasons and standings across seasons")
-    lshow.add_argument("name")
-    lshow.add_argument("--json", action="store_true")
-    league.set_defaults(func=cmd_league)
+    lcommands.add_parser("show", parents=common,
+                         help="members, seasons and standings across seasons").add_argument("name")
+    league.set_defaults(func=_handler(cmd_league))
 
     test = subparsers.add_parser("test", help="is A stronger than B? duplicate sets until an SPRT decides")
     tcommands = test.add_subparsers(dest="test_command", required=True)
-    tcreate = tcommands.add_parser("create", help="start a test of A against B (name@version, house...)")
+    tcreate = tcommands.add_parser("create", parents=common,
+                                   help="start a test of A against B (name@version, house...)")
     tcreate.add_argument("a", help="the bot under test: name, id, or name@version")
     tcreate.add_argument("b", help="its opponent: a bot, name@version, or house")
     tcreate.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
@@ -349,8 +481,7 @@ def register(subparsers: Any) -> None:
     tcreate.add_argument("--move-ms", type=int, default=1000)
     tcreate.add_argument("--max-faults", type=int, default=3)
     tcreate.add_argument("--wait", action="store_true", help="wait for the verdict and show it")
-    tshow = tcommands.add_parser("show", help="a test's games, Elo, LOS and LLR")
-    tshow.add_argument("id", type=int)
-    tshow.add_argument("--json", action="store_true")
-    tcommands.add_parser("cancel", help="stop a running test").add_argument("id", type=int)
-    test.set_defaults(func=cmd_test)
+    tcommands.add_parser("show", parents=common,
+                         help="a test's games, Elo, LOS and LLR").add_argument("id", type=int)
+    tcommands.add_parser("cancel", parents=common, help="stop a running test").add_argument("id", type=int)
+    test.set_defaults(func=_handler(cmd_test))

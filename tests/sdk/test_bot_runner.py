@@ -18,6 +18,7 @@ from atout.runner import (
     AuthenticationError,
     ConnectionLostError,
     ConnectionReplacedError,
+    NothingListensError,
     ProtocolError,
     Runner,
 )
@@ -462,3 +463,100 @@ def test_rejects_an_instance_or_a_bad_server() -> None:
         Runner(Recorder(), "127.0.0.1:1", TOKEN)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="HOST:PORT"):
         Runner(Recorder, "localhost", TOKEN)
+
+
+def _unused_port() -> int:
+    with socket.socket() as s:  # a port where nothing listens
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_the_first_connection_to_nothing_fails_within_seconds_and_says_so() -> None:
+    """Issue 12: a bot started against an address where nothing listens used to retry for
+    about 15 minutes; now it stops after ``first_connect_timeout`` (5 s) with one clear line."""
+    port = _unused_port()
+    began = time.monotonic()
+    rt = RunnerThread(Recorder, port, backoff=(0.2, 10.0))  # the defaults of atout-bot run
+    error = rt.join(timeout=15)
+    elapsed = time.monotonic() - began
+    assert isinstance(error, NothingListensError) and isinstance(error, ConnectionLostError)
+    assert str(error).startswith(f"nothing answers at 127.0.0.1:{port}: is the arena running?")
+    assert 4.5 <= elapsed < 10, elapsed
+    assert NothingListensError.exit_code == 2
+
+
+def test_atout_bot_run_against_nothing_exits_2_with_one_line() -> None:
+    import os
+    import subprocess
+    import sys
+
+    def bot_run(server: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "atout.cli", "run", "random", "--server", server],
+                              capture_output=True, text=True, timeout=60,
+                              env={**os.environ, "ATOUT_TOKEN": "t"})
+
+    port = _unused_port()
+    began = time.monotonic()
+    done = bot_run(f"127.0.0.1:{port}")
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - began < 15
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"atout-bot: nothing answers at 127.0.0.1:{port}: is the arena running?")
+    assert "Traceback" not in done.stderr
+    bad = bot_run("127.0.0.1:99999")
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert bad.stderr.strip().splitlines() == [
+        "atout-bot: error: --server '127.0.0.1:99999': the port must be from 1 to 65535 (see --help)"]
+
+
+def test_after_a_connection_the_bot_keeps_reconnecting_past_the_first_timeout() -> None:
+    """Only the first connection fails fast: an arena that goes away after a Welcome is
+    waited for with the usual backoff."""
+    servicer = FakeArena()
+    server, port = start_server(servicer)
+    rt = RunnerThread(Recorder, port, first_connect_timeout=0.2)
+    conn = servicer.next_connection()
+    conn.send(match_start=start())
+    conn.send(decision=decision("r1"))
+    conn.expect("action")  # welcomed and playing
+    server.stop(grace=None)
+    time.sleep(1.0)  # well past first_connect_timeout, attempts failing
+    assert rt.thread.is_alive() and rt.error is None
+    server, _ = start_server(servicer, port)
+    try:
+        conn2 = servicer.next_connection(timeout=10)
+        conn2.send(decision=decision("r2"))
+        assert conn2.expect("action").request_id == "r2"
+        rt.stop()
+    finally:
+        server.stop(grace=None)
+
+
+def test_a_bot_whose_act_always_raises_logs_one_traceback_then_a_line_per_decision(
+    arena: tuple[FakeArena, int], caplog: pytest.LogCaptureFixture
+) -> None:
+    class Broken(Bot):
+        def act(self, observation: Observation) -> str:
+            raise KeyError("no such card")
+
+    servicer, port = arena
+    rt = RunnerThread(Broken, port)
+    conn = servicer.next_connection()
+    for n in range(1, 5):
+        conn.send(decision=decision(f"r{n}"))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        errors = [r for r in caplog.records
+                  if r.levelno == logging.ERROR and "act() raised" in r.getMessage()]
+        if len(errors) == 4:
+            break
+        time.sleep(0.05)
+    assert len(errors) == 4
+    first, *later = errors
+    assert first.exc_info is not None and first.exc_info[0] is KeyError
+    assert all(r.exc_info is None for r in later)  # no traceback again
+    assert [r.getMessage().split("(")[-1].split(")")[0] for r in later] == [
+        f"{n} decisions failed so far" for n in (2, 3, 4)]
+    assert "act() raised again: KeyError: 'no such card'" in later[0].getMessage()
+    assert caplog.text.count("Traceback") <= 1
+    rt.stop()

@@ -494,3 +494,15 @@ class Health(BaseModel):
     status: Literal["ok", "degraded"]
     database: str
     redis: str
+
+
+class ReplayCheck(BaseModel):
+    """A finished match re-run from its seed and actions, compared with what was stored."""
+
+    match_id: int
+    ok: bool = Field(description="the replay reproduces the stored scores and ranking")
+    plies: int = Field(description="actions replayed")
+    scores: list[int] | None
+    ranking: list[int] | None
+    divergence: str | None = Field(description="where and how the replay differs (when not ok)")
+    summary: str

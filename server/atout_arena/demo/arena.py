@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 import redis
 
+from atout_arena.client import CONFIG_ENV, config_path
 from atout_arena.core.db import create_all, make_engine
 from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.demo.processes import (
@@ -59,21 +60,10 @@ DEFAULT_API_PORT, DEFAULT_GRPC_PORT, DEFAULT_WORKERS = 8000, 50051, 2
 BACKOFF_S = (1.0, 30.0)  # first delay, cap
 HEALTHY_S = 60.0  # a part that ran this long starts its backoff over
 POLL_S = 0.2
-CONFIG_ENV = "ATOUT_CONFIG"
 
 
 class UsageError(ValueError):
     """A bad option of ``up``: one line, exit code 2."""
-
-
-def config_path(environ: dict[str, str] | None = None) -> Path:
-    """Where ``up`` writes, and the CLI reads, the running arena's API URL and organizer token:
-    ``$ATOUT_CONFIG``, else ``$XDG_CONFIG_HOME/atout/arena.json`` (``~/.config/atout/arena.json``)."""
-    env = os.environ if environ is None else environ
-    if env.get(CONFIG_ENV):
-        return Path(env[CONFIG_ENV])
-    base = Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else Path.home() / ".config"
-    return base / "atout" / "arena.json"
 
 
 def check_port(value: int, option: str) -> int:

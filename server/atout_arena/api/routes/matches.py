@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 
 from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id
-from atout_arena.api.schemas import MatchPage, MatchPublic, Replay
+from atout_arena.api.schemas import MatchPage, MatchPublic, Replay, ReplayCheck
 from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.models import Match
 from atout_arena.core.replay import (
@@ -24,6 +24,7 @@ from atout_arena.core.replay import (
     check_rules_version,
     iter_views,
     load_match,
+    replay_match,
 )
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MATCH_DONE, MATCH_STATUSES, MatchStatus
@@ -171,6 +172,21 @@ def replay(
         seat=seat,
         events=list(iter_views(record, seat)),
     )
+
+
+@router.get(
+    "/{match_id}/check",
+    response_model=ReplayCheck,
+    responses={**NOT_FOUND, 401: {"description": "no token, or an unknown one"},
+               403: {"description": "not the organizer"}, **NOT_REPLAYABLE},
+)
+def check(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> ReplayCheck:
+    """Re-run a finished match from its seed and action log and compare the result with the
+    stored one (``atout-arena replay``): ``ok`` false says where it diverges."""
+    _, record = _record(arena, session, match_id)
+    report = replay_match(record)
+    return ReplayCheck(match_id=report.match_id, ok=report.ok, plies=report.plies, scores=report.scores,
+                       ranking=report.ranking, divergence=report.divergence, summary=report.summary())
 
 
 def full_views(record: MatchRecord) -> list[dict[str, Any]]:
