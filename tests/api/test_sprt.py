@@ -71,7 +71,8 @@ def test_version_2_against_version_1_until_the_sprt_decides(
 
     # The CLI shows the same test.
     env = {**os.environ, "ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url}
-    shown = subprocess.run([sys.executable, "-m", "atout_arena.cli", "test", "show", str(test["id"])],
+    shown = subprocess.run([sys.executable, "-m", "atout_arena.cli", "test", "show", str(test["id"]),
+                            "--api", api.url],
                            capture_output=True, text=True, timeout=60, env=env)
     assert shown.returncode == 0, shown.stderr
     assert f"{name}@v2 vs {name}@v1" in shown.stdout and "finished H1" in shown.stdout

@@ -6,9 +6,6 @@ Timing settings of the workers are in conftest.FAST (a silent match is taken ove
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 
 import pytest
@@ -74,23 +71,6 @@ def test_a_round_robin_of_four_bots_ends_with_one_result_per_match(
             plays[s.bot_id] += 1
     assert len(set(plays.values())) == 1
     assert replay_match(load_match(sessions, matches[0].id)).ok
-
-
-def test_the_cli_creates_starts_and_waits_for_a_tournament(
-    arena_bots, start_worker, sessions, worker_env, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
-    bots = arena_bots(["random"] * 3)
-    start_worker()
-    done = subprocess.run(
-        [sys.executable, "-m", "atout_arena.cli", "tournament", "create", "cli-cup", "--game", "regicide",
-         "--players", "3", "--bots", ",".join(b.name for b in bots), "--start", "--wait"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, **worker_env},
-    )
-    assert done.returncode == 0, done.stderr
-    tid = int(done.stdout.split()[1])
-    assert "1 matches sent to the workers" in done.stdout
-    assert "rating   95% interval" in done.stdout and all(b.name in done.stdout for b in bots)
-    assert_one_result_each(sessions, tid, 1)
 
 
 def test_two_workers_share_a_tournament_and_their_metrics_add_up(
