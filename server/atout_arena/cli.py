@@ -25,6 +25,7 @@ import asyncio
 import logging
 import os
 import sys
+from typing import NoReturn
 
 import redis
 
@@ -36,6 +37,7 @@ from atout_arena.core.settings import Settings, SettingsError
 from atout_arena.core.tasks import Tasks
 from atout_arena.demo import add_demo_parser
 from atout_arena.demo.arena import add_up_parser
+from atout_arena.demo.processes import port_is_free
 from atout_arena.gateway.server import serve
 from atout_arena.services.bots import BotRegistry
 from atout_arena.services.practice import Practice
@@ -75,6 +77,16 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _port_problem(host: str, port: str, option: str) -> str | None:
+    """What is wrong with listening on ``host:port`` (0: a free port), said in one line; None
+    when nothing is."""
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        return f"{option} {port}: a port is a number from 0 (any free port) to 65535"
+    if int(port) and not port_is_free(int(port), host.strip("[]")):
+        return f"{option} {host}:{port}: the port is in use (or the address is not this machine's)"
+    return None
+
+
 def _workers(argv: list[str]) -> int:
     """``atout-arena worker|beat ...``: become ``python -m atout_workers worker|beat ...``."""
     command = [sys.executable, "-m", "atout_workers", *argv]
@@ -84,8 +96,16 @@ def _workers(argv: list[str]) -> int:
     return 2  # not reached
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """Usage errors in one line (``atout-arena up: error: ...``), exit code 2; its subcommands'
+    parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="atout-arena", description="Run the Atout arena.")
+    parser = OneLineParser(prog="atout-arena", description="Run the Atout arena.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     commands = parser.add_subparsers(dest="command")
 
@@ -143,8 +163,18 @@ def _main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.command == "gateway":
+        address = args.address or settings.grpc_address
+        problem = _port_problem(address.rsplit(":", 1)[0], address.rsplit(":", 1)[-1],
+                                "--address" if args.address else "ATOUT_GRPC_ADDRESS")
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         return _gateway(args, settings)
     if args.command == "api":
+        problem = _port_problem(args.host, str(args.port), "--port")
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
         serve_api(args.host, args.port, settings)
         return 0
     if hasattr(args, "func"):

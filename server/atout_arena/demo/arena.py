@@ -32,6 +32,7 @@ import contextlib
 import json
 import os
 import secrets
+import signal
 import sys
 import time
 from collections.abc import Callable
@@ -52,6 +53,7 @@ from atout_arena.demo.processes import (
     StopSignals,
     port_is_free,
     python_module,
+    python_path_for_children,
     wait_http_ok,
 )
 
@@ -77,7 +79,7 @@ def check_port(value: int, option: str) -> int:
 def prepare_data_dir(path: Path, option: str = "--data-dir") -> Path:
     try:
         path = path.expanduser().resolve()
-        (path / "logs").mkdir(parents=True, exist_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
         probe = path / ".write-test"
         probe.write_text("")
         probe.unlink()
@@ -108,7 +110,7 @@ def next_delay(restarts: int, ran_s: float, backoff: tuple[float, float] = BACKO
 
 @dataclass
 class Supervised:
-    """A part's recipe, so that it can be started again."""
+    """A part's recipe, so that it can be started again, and its restart state."""
 
     name: str
     label: str
@@ -120,6 +122,47 @@ class Supervised:
     started_at: float = 0.0
     restarts: int = 0
     restart_at: float | None = None  # dead: when to start it again
+
+    @classmethod
+    def of(cls, part: Part) -> Supervised:
+        """The recipe of a part already started (``demo --keep`` supervises its parts so)."""
+        return cls(part.name, part.label, [str(a) for a in part.popen.args], part.tier, dict(part.env),
+                   part=part, started_at=time.monotonic())
+
+
+class Supervisor:
+    """Starts parts and starts again, after a backoff, those that die; says so with ``say``."""
+
+    def __init__(self, parts: Parts, say: Callable[[str], None]) -> None:
+        self.parts = parts
+        self.say = say
+        self.supervised: list[Supervised] = []
+
+    def launch(self, s: Supervised) -> None:
+        again = s.part is not None  # a restart: its log goes on
+        if s.part is not None and s.part in self.parts.started:
+            self.parts.started.remove(s.part)
+        s.part = self.parts.start(s.name, s.label, s.args, tier=s.tier, env=s.env, append=again)
+        s.started_at = time.monotonic()
+        s.restart_at = None
+        if s not in self.supervised:
+            self.supervised.append(s)
+
+    def once(self, now: float | None = None) -> None:
+        """Restart the parts that died, each after its backoff."""
+        now = time.monotonic() if now is None else now
+        for s in self.supervised:
+            if s.part is None or s.part.alive():
+                continue
+            if s.restart_at is None:
+                delay, s.restarts = next_delay(s.restarts, now - s.started_at)
+                s.restart_at = now + delay
+                s.part.signal_group(signal.SIGKILL)  # whatever it left in its group goes with it
+                self.say(f"{s.label} ({s.name}) exited with code {s.part.popen.returncode}; "
+                         f"restarting it in {delay:.0f} s (restart {s.restarts}; log {s.part.log_path})")
+            elif now >= s.restart_at:
+                self.launch(s)
+                self.say(f"{s.label} ({s.name}) restarted, pid {s.part.pid}")
 
 
 @dataclass
@@ -149,7 +192,7 @@ class Arena:
         self.api_url = f"http://127.0.0.1:{options.api_port}"
         self.grpc_address = f"127.0.0.1:{options.grpc_port}"
         self.parts: Parts | None = None
-        self.supervised: list[Supervised] = []
+        self.supervisor: Supervisor | None = None
         self.config_file = config_path(self.environ)
 
     def say(self, text: str = "") -> None:
@@ -180,13 +223,13 @@ class Arena:
         for name, value in self.environ.items():  # the arena's other settings go to its parts
             if name.startswith("ATOUT_") and name not in env and name != CONFIG_ENV:
                 env[name] = value
-        from atout_arena.demo.run import _python_path_for_children  # the same search as the demo's
-
-        python_path = _python_path_for_children()
+        python_path = python_path_for_children()
         if python_path:
             env["PYTHONPATH"] = python_path
+        (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.parts = Parts(self.data_dir / "logs", env)
-        self.supervised = [
+        self.supervisor = Supervisor(self.parts, self.say)
+        recipes = [
             Supervised("gateway", "the game server", python_module(
                 "atout_arena.cli", "gateway", "--address", self.grpc_address), tier=2,
                 env={"ATOUT_SERVER_ID": "up-gateway"}, ready=r"listening on 127\.0\.0\.1:\d+"),
@@ -198,15 +241,15 @@ class Arena:
                 ready=r"\bready\b") for i in range(1, self.options.workers + 1)],
         ]
         if self.options.beat:
-            self.supervised.append(Supervised("beat", "Celery beat (sweeper, league seasons)", python_module(
+            recipes.append(Supervised("beat", "Celery beat (sweeper, league seasons)", python_module(
                 "atout_arena.cli", "beat", "--loglevel", "info"), tier=1))
-        for s in self.supervised:
-            self._launch(s)
-        for s in self.supervised:
+        for s in recipes:
+            self.supervisor.launch(s)
+        for s in recipes:
             assert s.part is not None
             if s.ready:
                 s.part.wait_for(s.ready, self.signals)
-        api = next(s for s in self.supervised if s.name == "api")
+        api = next(s for s in recipes if s.name == "api")
         assert api.part is not None
         wait_http_ok(self.api_url + "/healthz", self.signals, api.part)
         self.write_config()
@@ -246,46 +289,15 @@ class Arena:
         self.say(f"  redis            {described}")
 
     def write_config(self) -> None:
-        data = {"api_url": self.api_url, "admin_token": self.admin_token, "grpc_address": self.grpc_address,
-                "data_dir": str(self.data_dir), "redis_url": self.redis_url, "pid": os.getpid()}
-        text = json.dumps(data, indent=2) + "\n"
-        for path in (self.data_dir / "arena.json", self.config_file):
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds a secret
-                with os.fdopen(fd, "w") as f:
-                    f.write(text)
-            except OSError as exc:
-                self.say(f"warning: cannot write {path}: {exc.strerror or exc}")
+        for problem in write_config({"api_url": self.api_url, "admin_token": self.admin_token,
+                                     "grpc_address": self.grpc_address, "data_dir": str(self.data_dir),
+                                     "redis_url": self.redis_url},
+                                    [self.data_dir / "arena.json", self.config_file]):
+            self.say(f"warning: {problem}")
 
-    def _launch(self, s: Supervised) -> None:
-        assert self.parts is not None
-        again = s.part is not None  # a restart: its log goes on
-        if s.part is not None and s.part in self.parts.started:
-            self.parts.started.remove(s.part)
-        s.part = self.parts.start(s.name, s.label, s.args, tier=s.tier, env=s.env, append=again)
-        s.started_at = time.monotonic()
-        s.restart_at = None
-
-    # -- supervise
-
-    def supervise_once(self, now: float | None = None) -> None:
-        """Restart the parts that died, each after its backoff."""
-        now = time.monotonic() if now is None else now
-        for s in self.supervised:
-            if s.part is None or s.part.alive():
-                continue
-            if s.restart_at is None:
-                delay, s.restarts = next_delay(s.restarts, now - s.started_at)
-                s.restart_at = now + delay
-                # whatever it left in its group (a child of its own) goes with it
-                s.part.signal_group(9)
-                self.say(f"{s.label} ({s.name}) exited with code {s.part.popen.returncode}; "
-                         f"restarting it in {delay:.0f} s (restart {s.restarts}; "
-                         f"log {s.part.log_path})")
-            elif now >= s.restart_at:
-                self._launch(s)
-                self.say(f"{s.label} ({s.name}) restarted, pid {s.part.pid}")
+    def supervise_once(self) -> None:
+        if self.supervisor is not None:
+            self.supervisor.once()
 
     def run(self) -> int:
         """Start, supervise until Ctrl-C / SIGTERM, stop. The exit code."""
@@ -328,10 +340,30 @@ class Arena:
         self.say("stopped.")
 
     def _forget_config(self) -> None:
-        """The config file names a stopped arena no more (when it is still ours)."""
-        with contextlib.suppress(OSError, ValueError):
-            if json.loads(self.config_file.read_text()).get("pid") == os.getpid():
-                self.config_file.unlink()
+        forget_config(self.config_file)
+
+
+def write_config(data: dict[str, Any], paths: list[Path]) -> list[str]:
+    """Write the running arena's address and organizer token (readable by its owner only) to
+    each path, with this process's pid; returns what could not be written."""
+    text = json.dumps({**data, "pid": os.getpid()}, indent=2) + "\n"
+    problems = []
+    for path in paths:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # it holds a secret
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+        except OSError as exc:
+            problems.append(f"cannot write {path}: {exc.strerror or exc}")
+    return problems
+
+
+def forget_config(path: Path) -> None:
+    """Remove the config file when it still names this process's arena (stopped now)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if json.loads(path.read_text()).get("pid") == os.getpid():
+            path.unlink()
 
 
 class ArenaError(Exception):

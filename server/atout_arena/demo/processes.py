@@ -6,9 +6,11 @@ file, stopped by group (SIGTERM, then SIGKILL after a timeout); and Ctrl-C / SIG
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import signal
+import site
 import socket
 import subprocess
 import sys
@@ -17,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -100,6 +102,7 @@ class Part:
     popen: subprocess.Popen[bytes]
     log_path: Path
     tier: int  # stopped in increasing tiers: what uses the others goes first
+    env: dict[str, str] = field(default_factory=dict)  # its own variables, beside the parts' common ones
 
     @property
     def pid(self) -> int:
@@ -153,7 +156,7 @@ class Parts:
                 env={**self.env, **(env or {})}, cwd=self.directory,
                 start_new_session=True,  # its own process group: Ctrl-C reaches the demo only
             )
-        part = Part(name, label, popen, log_path, tier)
+        part = Part(name, label, popen, log_path, tier, dict(env or {}))
         self.started.append(part)
         return part
 
@@ -185,13 +188,31 @@ class Parts:
         return killed
 
 
+def python_path_for_children() -> str:
+    """``PYTHONPATH`` for the parts: the folders this process finds ``atout``, ``atout_arena``
+    and ``atout_workers`` in, unless they are site-packages already (the parts run in the data
+    dir, so nothing in the current directory can shadow them). Found, not imported: the demo
+    starts the workers as processes and never imports their code."""
+    site_dirs = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
+    roots: list[str] = []
+    for package in ("atout_arena", "atout_workers", "atout"):
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.origin:
+            continue
+        root = Path(spec.origin).resolve().parent.parent
+        if root not in site_dirs and str(root) not in roots:
+            roots.append(str(root))
+    existing = os.environ.get("PYTHONPATH")
+    return os.pathsep.join([*roots, *([existing] if existing else [])])
+
+
 def python_module(module: str, *args: str) -> list[str]:
     """Run ``module`` with this interpreter: the same installation as the demo's."""
     return [sys.executable, "-m", module, *args]
 
 
 def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as s:
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn's socket will
         try:
             s.bind((host, port))

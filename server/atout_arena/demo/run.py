@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.util
 import os
 import secrets
 import shutil
-import site
 import sys
 import tempfile
 import time
@@ -20,6 +18,7 @@ from typing import Any, TextIO
 import redis
 from sqlalchemy import func, select
 
+from atout_arena.client import config_path
 from atout_arena.core.db import create_all, make_engine, make_session_factory
 from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.core.keys import CONNECTED_KEY, bot_keys_pattern
@@ -28,6 +27,16 @@ from atout_arena.core.relay import is_connected
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.core.vocabulary import MATCH_DONE, TournamentStatus
+from atout_arena.demo.arena import (
+    DEFAULT_GRPC_PORT,
+    Supervised,
+    Supervisor,
+    UsageError,
+    check_port,
+    forget_config,
+    prepare_data_dir,
+    write_config,
+)
 from atout_arena.demo.plan import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS, DemoPlan, plan_demo
 from atout_arena.demo.processes import (
     START_TIMEOUT_S,
@@ -38,6 +47,7 @@ from atout_arena.demo.processes import (
     StopSignals,
     port_is_free,
     python_module,
+    python_path_for_children,
     wait_http_ok,
 )
 from atout_arena.demo.report import Progress, Rate, Report, build_report, decisions_made, format_report
@@ -59,30 +69,13 @@ class DemoOptions:
     players: int | None = None
     workers: int = DEFAULT_WORKERS
     keep: bool = False
-    port: int = DEFAULT_API_PORT
+    port: int | None = None  # None: 8000, or a free port when 8000 is taken; a given port must be free
+    grpc_port: int | None = None  # None: 50051, or a free port when it is taken
     data_dir: Path | None = None  # None: a fresh temporary directory, removed at the end
 
 
 class DemoError(Exception):
     """The demo cannot go on; the message says why."""
-
-
-def _python_path_for_children() -> str:
-    """``PYTHONPATH`` for the parts: the folders this process finds ``atout``, ``atout_arena``
-    and ``atout_workers`` in, unless they are site-packages already (the parts run in the data
-    dir, so nothing in the current directory can shadow them). Found, not imported: the demo
-    starts the workers as processes and never imports their code."""
-    site_dirs = {Path(p).resolve() for p in (*site.getsitepackages(), site.getusersitepackages())}
-    roots: list[str] = []
-    for package in ("atout_arena", "atout_workers", "atout"):
-        spec = importlib.util.find_spec(package)
-        if spec is None or not spec.origin:
-            continue
-        root = Path(spec.origin).resolve().parent.parent
-        if root not in site_dirs and str(root) not in roots:
-            roots.append(str(root))
-    existing = os.environ.get("PYTHONPATH")
-    return os.pathsep.join([*roots, *([existing] if existing else [])])
 
 
 class Demo:
@@ -108,6 +101,7 @@ class Demo:
         self.tournament_id: int | None = None
         self.grpc_address = ""
         self.api_url = ""
+        self.config_written = False
 
     # -- output
 
@@ -182,16 +176,16 @@ class Demo:
         for name in ("ATOUT_WORKER_CONCURRENCY", "ATOUT_KEEPALIVE_MS"):  # tuning the user may want
             if os.environ.get(name):
                 env[name] = os.environ[name]
-        python_path = _python_path_for_children()
+        python_path = python_path_for_children()
         if python_path:
             env["PYTHONPATH"] = python_path
         parts = self.parts = Parts(self.data_dir, env)
 
         # Independent of each other: started together, then waited for.
         gateway = parts.start("gateway", "the game server", python_module(
-            "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"), tier=2,
+            "atout_arena.cli", "gateway", "--address", f"127.0.0.1:{self.options.grpc_port or 0}"), tier=2,
             env={"ATOUT_SERVER_ID": "demo-gateway"})
-        port = self.options.port if port_is_free(self.options.port) else 0
+        port = self.options.port or 0
         api = parts.start("api", "the API", python_module(
             "atout_arena.cli", "api", "--host", "127.0.0.1", "--port", str(port)), tier=2)
         workers = [
@@ -328,15 +322,23 @@ class Demo:
         self.say(f"  dashboard        {self.api_url}/")
         self.say(f"  API (OpenAPI)    {self.api_url}/docs")
         self.say(f"  organizer token  {self.admin_token}")
-        self.say(f"  game server      {self.grpc_address}")
+        self.say(f"  game server      {self.grpc_address}   (atout-bot run ... --server {self.grpc_address})")
         self.say("  other atout-arena commands reach it with:")
+        self.say(f"    export ATOUT_API_URL={self.api_url} ATOUT_ADMIN_TOKEN={self.admin_token}")
         self.say(f"    export ATOUT_DATA_DIR={self.data_dir} ATOUT_REDIS_URL={self.redis_url}")
+        for problem in write_config({"api_url": self.api_url, "admin_token": self.admin_token,
+                                     "grpc_address": self.grpc_address, "data_dir": str(self.data_dir),
+                                     "redis_url": self.redis_url}, [config_path()]):
+            self.say(f"warning: {problem}")
+        self.config_written = True
+        self.say(f"  config           {config_path()}   (read by atout-arena bots, tournament, ...)")
+        self.say("  a part that dies is started again, as atout-arena up does")
         self.serving = True
+        supervisor = Supervisor(self.parts, self.say)  # as `up`: restart what dies, with backoff
+        supervisor.supervised = [Supervised.of(part) for part in self.parts.started]
         while True:
-            dead = self.parts.dead()
-            if dead is not None:
-                raise PartError(dead, f"stopped (exit code {dead.popen.returncode})")
-            self.signals.sleep(0.5)
+            supervisor.once()
+            self.signals.sleep(0.2)
 
     def stop(self, keep_dir: bool) -> None:
         """Stop everything this run started, whatever happened. A second Ctrl-C (or SIGTERM)
@@ -353,6 +355,8 @@ class Demo:
             if killed:
                 why = "killed at once" if self.signals.forced else "did not stop in time: killed"
                 self.say(f"{why}: {', '.join(p.name for p in killed)}")
+        if self.config_written:
+            forget_config(config_path())
         if self.tasks is not None:
             with contextlib.suppress(Exception):
                 self.tasks.close()
@@ -373,15 +377,30 @@ class Demo:
         self.say("stopped.")
 
 
+def demo_port(given: int | None, default: int, option: str) -> int:
+    """The port a part of the demo listens on: ``given`` must be valid and free (else
+    :class:`UsageError`, never another port silently); by default ``default``, or a free port
+    (0) when it is taken."""
+    if given is not None:
+        return check_port(given, option)
+    return default if port_is_free(default) else 0
+
+
 def run_demo(options: DemoOptions, out: TextIO = sys.stdout) -> int:
-    """Run the demo; returns the exit code (see the module docstring)."""
+    """Run the demo; returns the exit code (see the module docstring). Bad options are one
+    line and exit code 2, checked before anything is made (no temporary folder is left)."""
     try:
         plan = plan_demo(options.game, options.bots, options.games_per_pairing, options.players)
-    except ValueError as exc:
+        if options.workers < 1:
+            raise UsageError(f"--workers {options.workers}: at least 1")
+        options.port = demo_port(options.port, DEFAULT_API_PORT, "--port")
+        options.grpc_port = demo_port(options.grpc_port, DEFAULT_GRPC_PORT, "--grpc-port")
+        if options.port and options.port == options.grpc_port:
+            raise UsageError(f"--port and --grpc-port are both {options.port}")
+        if options.data_dir is not None:
+            options.data_dir = prepare_data_dir(options.data_dir)
+    except ValueError as exc:  # UsageError too
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
-    if options.workers < 1:
-        print("error: --workers must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     return Demo(options, plan, out).run()
 
@@ -408,8 +427,12 @@ def add_demo_parser(subparsers: Any) -> None:
                       help=f"Celery worker processes (default {DEFAULT_WORKERS})")
     demo.add_argument("--keep", action="store_true",
                       help="after the tournament keep everything running (dashboard) until Ctrl-C")
-    demo.add_argument("--port", type=int, default=DEFAULT_API_PORT,
-                      help=f"the API's port (default {DEFAULT_API_PORT}; a free one if it is taken)")
+    demo.add_argument("--port", "--api-port", type=int, dest="port",
+                      help=f"the API's port (default {DEFAULT_API_PORT}, or a free one if it is taken; "
+                           "a port given here must be free)")
+    demo.add_argument("--grpc-port", type=int,
+                      help=f"the game server's port (default {DEFAULT_GRPC_PORT}, or a free one if it is "
+                           "taken; a port given here must be free)")
     demo.add_argument("--data-dir", type=Path,
                       help="put the database and the logs here and keep them (default: a temporary "
                            "directory, removed at the end)")
@@ -419,5 +442,6 @@ def add_demo_parser(subparsers: Any) -> None:
 def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(DemoOptions(
         game=args.game, bots=args.bots, games_per_pairing=args.games_per_pairing, players=args.players,
-        workers=args.workers, keep=args.keep, port=args.port, data_dir=args.data_dir,
+        workers=args.workers, keep=args.keep, port=args.port, grpc_port=args.grpc_port,
+        data_dir=args.data_dir,
     ))
