@@ -381,6 +381,8 @@ def demo_port(given: int | None, default: int, option: str) -> int:
     """The port a part of the demo listens on: ``given`` must be valid and free (else
     :class:`UsageError`, never another port silently); by default ``default``, or a free port
     (0) when it is taken."""
+    if given == 0:
+        return 0  # any free port, said when it is known
     if given is not None:
         return check_port(given, option)
     return default if port_is_free(default) else 0
