@@ -250,3 +250,49 @@ def test_bad_options_are_one_line_exit_2_and_leave_nothing(tmp_path: Path) -> No
         assert one_line(arena("gateway", "--address", "127.0.0.1:99999")).startswith("error: --address 99999")
     assert list((tmp_path / "tmp").iterdir()) == []  # no temporary folder left by the demo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]  # no ./var, no config
+
+
+def test_demo_keep_is_up_plus_the_demo(tmp_path: Path) -> None:
+    """``demo --keep``: after its tournament the arena keeps serving, supervised as by ``up``
+    (a killed part is started again), its export lines carry ``ATOUT_ADMIN_TOKEN``, the config
+    file lets the organizer's commands reach it, and Ctrl-C leaves nothing."""
+    env = {**clean_env(), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    grpc_port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "atout_arena.cli", "demo", "--game", "fool", "--bots", "3",
+         "--games-per-pairing", "1", "--port", "0", "--grpc-port", str(grpc_port), "--keep"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)
+    reader.start()
+    watch = ChildWatch(process.pid).__enter__()
+
+    def wait_for(text: str, timeout: float = 150) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in "".join(lines):
+            assert process.poll() is None, "".join(lines)
+            assert time.monotonic() < deadline, f"no {text!r}:\n{''.join(lines)}"
+            time.sleep(0.1)
+
+    try:
+        wait_for("a part that dies is started again")
+        out = "".join(lines)
+        token = re.search(r"organizer token  (atout_admin_\S+)", out).group(1)
+        assert re.search(rf"export ATOUT_API_URL=http://127\.0\.0\.1:\d+ ATOUT_ADMIN_TOKEN={token}", out)
+        assert f"game server      127.0.0.1:{grpc_port}" in out
+        listed = arena_cli("bots", "list", "--json", env=env, cwd=tmp_path)  # through the config file
+        assert listed.returncode == 0, listed.stderr
+        assert {b["name"] for b in json.loads(listed.stdout)} >= {"heuristic-1", "random-2", "heuristic-3"}
+        bot = next(p for p in watch.seen.values() if "atout.cli run random" in p.cmdline and p.alive())
+        os.kill(bot.pid, signal.SIGKILL)
+        wait_for("bot random-2 (bot-random-2) restarted", timeout=30)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(60) == 0, "".join(lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        reader.join(10)
+        time.sleep(0.3)
+        watch.__exit__()
+    assert [p.cmdline for p in watch.seen.values() if p.alive()] == []
+    assert not (tmp_path / "config" / "atout" / "arena.json").exists()
