@@ -248,6 +248,13 @@ def test_bad_options_are_one_line_exit_2_and_leave_nothing(tmp_path: Path) -> No
         assert one_line(arena("gateway", "--address", f"127.0.0.1:{port}")).startswith(
             f"error: --address 127.0.0.1:{port}: the port is in use")
         assert one_line(arena("gateway", "--address", "127.0.0.1:99999")).startswith("error: --address 99999")
+    # an unexpected error (here SQLAlchemy's, for an unknown database): one line; --debug: its traceback
+    env.update(ATOUT_DATABASE_URL="nosuchdb://x", ATOUT_REDIS_URL="redis://127.0.0.1:1/0")
+    gateway = ("gateway", "--address", "127.0.0.1:0")
+    assert one_line(arena(*gateway)) == ("error: NoSuchModuleError: Can't load plugin: "
+                                         "sqlalchemy.dialects:nosuchdb (--debug shows the traceback)")
+    debug = arena("--debug", *gateway)
+    assert debug.returncode == 1 and "Traceback (most recent call last)" in debug.stderr
     assert list((tmp_path / "tmp").iterdir()) == []  # no temporary folder left by the demo
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tmp"]  # no ./var, no config
 
