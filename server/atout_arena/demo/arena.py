@@ -14,9 +14,12 @@ It owns every part it starts (each a process group of its own, its output append
   league seasons).
 
 A part that dies is started again after a backoff (1 s, doubling up to 30 s; back to 1 s once
-it has run for a minute), and ``up`` says so. It prints where everything listens and the
+it has run for a minute), and ``up`` says so. A part that cannot start at all (it exits before
+it is ready) stops ``up`` with the last lines of its log, exit code 1: that is a setting to fix,
+not a crash to retry. It prints where everything listens and the
 organizer token, and writes them to the config file the CLI reads (:func:`config_path`), so
-that ``atout-arena bots add`` etc. from any directory talk to this arena's API. The organizer
+that ``atout-arena bots add`` etc. from any directory talk to this arena's API (the last ``up``
+started writes it; it is removed when that ``up`` stops). The organizer
 token is ``ATOUT_ADMIN_TOKEN`` when set, else the one kept in ``<data dir>/arena.json`` (made
 up on the first run), so that tokens and scripts keep working across restarts.
 
