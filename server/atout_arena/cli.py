@@ -135,6 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except (KeyboardInterrupt, SystemExit):
         raise
+    except BrokenPipeError:  # `atout-arena ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:
         if "--debug" in argv:
             raise
