@@ -1,0 +1,242 @@
+"""The ladder's own logic: the rating of a duplicate set (OpenSkill Plackett-Luce), the
+matchmaker's choice of table, statistical claims over many seeds with simulated outcomes through
+the real choice and rating code, and the service's tick on a real database (matches finished by
+hand: who is seated, cancelled, rated). Real bots on real workers: tests/api/test_ladder.py."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+from sqlalchemy import select
+
+from atout_arena.core.models import Bot, LadderMember, LadderSet, Match
+from atout_arena.core.vocabulary import MATCH_DONE, LadderStatus, MatchStatus
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.ladders import create_ladder, ladder_summary, set_status, tick
+from atout_arena.services.matchmaking import (
+    Candidate,
+    choose_table,
+    information,
+    ordinal,
+    prior,
+    quality,
+    rate,
+    set_ranks,
+)
+
+# -- the rating of a set --------------------------------------------------------------------------
+
+
+def test_a_set_ranks_by_opponents_beaten_over_its_games() -> None:
+    # two games of a 2-player set: bot 0 sits in seat 0 then seat 1
+    assert set_ranks([[1, 2], [2, 1]], [[0, 1], [1, 0]]) == [1, 2]  # bot 0 won both
+    assert set_ranks([[1, 2], [1, 2]], [[0, 1], [1, 0]]) == [1, 1]  # one each: a tie
+    # three bots, one game: places 2, 1, 3 by seat; bot i in seat i
+    assert set_ranks([[2, 1, 3]], [[0, 1, 2]]) == [2, 1, 3]
+    assert set_ranks([[1, 1, 3]], [[0, 1, 2]]) == [1, 1, 3]
+
+
+def test_the_winner_gains_the_loser_loses_both_grow_surer() -> None:
+    mu, sigma = prior()
+    assert (mu, round(sigma, 4)) == (25.0, round(25 / 3, 4))  # a new bot: wide
+    (wmu, wsig), (lmu, lsig) = rate([(mu, sigma), (mu, sigma)], [1, 2])
+    assert wmu > mu > lmu and wsig < sigma and lsig < sigma
+    (a, asig), (b, bsig) = rate([(mu, sigma), (mu, sigma)], [1, 1])
+    assert math.isclose(a, b) and math.isclose(a, mu, abs_tol=1e-9) and asig < sigma  # a draw
+    # an upset moves more than the expected result
+    strong, weak = (35.0, 2.0), (15.0, 2.0)
+    expected = rate([strong, weak], [1, 2])[0][0] - 35.0
+    upset = 35.0 - rate([strong, weak], [2, 1])[0][0]
+    assert upset > expected > 0
+    assert ordinal(30.0, 2.0) == 24.0
+
+
+# -- the choice of table --------------------------------------------------------------------------
+
+
+def c(bot: int, mu: float = 25.0, sigma: float = 25 / 3, load: float = 0.0, busy: int = 0) -> Candidate:
+    return Candidate(bot, mu, sigma, load, busy)
+
+
+def test_information_prefers_close_and_uncertain_tables() -> None:
+    close = [c(1, 25, 2), c(2, 25.5, 2)]
+    apart = [c(1, 25, 2), c(3, 40, 2)]
+    assert quality(close) > quality(apart) and information(close) > information(apart)
+    assert information([c(1, 25, 8), c(2, 25, 8)]) > information([c(1, 25, 2), c(2, 25, 2)])
+    pool = [c(1, 25, 2), c(2, 25.5, 2), c(3, 40, 2)]
+    assert set(choose_table(pool, 2, max_busy=9, slack=8, rng=random.Random(1)) or ()) == {1, 2}
+
+
+def test_a_starved_bot_is_seated_first_and_a_hog_waits() -> None:
+    settled = [c(i, 25 + i, 1.0, load=100) for i in range(1, 5)]
+    late = c(9, 25, 1.0, load=10)  # more than slack games below the mean: seated at every choice
+    for seed in range(10):
+        assert 9 in (choose_table([*settled, late], 2, max_busy=9, slack=8, rng=random.Random(seed)) or ())
+    hog = c(7, 25, 8.0, load=400)  # the most uncertain, yet above CAP x the mean
+    pool = [*settled, hog]
+    assert hog.load > 8 + sum(x.load for x in pool) / len(pool)
+    for seed in range(10):
+        assert 7 not in (choose_table(pool, 2, max_busy=9, slack=8, rng=random.Random(seed)) or ())
+
+
+def test_busy_bots_and_a_short_pool_give_no_table() -> None:
+    assert choose_table([c(1), c(2)], 3, max_busy=2, slack=8, rng=random.Random(0)) is None
+    assert choose_table([c(1, busy=2), c(2), c(3)], 3, max_busy=2, slack=8, rng=random.Random(0)) is None
+    assert set(choose_table([c(1, busy=2), c(2), c(3)], 2, max_busy=2, slack=8, rng=random.Random(0)) or ()) == {2, 3}
+    a = choose_table([c(i) for i in range(6)], 3, max_busy=2, slack=8, rng=random.Random(5))
+    assert a == choose_table([c(i) for i in range(6)], 3, max_busy=2, slack=8, rng=random.Random(5))  # seeded
+
+
+# -- statistical claims, simulated outcomes ---------------------------------------------------------
+
+
+def simulate(strengths: list[float], players: int, seed: int, sets: int, *,
+             late: int | None = None, join_at: int = 0) -> tuple[list[list[float]], list[int]]:
+    """Play ``sets`` duplicate sets of bots of known strength through the real choice and rating:
+    a set's ranking is a Plackett-Luce draw of the true strengths. Returns the ordinals after
+    each set and the games each bot played. ``late``: a bot that joins after ``join_at`` sets."""
+    rng = random.Random(seed)
+    mu0, sig0 = prior()
+    rating = {i: (mu0, sig0) for i in range(len(strengths))}
+    games = {i: 0 for i in rating}
+    baseline = {i: 0.0 for i in rating}
+    size = players if players == 2 else 2 * players
+    history: list[list[float]] = []
+    for k in range(sets):
+        pool_ids = [i for i in rating if late is None or i != late or k >= join_at]
+        if late is not None and k == join_at:
+            others = [games[i] + baseline[i] for i in pool_ids if i != late]
+            baseline[late] = sum(others) / len(others)
+        pool = [Candidate(i, *rating[i], games[i] + baseline[i]) for i in pool_ids]
+        table = choose_table(pool, players, max_busy=9, slack=4 * size, rng=rng)
+        assert table is not None
+        left = list(table)
+        order = []
+        while left:  # Plackett-Luce: the next place goes to a bot with probability e^strength
+            weights = [math.exp(strengths[i]) for i in left]
+            pick = rng.choices(left, weights)[0]
+            order.append(pick)
+            left.remove(pick)
+        ranks = [order.index(i) + 1 for i in table]
+        for i, after in zip(table, rate([rating[i] for i in table], ranks), strict=True):
+            rating[i] = after
+            games[i] += size
+        history.append([ordinal(*rating[i]) for i in range(len(strengths))])
+    return history, [games[i] for i in range(len(strengths))]
+
+
+def ordered_by(ordinals: list[float]) -> list[int]:
+    return sorted(range(len(ordinals)), key=lambda i: -ordinals[i])
+
+
+@pytest.mark.parametrize("bots", [3, 6])
+def test_the_ladder_orders_bots_of_known_strength_over_many_seeds(bots: int) -> None:
+    strengths = [1.5 * (bots - 1 - i) / (bots - 1) * 2 for i in range(bots)]  # bot 0 the strongest
+    right = 0
+    seeds = 30
+    for seed in range(seeds):
+        history, games = simulate(strengths, 2, seed, 100 * bots)
+        right += ordered_by(history[-1]) == list(range(bots))
+        assert max(games) <= 2 * min(games)  # a bounded share: nobody starves, nobody hogs
+    assert right >= seeds - 3, f"{right}/{seeds} seeds ordered"
+
+
+def test_a_late_bot_gets_its_share_and_reaches_its_place_over_many_seeds() -> None:
+    strengths = [3.0, 1.5, 0.0]  # the late bot (0) is the strongest
+    placed = 0
+    for seed in range(30):
+        history, games = simulate(strengths, 2, seed, 200, late=0, join_at=100)
+        placed += ordered_by(history[-1])[0] == 0
+        # since it joined it played at least its share of the 100 sets (2 seats of 3)
+        assert games[0] >= 0.8 * (100 * 2 * 2 / 3), games
+    assert placed >= 28
+
+
+# -- the service's tick on a real database --------------------------------------------------------
+
+
+def finish(sessions, match_ids: list[int], rankings: dict[int, list[int]]) -> None:  # type: ignore[no-untyped-def]
+    """Store a result by hand: ``rankings[bot] = place`` for each match's seats."""
+    with sessions() as session:
+        for match_id in match_ids:
+            match = session.get(Match, match_id)
+            match.status = MatchStatus.FINISHED
+            match.ranking = [rankings[s.bot_id] for s in sorted(match.seats, key=lambda s: s.seat)]
+        session.commit()
+
+
+def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, b, d = (make_bot(f"lad-{x}")[0] for x in "abd")
+    spec = CompetitionSpec.of("tiercon")
+    with pytest.raises(CompetitionError, match="at least 2"):
+        create_ladder(sessions, name=f"short-{a.id}", spec=spec, bots=[a.name])
+    ladder_id = create_ladder(sessions, name=f"lad-{a.id}", spec=spec, bots=[a.name, b.name, d.name],
+                              target_in_flight=4, seed=7)
+    with pytest.raises(CompetitionError) as taken:
+        create_ladder(sessions, name=f"lad-{a.id}", spec=spec, bots=[a.name, b.name])
+    assert taken.value.kind == "conflict"
+    live = {a.id, b.id}
+    first = tick(sessions, ladder_id, lambda: live)
+    assert len(first.match_ids) == 4  # two sets of two games: the target in flight
+    with sessions() as session:
+        matches = [session.get(Match, m) for m in first.match_ids]
+        assert all({s.bot_id for s in m.seats} == {a.id, b.id} for m in matches)  # d is away
+        assert len({(m.deal_group, m.seed) for m in matches}) == 2  # one deal per set, both rotations
+    assert tick(sessions, ladder_id, lambda: live).match_ids == []  # full: nothing more
+    finish(sessions, first.match_ids[:2], {a.id: 1, b.id: 2})  # a wins set 0 in both seats
+    second = tick(sessions, ladder_id, lambda: live)
+    assert second.rated == 1 and len(second.match_ids) == 2
+    again = tick(sessions, ladder_id, lambda: live)
+    assert again.rated == 0  # rated once
+    summary = ladder_summary(sessions, ladder_id, live)
+    top = summary["standings"][0]
+    assert top["bot"] == a.name and top["games"] == 2 and top["sets"] == 1 and top["connected"]
+    assert summary["sets"]["rated"] == 1 and summary["matches"]["queued"] == 4
+
+    # b disconnects: the queued games of its sets are cancelled (void), nobody is seated
+    gone = tick(sessions, ladder_id, lambda: {a.id, d.id})
+    assert gone.cancelled == 4 and len(gone.match_ids) == 4  # the target in flight again, without b
+    with sessions() as session:
+        seated = [session.get(Match, m) for m in gone.match_ids]
+        assert all({s.bot_id for s in m.seats} == {a.id, d.id} for m in seated)
+        # d is disabled: out of the pool at the next tick, its queued games cancelled
+        session.get(Bot, d.id).disabled = True
+        session.commit()
+    out = tick(sessions, ladder_id, lambda: {a.id, b.id, d.id})
+    assert out.cancelled == 4 and out.match_ids  # a and b play on
+    with sessions() as session:
+        statuses = session.scalars(select(LadderSet.status).where(LadderSet.ladder_id == ladder_id)).all()
+        assert statuses.count("void") == 2  # b's two sets, settled by this tick
+        for m in out.match_ids:
+            assert d.id not in {s.bot_id for s in session.get(Match, m).seats}
+        session.get(Bot, d.id).disabled = False
+        session.commit()
+
+    # paused: nothing seated, the sets in flight still rated
+    assert set_status(sessions, ladder_id, LadderStatus.PAUSED)
+    assert not set_status(sessions, ladder_id, LadderStatus.PAUSED)
+    with sessions() as session:
+        flying = session.scalars(select(Match.id).where(Match.ladder_id == ladder_id,
+                                                        Match.status.not_in(MATCH_DONE))).all()
+    finish(sessions, list(flying), {a.id: 2, b.id: 1, d.id: 1})
+    paused = tick(sessions, ladder_id, lambda: {a.id, b.id, d.id})
+    assert paused.match_ids == [] and paused.rated >= 1 and not paused.running
+
+
+def test_an_open_ladder_takes_in_connected_bots_with_a_baseline(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    a, b, late = (make_bot(f"open-{x}")[0] for x in ("a", "b", "late"))
+    ladder_id = create_ladder(sessions, name=f"open-{a.id}", spec=CompetitionSpec.of("tiercon"),
+                              target_in_flight=2, seed=3)
+    first = tick(sessions, ladder_id, lambda: [str(a.id), str(b.id), "house-x"])
+    finish(sessions, first.match_ids, {a.id: 1, b.id: 2})
+    tick(sessions, ladder_id, lambda: [str(a.id), str(b.id)])
+    with sessions() as session:
+        members = {m.bot_id: m for m in session.scalars(
+            select(LadderMember).where(LadderMember.ladder_id == ladder_id))}
+    assert set(members) == {a.id, b.id}
+    tick(sessions, ladder_id, lambda: [str(a.id), str(b.id), str(late.id)])
+    with sessions() as session:
+        joined = session.get(LadderMember, (ladder_id, late.id))
+        assert joined is not None and joined.baseline == 2.0 and joined.games == 0  # the others' mean
