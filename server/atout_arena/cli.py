@@ -10,6 +10,7 @@
     atout-arena beat                             run Celery beat (the sweeper, league seasons)
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
     atout-arena replay | tournament | league     see :mod:`atout_arena.cli_competitions`
+    atout-arena ladder create|show|pause|resume  ladders, through the REST API (:mod:`atout_arena.cli_ladders`)
 
 ``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
 so that nothing of the arena's own packages imports the workers' code.
@@ -28,7 +29,7 @@ import sys
 
 import redis
 
-from atout_arena import cli_competitions
+from atout_arena import cli_competitions, cli_ladders
 from atout_arena.api import serve_api
 from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
@@ -140,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         worker.add_argument("rest", nargs=argparse.REMAINDER, help="see atout-arena worker --help")
 
     cli_competitions.register(commands)
+    cli_ladders.register(commands)
     add_demo_parser(commands)  # everything embedded: atout_arena/demo
     return parser
 

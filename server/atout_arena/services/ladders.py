@@ -27,10 +27,12 @@ from __future__ import annotations
 import math
 import random
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -344,3 +346,49 @@ def ladder_summary(sessions: sessionmaker, ladder_id: int, live: set[int] | None
                            "bots": [names.get(s.bot_id, str(s.bot_id)) for s in m.seats]} for m in flying],
             "standings": standings(session, ladder_id, live),
         }
+
+
+class LadderCollector(Collector):
+    """The ladders' Prometheus metrics, read from the database at scrape time (served by the
+    API's ``/metrics`` beside :class:`atout_arena.core.metrics.ArenaCollector`):
+    ``atout_ladder_matches_total`` (matches played to the end; its ``rate()`` is the ladder's
+    matches per second), ``atout_ladder_matches_in_flight``, and each member's
+    ``atout_ladder_mu`` and ``atout_ladder_sigma``. Labels: the ladder's and the bot's names."""
+
+    def __init__(self, sessions: sessionmaker) -> None:
+        self.sessions = sessions
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+    def collect(self) -> Iterator[Metric]:
+        played = CounterMetricFamily("atout_ladder_matches", "Ladder matches played to the end, by ladder.",
+                                     labels=("ladder",))
+        flying = GaugeMetricFamily("atout_ladder_matches_in_flight",
+                                   "Ladder matches queued or running, by ladder.", labels=("ladder",))
+        mu = GaugeMetricFamily("atout_ladder_mu", "A ladder member's OpenSkill mean.",
+                               labels=("ladder", "bot"))
+        sigma = GaugeMetricFamily("atout_ladder_sigma", "A ladder member's OpenSkill uncertainty.",
+                                  labels=("ladder", "bot"))
+        with self.sessions() as session:
+            names = dict(session.execute(select(Ladder.id, Ladder.name)).all())
+            counts = session.execute(select(Match.ladder_id, Match.status, func.count())
+                                     .where(Match.ladder_id.is_not(None))
+                                     .group_by(Match.ladder_id, Match.status)).all()
+            members = session.execute(
+                select(LadderMember.ladder_id, Bot.name, LadderMember.mu, LadderMember.sigma)
+                .join(Bot, Bot.id == LadderMember.bot_id)).all()
+        done: dict[int, int] = dict.fromkeys(names, 0)
+        open_: dict[int, int] = dict.fromkeys(names, 0)
+        for ladder_id, match_status, count in counts:
+            if match_status == MatchStatus.FINISHED:
+                done[ladder_id] = done.get(ladder_id, 0) + count
+            elif match_status not in MATCH_DONE:
+                open_[ladder_id] = open_.get(ladder_id, 0) + count
+        for ladder_id, name in sorted(names.items()):
+            played.add_metric([name], float(done.get(ladder_id, 0)))
+            flying.add_metric([name], float(open_.get(ladder_id, 0)))
+        for ladder_id, bot, m, s in sorted(members):
+            mu.add_metric([names.get(ladder_id, str(ladder_id)), bot], float(m))
+            sigma.add_metric([names.get(ladder_id, str(ladder_id)), bot], float(s))
+        yield from (played, flying, mu, sigma)
