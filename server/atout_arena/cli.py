@@ -10,7 +10,7 @@
     atout-arena beat                             run Celery beat (the sweeper, league seasons)
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
     atout-arena replay | tournament | league     see :mod:`atout_arena.cli_competitions`
-    atout-arena ladder create|show|pause|resume  ladders, through the REST API (:mod:`atout_arena.cli_ladders`)
+    atout-arena ladder create|show|pause|resume  ladders, through the REST API (see cli_ladders)
 
 ``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
 so that nothing of the arena's own packages imports the workers' code.
