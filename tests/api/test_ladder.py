@@ -203,3 +203,23 @@ def test_a_bot_that_disconnects_or_is_disabled_is_seated_no_more(
     shown = api.client.get(f"/v1/ladders/{lid}").json()
     assert next(r for r in shown["standings"] if r["bot"] == off_name)["disabled"] is True
     api.organizer.post(f"/v1/ladders/{lid}/pause")
+
+
+def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+    a, b = new_bot("bad-a"), new_bot("bad-b")
+    for path in ("/v1/ladders/999999", "/v1/ladders/999999/standings", "/v1/ladders/999999/events",
+                 f"/v1/ladders/{2**70}", "/v1/ladders/0"):
+        response = api.client.get(path)
+        assert response.status_code in (404, 422), (path, response.status_code)
+    assert api.client.get("/v1/ladders/999999").json()["detail"] == "no ladder 999999"
+    assert api.organizer.post("/v1/ladders/999999/pause").status_code == 404
+    assert api.client.post("/v1/ladders/1/pause").status_code == 401
+    body = {"name": f"bad-{time.monotonic_ns()}", "game": "tiercon", "bots": [a[0], b[0]]}
+    for change, words in (({"game": "chess"}, "game"), ({"target_in_flight": 0}, "target_in_flight"),
+                          ({"bots": [a[0], "house-tiercon-1"]}, "house bots"),
+                          ({"bots": [a[0]]}, "at least 2"),
+                          ({"options": {"players": 3}}, "players"), ({"name": ""}, "name")):
+        response = api.organizer.post("/v1/ladders", json={**body, **change})
+        assert response.status_code == 422 and words in response.text, (change, response.text)
+    listed = api.client.get("/v1/ladders").json()
+    assert body["name"] not in {ladder["name"] for ladder in listed}  # nothing was stored
