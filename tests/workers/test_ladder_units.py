@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+from time import time_ns
 
 import pytest
 from sqlalchemy import select
@@ -241,3 +242,38 @@ def test_an_open_ladder_takes_in_connected_bots_with_a_baseline(sessions, make_b
     with sessions() as session:
         joined = session.get(LadderMember, (ladder_id, late.id))
         assert joined is not None and joined.baseline == 2.0 and joined.games == 0  # the others' mean
+
+
+# -- one chain of periodic ticks per ladder (real Redis) ------------------------------------------
+
+
+def test_one_chain_of_periodic_ticks_per_ladder(redis_client) -> None:  # type: ignore[no-untyped-def]
+    from types import SimpleNamespace
+
+    from atout_arena.core.keys import ladder_armed_key
+    from atout_arena.core.settings import Settings
+    from atout_workers.tasks import arm_ladder, disarm_ladder
+
+    sent: list[tuple[int, float | None, str]] = []
+
+    class Recorder:  # records what would be sent (the tasks' own transport is not under test)
+        def ladder_tick(self, ladder_id: int, *, countdown: float | None = None, chain: str = "") -> None:
+            sent.append((ladder_id, countdown, chain))
+
+    world = SimpleNamespace(settings=Settings(ladder_tick_s=0.5), redis=redis_client, tasks=Recorder())
+    ladder_id = 10**9 + time_ns() % 10**6
+    key = ladder_armed_key(ladder_id)
+    redis_client.delete(key)
+    assert arm_ladder(world, ladder_id)  # no chain yet: a plain tick starts one
+    (_, countdown, token), = sent
+    assert countdown == 0.5 and redis_client.get(key).decode() == token
+    assert not arm_ladder(world, ladder_id)  # a second plain tick: the chain exists
+    assert not arm_ladder(world, ladder_id, chain="another")  # a stray chain stops
+    assert arm_ladder(world, ladder_id, chain=token)  # the chain's own tick goes on
+    assert len(sent) == 2 and sent[1][2] != token and redis_client.get(key).decode() == sent[1][2]
+    assert 0 < redis_client.pttl(key) <= 2500  # outlives a tick's delay, not much more
+    disarm_ladder(world, ladder_id, "another")
+    assert redis_client.exists(key)
+    disarm_ladder(world, ladder_id, sent[1][2])  # the ladder paused: its chain's key goes
+    assert not redis_client.exists(key)
+    assert arm_ladder(world, ladder_id)  # resumed: a new chain at once

@@ -94,6 +94,8 @@ def ladder_tick(ladder_id: int, chain: str = "") -> int:
     sent = world.tasks.play_matches(report.match_ids)
     if report.running:
         arm_ladder(world, ladder_id, chain)
+    elif chain:
+        disarm_ladder(world, ladder_id, chain)
     return sent
 
 
@@ -114,6 +116,14 @@ def arm_ladder(world: Any, ladder_id: int, chain: str = "") -> bool:
         return False
     world.tasks.ladder_tick(ladder_id, countdown=interval, chain=token)
     return True
+
+
+def disarm_ladder(world: Any, ladder_id: int, chain: str) -> None:
+    """The chain ends with its ladder (paused): its key goes, so that a resume starts a new one."""
+    key = ladder_armed_key(ladder_id)
+    held = world.redis.get(key)
+    if held is not None and (held.decode() if isinstance(held, bytes) else held) == chain:
+        world.redis.delete(key)
 
 
 @shared_task(name=contract.LEAGUE_TICK, acks_late=True, ignore_result=True)

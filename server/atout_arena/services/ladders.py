@@ -112,6 +112,14 @@ def _ladder(session: Session, ladder_id: int) -> Ladder:
     return ladder
 
 
+def ladders_of(sessions: sessionmaker, bot_id: int) -> list[int]:
+    """The running ladders ``bot_id`` is a member of."""
+    with sessions() as session:
+        return list(session.scalars(
+            select(Ladder.id).join(LadderMember, LadderMember.ladder_id == Ladder.id)
+            .where(LadderMember.bot_id == bot_id, Ladder.status == LadderStatus.RUNNING)))
+
+
 def running_ladders(sessions: sessionmaker) -> list[int]:
     with sessions() as session:
         return list(session.scalars(select(Ladder.id).where(Ladder.status == LadderStatus.RUNNING)))
