@@ -45,8 +45,9 @@ def strengths_of(bots: int) -> list[float]:
     return [3.0 * (bots - 1 - i) / (bots - 1) for i in range(bots)]
 
 
-def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | None, float, int]:
-    """One ladder: (matches until ordered for good or None, tick CPU seconds, matches)."""
+def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | None, int | None, float, int]:
+    """One ladder: (matches until first ordered, until ordered for good (None: never), tick CPU
+    seconds, matches)."""
     engine = make_engine(f"sqlite:///{directory / f'ladder-{bots}-{seed}.db'}")
     create_all(engine)
     sessions = make_session_factory(engine)
@@ -65,6 +66,7 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
     cpu = 0.0
     played = 0
     right_since: int | None = None
+    first_right: int | None = None
     sets = 0
     while sets < max_sets:
         start = time.process_time()
@@ -75,6 +77,7 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
             order = [m.bot_id for m in sorted(members, key=lambda m: -ordinal(m.mu, m.sigma))]
             if order == sorted(ids, key=lambda i: -true_of[i]):
                 right_since = played if right_since is None else right_since
+                first_right = played if first_right is None else first_right
             else:
                 right_since = None
             matches = [session.get(Match, m) for m in report.match_ids]
@@ -95,7 +98,7 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
                 sets += 1
             session.commit()
     engine.dispose()
-    return right_since, cpu, played
+    return first_right, right_since, cpu, played
 
 
 def main() -> int:
@@ -107,17 +110,21 @@ def main() -> int:
     medians, cpus = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for bots in (int(b) for b in args.bots.split(",")):
-            needed, cpu_total, matches_total = [], 0.0, 0
+            needed, firsts, cpu_total, matches_total = [], [], 0.0, 0
             for seed in range(args.seeds):
-                at, cpu, played = run(bots, seed, args.sets, Path(tmp))
+                first, at, cpu, played = run(bots, seed, args.sets, Path(tmp))
                 needed.append(at)
+                firsts.append(first)
                 cpu_total += cpu
                 matches_total += played
             got = sorted(n for n in needed if n is not None)
             median = statistics.median(got) if got else float("nan")
             p90 = got[min(len(got) - 1, int(0.9 * len(got)))] if got else float("nan")
             medians[bots], cpus[bots] = median, cpu_total / max(1, matches_total)
-            print(f"{bots} bots (strengths {strengths_of(bots)}): ordered for good after a median of "
+            seen = sorted(f for f in firsts if f is not None)
+            print(f"{bots} bots (strengths {strengths_of(bots)}): first ordered after a median of "
+                  f"{statistics.median(seen) if seen else float('nan'):.0f} matches; "
+                  f"ordered for good after a median of "
                   f"{median:.0f} matches, p90 {p90:.0f}; {len(needed) - len(got)} of {args.seeds} seeds not "
                   f"within {args.sets} sets; tick CPU {cpus[bots] * 1e3:.2f} ms per match "
                   f"({matches_total} matches)")

@@ -32,8 +32,7 @@ class ApiError(Exception):
 
 
 def add_api_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--api", default=os.environ.get("ATOUT_API_URL", DEFAULT_API),
-                        help=f"the arena's REST API (default $ATOUT_API_URL or {DEFAULT_API})")
+    parser.add_argument("--api", default=DEFAULT_API, help=f"the arena's REST API (default {DEFAULT_API})")
     parser.add_argument("--json", action="store_true", help="print the API's JSON answer")
 
 

@@ -277,3 +277,30 @@ def test_one_chain_of_periodic_ticks_per_ladder(redis_client) -> None:  # type: 
     disarm_ladder(world, ladder_id, sent[1][2])  # the ladder paused: its chain's key goes
     assert not redis_client.exists(key)
     assert arm_ladder(world, ladder_id)  # resumed: a new chain at once
+
+
+def test_the_ladder_metrics_are_valid_prometheus_text(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    import subprocess
+
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from atout_arena.services.ladders import LadderCollector
+
+    a, b = (make_bot(f"prom-{x}")[0] for x in "ab")
+    ladder_id = create_ladder(sessions, name=f"prom-{a.id}", spec=CompetitionSpec.of("tiercon"),
+                              bots=[a.name, b.name], target_in_flight=2, seed=1)
+    first = tick(sessions, ladder_id, lambda: {a.id, b.id})
+    finish(sessions, first.match_ids[:1], {a.id: 1, b.id: 2})
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(LadderCollector(sessions))
+    text = generate_latest(registry).decode()
+    assert f'atout_ladder_matches_total{{ladder="prom-{a.id}"}} 1.0' in text
+    assert f'atout_ladder_matches_in_flight{{ladder="prom-{a.id}"}} 1.0' in text
+    assert f'atout_ladder_mu{{bot="{a.name}",ladder="prom-{a.id}"}} 25.0' in text  # no set rated yet
+    assert f'atout_ladder_sigma{{bot="{b.name}",ladder="prom-{a.id}"}}' in text
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is needed: apt-get install -y --no-install-recommends prometheus"
+    checked = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True,
+                             timeout=60)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
