@@ -19,6 +19,7 @@ the 6-bot median over the 3-bot one, and the CPU per match with 6 bots over 3.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import random
 import statistics
@@ -59,7 +60,10 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
         session.add_all(rows)
         session.commit()
         ids = [b.id for b in rows]
-    true_of = dict(zip(ids, strength, strict=True))
+    shuffled = list(strength)
+    rng.shuffle(shuffled)  # no help from the ids' order: ties in the standings prove nothing
+    true_of = dict(zip(ids, shuffled, strict=True))
+    truth = sorted(ids, key=lambda i: -true_of[i])
     ladder_id = create_ladder(sessions, name="bench", spec=CompetitionSpec.of("tiercon"),
                               bots=[f"b{i}" for i in range(bots)], target_in_flight=2 * bots, seed=seed)
     live = set(ids)
@@ -74,8 +78,8 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
         cpu += time.process_time() - start
         with sessions() as session:
             members = session.scalars(select(LadderMember).where(LadderMember.ladder_id == ladder_id)).all()
-            order = [m.bot_id for m in sorted(members, key=lambda m: -ordinal(m.mu, m.sigma))]
-            if order == sorted(ids, key=lambda i: -true_of[i]):
+            shown = {m.bot_id: ordinal(m.mu, m.sigma) for m in members}
+            if all(shown[x] > shown[y] for x, y in itertools.pairwise(truth)):  # strictly, in order
                 right_since = played if right_since is None else right_since
                 first_right = played if first_right is None else first_right
             else:
