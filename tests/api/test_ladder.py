@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from api_helpers import ADMIN_TOKEN
@@ -155,7 +156,9 @@ def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
                            for i in range(1, 5)]
             api_order = _order(api.client.get(f"/v1/ladders/{lid}").json())
             assert set(shown_order) == set(api_order)
-            view.screenshot(path=str(tmp_path / "ladder.png"), full_page=True)
+            shots = Path(os.environ.get("ATOUT_SCREENSHOTS") or tmp_path)
+            shots.mkdir(parents=True, exist_ok=True)
+            view.screenshot(path=str(shots / "ladder.png"), full_page=True)
             assert errors == []
         finally:
             browser.close()
