@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import random
+import time
 from time import time_ns
 
 import pytest
@@ -335,3 +336,73 @@ def test_three_seat_tables_order_bots_over_many_seeds() -> None:
     strengths = [2.0, 1.0, 0.0, -1.0]
     right = sum(ordered_by(simulate(strengths, 3, seed, 150)[0][-1]) == [0, 1, 2, 3] for seed in range(20))
     assert right >= 18, f"{right}/20"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def own_sessions(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-untyped-def]
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.core.models import Base
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'ladder.db'}"
+    else:
+        url = request.getfixturevalue("postgres_url")
+        engine = make_engine(url)
+        Base.metadata.drop_all(engine)
+        engine.dispose()
+    engine = make_engine(url)
+    create_all(engine)
+    yield make_session_factory(engine)
+    engine.dispose()
+
+
+def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import threading
+
+    from sqlalchemy.exc import OperationalError
+
+    from atout_arena.services import ladders as service
+
+    sessions = own_sessions
+    real_rate = service.rate
+
+    def slow_rate(*args, **kwargs):  # type: ignore[no-untyped-def]
+        time.sleep(0.2)  # hold the set's transaction open: the other ticks wait or read meanwhile
+        return real_rate(*args, **kwargs)
+
+    monkeypatch.setattr(service, "rate", slow_rate)
+    with sessions() as session:
+        bots = [Bot(name=f"c{i}", owner="t", token_hash=f"hash-{i}") for i in range(3)]
+        session.add_all(bots)
+        session.commit()
+        ids = [b.id for b in bots]
+    ladder_id = create_ladder(sessions, name="concurrent", spec=CompetitionSpec.of("tiercon"),
+                              bots=[f"c{i}" for i in range(3)], target_in_flight=12, seed=2)
+    first = tick(sessions, ladder_id, lambda: ids)
+    scheduled = len(first.match_ids) // 2
+    assert scheduled >= 4  # sets sharing bots, to be rated at once
+    finish(sessions, first.match_ids, {ids[0]: 1, ids[1]: 2, ids[2]: 3})
+    barrier = threading.Barrier(6)
+    rated: list[int] = []
+
+    def run() -> None:
+        barrier.wait()
+        for _ in range(20):  # a locked database is retried, as Celery retries the task
+            try:
+                rated.append(tick(sessions, ladder_id, lambda: []).rated)
+                return
+            except OperationalError:
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=run) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sum(rated) == scheduled and len(rated) == 6
+    with sessions() as session:
+        members = {m.bot_id: m for m in session.scalars(select(LadderMember))}
+        sets = session.scalars(select(LadderSet).where(LadderSet.ladder_id == ladder_id)).all()
+        for bot in ids:
+            mine = [s for s in sets if bot in s.bots]
+            assert members[bot].sets == len(mine) and members[bot].games == 2 * len(mine)

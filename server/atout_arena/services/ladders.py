@@ -145,8 +145,6 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
     for match in matches:
         by_set.setdefault(match.deal_group, []).append(match)
     size = set_size_of(ladder.players)
-    members = {m.bot_id: m for m in session.scalars(
-        select(LadderMember).where(LadderMember.ladder_id == ladder.id))}
     rated = 0
     for ladder_set in sets:
         group = sorted(by_set.get(ladder_set.number, []), key=lambda m: m.rotation)
@@ -163,6 +161,11 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
             continue
         seats_of = [[next(s.seat for s in m.seats if s.bot_id == bot) for bot in bots] for m in group]
         ranks = set_ranks([m.ranking for m in group], seats_of)  # type: ignore[misc]
+        # Read after the claim, locked (PostgreSQL; SQLite holds its write lock already): two
+        # ticks rating sets of one bot at once apply both updates, neither from a stale rating.
+        members = {m.bot_id: m for m in session.scalars(
+            select(LadderMember).where(LadderMember.ladder_id == ladder.id, LadderMember.bot_id.in_(bots))
+            .with_for_update().execution_options(populate_existing=True))}
         rows = [members.get(bot) for bot in bots]
         if any(row is None for row in rows):
             continue
