@@ -406,3 +406,72 @@ def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, m
         for bot in ids:
             mine = [s for s in sets if bot in s.bots]
             assert members[bot].sets == len(mine) and members[bot].games == 2 * len(mine)
+
+
+def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
+    own_sessions, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Tick A rates set 1 while tick B, which also saw set 2 finished, waits for it: B must rate
+    set 2 from the ratings A committed, not from what it read before (a lost update)."""
+    import threading
+
+    from atout_arena.services import ladders as service
+
+    sessions = own_sessions
+    with sessions() as session:
+        bots = [Bot(name=f"s{i}", owner="t", token_hash=f"stale-{i}") for i in range(2)]
+        session.add_all(bots)
+        session.commit()
+        ids = [b.id for b in bots]
+    ladder_id = create_ladder(sessions, name="stale", spec=CompetitionSpec.of("tiercon"),
+                              bots=["s0", "s1"], target_in_flight=4, seed=4)
+    first = tick(sessions, ladder_id, lambda: ids)
+    assert len(first.match_ids) == 4  # sets 0 and 1, both of the same two bots
+    with sessions() as session:
+        by_set = {}
+        for m in first.match_ids:
+            by_set.setdefault(session.get(Match, m).deal_group, []).append(m)
+    set_a, set_b = sorted(by_set)
+    finish(sessions, by_set[set_a], {ids[0]: 1, ids[1]: 2})
+    a_read, b_read = threading.Event(), threading.Event()
+    who = threading.local()
+    real_absent, real_rate = service._absent, service.rate
+
+    def absent(match):  # type: ignore[no-untyped-def]
+        if getattr(who, "name", "") == "A" and not a_read.is_set():
+            a_read.set()  # A has read the sets (only set A done) and waits for B to read too
+            assert b_read.wait(10)
+        elif getattr(who, "name", "") == "B" and not b_read.is_set():
+            b_read.set()
+            time.sleep(0.3)  # let A claim set A first
+        return real_absent(match)
+
+    def slow_rate(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if getattr(who, "name", "") == "A":
+            time.sleep(0.5)  # A holds its claim: B waits for it
+        return real_rate(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_absent", absent)
+    monkeypatch.setattr(service, "rate", slow_rate)
+    reports: dict[str, int] = {}
+
+    def run(name: str) -> None:
+        who.name = name
+        reports[name] = tick(sessions, ladder_id, lambda: []).rated
+
+    a = threading.Thread(target=run, args=("A",))
+    a.start()
+    assert a_read.wait(10)
+    finish(sessions, by_set[set_b], {ids[0]: 1, ids[1]: 2})  # set B done: only B sees it
+    b = threading.Thread(target=run, args=("B",))
+    b.start()
+    a.join(30)
+    b.join(30)
+    assert reports == {"A": 1, "B": 1}
+    with sessions() as session:
+        winner = session.get(LadderMember, (ladder_id, ids[0]))
+        assert winner.sets == 2 and winner.games == 4  # both sets counted
+    mu, sigma = prior()
+    once = rate([(mu, sigma), (mu, sigma)], [1, 2])[0]
+    twice = rate([once, rate([(mu, sigma), (mu, sigma)], [1, 2])[1]], [1, 2])[0]
+    assert winner.mu == pytest.approx(twice[0]) and winner.mu > once[0]
