@@ -31,6 +31,21 @@ HALF = f"{WORKER_BOTS}:HalfHeuristic"
 MAX_MATCHES = 600  # the bound within which the three bots must be ordered
 
 
+@pytest.fixture(autouse=True)
+def no_ladder_left_running(sessions):  # type: ignore[no-untyped-def]
+    """Even when a test fails: a running ladder would go on seating bots of later tests."""
+    yield
+    from sqlalchemy import update
+
+    from atout_arena.core.models import Ladder
+    from atout_arena.core.vocabulary import LadderStatus
+
+    with sessions() as session:
+        session.execute(update(Ladder).where(Ladder.status == LadderStatus.RUNNING)
+                        .values(status=LadderStatus.PAUSED))
+        session.commit()
+
+
 def _order(ladder: dict) -> list[str]:
     return [r["bot"] for r in ladder["standings"]]
 
@@ -226,3 +241,27 @@ def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:  # type: ig
         assert response.status_code == 422 and words in response.text, (change, response.text)
     listed = api.client.get("/v1/ladders").json()
     assert body["name"] not in {ladder["name"] for ladder in listed}  # nothing was stored
+
+
+def test_the_sweeper_restarts_a_ladder_whose_chain_of_ticks_was_lost(
+    api, connected_bots, start_worker, clean_queues, sessions, celery_app, redis_client,
+) -> None:  # type: ignore[no-untyped-def]
+    from atout_arena.core.keys import ladder_armed_key
+    from atout_arena.core.tasks import SWEEP
+    from atout_arena.services.competitions import CompetitionSpec
+    from atout_arena.services.ladders import create_ladder
+
+    start_worker("ladder-sweep", concurrency=4, ATOUT_LADDER_TICK_S=str(TICK_S))
+    bots = connected_bots(2, "random", prefix="sweep")
+    # Stored without its first tick (as if the task was lost with its worker): nothing happens...
+    lid = create_ladder(sessions, name=f"sweep-{time.monotonic_ns()}", spec=CompetitionSpec.of("tiercon"),
+                        bots=[b[0] for b in bots], target_in_flight=2)
+    time.sleep(2 * TICK_S)
+    assert api.client.get(f"/v1/ladders/{lid}").json()["matches"] == {}
+    assert not redis_client.exists(ladder_armed_key(lid))
+    # ... until the sweeper (beat's task, sent here by name) finds no chain armed and ticks it.
+    celery_app.app.send_task(SWEEP, queue="atout.control")
+    wait_until(lambda: api.client.get(f"/v1/ladders/{lid}").json()["sets"].get("rated", 0) >= 2, 60,
+               "the ladder to run")
+    assert redis_client.exists(ladder_armed_key(lid))  # its chain lives again
+    api.organizer.post(f"/v1/ladders/{lid}/pause")

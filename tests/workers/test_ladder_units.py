@@ -28,6 +28,22 @@ from atout_arena.services.matchmaking import (
     set_ranks,
 )
 
+
+@pytest.fixture(autouse=True)
+def no_ladder_left_running(sessions):  # type: ignore[no-untyped-def]
+    """The session's database is shared with the real-process tests: a ladder left running here
+    (an open one above all) would be ticked by their workers' sweeper and seat their bots."""
+    yield
+    from sqlalchemy import update
+
+    from atout_arena.core.models import Ladder
+
+    with sessions() as session:
+        session.execute(update(Ladder).where(Ladder.status == LadderStatus.RUNNING)
+                        .values(status=LadderStatus.PAUSED))
+        session.commit()
+
+
 # -- the rating of a set --------------------------------------------------------------------------
 
 
