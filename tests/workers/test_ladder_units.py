@@ -491,3 +491,29 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
     once = rate([(mu, sigma), (mu, sigma)], [1, 2])[0]
     twice = rate([once, rate([(mu, sigma), (mu, sigma)], [1, 2])[1]], [1, 2])[0]
     assert winner.mu == pytest.approx(twice[0]) and winner.mu > once[0]
+
+
+def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from atout_arena.services import ladders as service
+
+    a, b = (make_bot(f"race-{x}")[0] for x in "ab")
+    ladder_id = create_ladder(sessions, name=f"race-{a.id}", spec=CompetitionSpec.of("tiercon"),
+                              target_in_flight=2, seed=9)
+    real_prior = service.prior
+
+    def prior_and_a_rival():  # type: ignore[no-untyped-def]
+        """The other tick commits the same newcomers between this one's read and its commit."""
+        mu, sigma = real_prior()
+        with sessions() as other:
+            for bot in (a.id, b.id):
+                if other.get(LadderMember, (ladder_id, bot)) is None:
+                    other.add(LadderMember(ladder_id=ladder_id, bot_id=bot, mu=mu, sigma=sigma))
+            other.commit()
+        return mu, sigma
+
+    monkeypatch.setattr(service, "prior", prior_and_a_rival)
+    report = tick(sessions, ladder_id, lambda: {a.id, b.id})
+    assert report.running and len(report.match_ids) == 2  # the rival's rows, and a set seated
+    with sessions() as session:
+        rows = session.scalars(select(LadderMember).where(LadderMember.ladder_id == ladder_id)).all()
+        assert len(rows) == 2

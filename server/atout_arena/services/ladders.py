@@ -223,7 +223,12 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
             select(LadderMember).where(LadderMember.ladder_id == ladder_id))}
         if ladder.status == LadderStatus.RUNNING:
             _join(session, ladder, live, members)
-            session.commit()
+            try:
+                session.commit()
+            except IntegrityError:  # another tick took the same newcomer in first
+                session.rollback()
+                members = {m.bot_id: m for m in session.scalars(
+                    select(LadderMember).where(LadderMember.ladder_id == ladder_id))}
         disabled = set(session.scalars(
             select(Bot.id).where(Bot.id.in_(list(members)), Bot.disabled.is_(True))))
         pool = {bot for bot in members if bot in live and bot not in disabled}
