@@ -265,3 +265,27 @@ def test_the_sweeper_restarts_a_ladder_whose_chain_of_ticks_was_lost(
                "the ladder to run")
     assert redis_client.exists(ladder_armed_key(lid))  # its chain lives again
     api.organizer.post(f"/v1/ladders/{lid}/pause")
+
+
+def test_the_cli_creates_a_ladder_through_the_api(api, new_bot, clean_queues) -> None:  # type: ignore[no-untyped-def]
+    a, b = new_bot("cli-a"), new_bot("cli-b")
+    env = {**os.environ, "ATOUT_ADMIN_TOKEN": ADMIN_TOKEN, "COLUMNS": "160"}
+    name = f"cli-{time.monotonic_ns()}"
+    base = [sys.executable, "-m", "atout_arena.cli", "ladder", "create", name, "--game", "tiercon",
+            "--api", api.url]
+
+    def create(*extra: str, **more_env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*base, *extra], capture_output=True, text=True, timeout=60,
+                              env={**env, **more_env})
+
+    bad = create("--bot", a[0], "--bot", "nobody-x")
+    assert bad.returncode == 1 and "422" in bad.stderr and "nobody-x" in bad.stderr, bad.stderr
+    refused = create(ATOUT_ADMIN_TOKEN="wrong")
+    assert refused.returncode == 1 and "401" in refused.stderr
+    option = create("--bot", a[0], "--bot", b[0], "--option", "x=1")
+    assert option.returncode == 1 and "x" in option.stderr  # tiercon has no option x: the engine says so
+    made = create("--bot", a[0], "--bot", b[0], "--target-in-flight", "2", "--json")
+    assert made.returncode == 0, made.stderr
+    shown = json.loads(made.stdout)
+    assert shown["name"] == name and {r["bot"] for r in shown["standings"]} == {a[0], b[0]}
+    assert shown["target_in_flight"] == 2 and not shown["open"]
