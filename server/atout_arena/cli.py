@@ -7,7 +7,7 @@
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
     atout-arena up [--api-port 8000] [--grpc-port 50051] [--workers 2] [--data-dir DIR]
                                                  a whole arena, supervised (atout_arena/demo/arena.py)
-    atout-arena bots | tournament | league | test | match | replay
+    atout-arena bots | tournament | league | ladder | test | match | replay
                                                  the organizer's commands, through the REST API:
                                                  see :mod:`atout_arena.cli_competitions`
 

@@ -10,6 +10,8 @@ Redis of the current directory, so that none can create a stray ``./var/atout.db
     atout-arena tournament start ID [--wait] | cancel ID | show ID | list
     atout-arena league create NAME --game G --bots a,b,c [--every 1d] (and the options above)
     atout-arena league season NAME | join NAME BOT... | leave NAME BOT... | show NAME
+    atout-arena ladder create NAME --game G [--bot A --bot B ...] [--target-in-flight 4]
+    atout-arena ladder show ID | pause ID | resume ID
     atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
     atout-arena test show ID | cancel ID
     atout-arena match show ID | list [--tournament T] [--bot B]
@@ -344,6 +346,39 @@ def cmd_test(args: argparse.Namespace, client: ArenaClient, console: Console) ->
     return EXIT_OK
 
 
+def _print_ladder(console: Console, ladder: dict[str, Any]) -> None:
+    members = "any registered bot" if ladder["open"] else "its members"
+    console.print(f"ladder {ladder['id']} {ladder['name']!r}: {ladder['game']} {ladder['players']} players, "
+                  f"{ladder['status']}, {len(ladder['in_flight'])} matches in flight "
+                  f"(target {ladder['target_in_flight']}), {members}; sets {ladder['sets']}")
+    console.print(_table(f"{ladder['name']} standings",
+                         ("rank", "bot", "ordinal", "mu", "sigma", "games", "sets", "connected"),
+                         [(r["rank"], r["bot"] + (" (disabled)" if r["disabled"] else ""),
+                           _fmt(r["ordinal"], ".2f"), _fmt(r["mu"], ".2f"), _fmt(r["sigma"], ".2f"),
+                           r["games"], r["sets"],
+                           "-" if r["connected"] is None else "yes" if r["connected"] else "no")
+                          for r in ladder["standings"]]))
+
+
+def cmd_ladder(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    if args.ladder_command == "create":
+        body: dict[str, Any] = {"name": args.name, "game": args.game, "options": _parse_options(args.option),
+                                "target_in_flight": args.target_in_flight, "move_ms": args.move_ms,
+                                "max_faults": args.max_faults, "bots": args.bot or None}
+        if args.players is not None:
+            body["players"] = args.players
+        ladder = client.post("/v1/ladders", body)
+    elif args.ladder_command == "show":
+        ladder = client.get(f"/v1/ladders/{args.id}")
+    else:
+        ladder = client.post(f"/v1/ladders/{args.id}/{args.ladder_command}")
+    if args.json:
+        _print_json(ladder)
+    else:
+        _print_ladder(console, ladder)
+    return EXIT_OK
+
+
 def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
     if args.match_command == "show":
         m = client.get(f"/v1/matches/{args.id}")
@@ -402,7 +437,7 @@ def _competition_args(parser: argparse.ArgumentParser) -> None:
 
 
 def register(subparsers: Any) -> None:
-    """Add ``bots``, ``tournament``, ``league``, ``test``, ``match`` and ``replay`` to
+    """Add ``bots``, ``tournament``, ``league``, ``ladder``, ``test``, ``match`` and ``replay`` to
     ``atout-arena``."""
     common = [_common()]
 
@@ -463,6 +498,23 @@ def register(subparsers: Any) -> None:
     lcommands.add_parser("show", parents=common,
                          help="members, seasons and standings across seasons").add_argument("name")
     league.set_defaults(func=_handler(cmd_league))
+
+    ladder = subparsers.add_parser("ladder", help="continuous ladders rated by OpenSkill")
+    ladder_commands = ladder.add_subparsers(dest="ladder_command", required=True)
+    lad = ladder_commands.add_parser("create", parents=common, help="start a ladder")
+    lad.add_argument("name")
+    lad.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
+    lad.add_argument("--players", type=int, help="seats per match (default: the game's)")
+    lad.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
+    lad.add_argument("--bot", action="append", default=[],
+                     help="a member, name or id (repeat); none: any registered bot that connects joins")
+    lad.add_argument("--target-in-flight", type=int, default=4, help="matches kept in flight (default 4)")
+    lad.add_argument("--move-ms", type=int, default=1000, help="time per decision (default 1000)")
+    lad.add_argument("--max-faults", type=int, default=3, help="faults before a forfeit (0: never)")
+    for name, text in (("show", "the standings and matches in flight"), ("pause", "seat nobody more"),
+                       ("resume", "seat the connected members again")):
+        ladder_commands.add_parser(name, parents=common, help=text).add_argument("id", type=int)
+    ladder.set_defaults(func=_handler(cmd_ladder))
 
     test = subparsers.add_parser("test", help="is A stronger than B? duplicate sets until an SPRT decides")
     tcommands = test.add_subparsers(dest="test_command", required=True)

@@ -37,3 +37,23 @@ class Stamp(Bot):
         with open(os.environ["ATOUT_TEST_STAMP_FILE"], "a") as stamps:
             stamps.write(f"{observation.match_id} {time.time():.6f}\n")
         return self.rng.choice(observation.legal_actions)
+
+
+class HalfHeuristic(Bot):
+    """The game's heuristic move with probability 1/2, a random legal one otherwise: a bot
+    between ``heuristic`` and ``random`` in strength (the ladder's tests)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from atout.bots import HeuristicBot
+
+        self.heuristic = HeuristicBot()
+
+    def on_match_start(self, match) -> None:  # type: ignore[no-untyped-def]
+        self.heuristic.rng = self.rng
+        self.heuristic.match = match
+        self.heuristic.on_match_start(match)
+
+    def act(self, observation: Observation) -> str:
+        choice = self.heuristic.act(observation)  # always asked: the heuristic may keep state
+        return choice if self.rng.random() < 0.5 else self.rng.choice(observation.legal_actions)

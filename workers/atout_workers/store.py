@@ -333,7 +333,8 @@ def is_practice(sessions: sessionmaker, match_id: int) -> bool:
     """A practice match (no tournament): it is played from the practice queue."""
     with sessions() as session:
         match = session.get(Match, match_id)
-        return match is not None and match.tournament_id is None and match.test_id is None
+        return (match is not None and match.tournament_id is None and match.test_id is None
+                and match.ladder_id is None)
 
 
 def stalled_tests(sessions: sessionmaker) -> list[int]:

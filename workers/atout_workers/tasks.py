@@ -15,13 +15,15 @@ re-sent one after a worker died).
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from celery import shared_task
 
 from atout_arena.core import tasks as contract
-from atout_arena.core.relay import is_connected
-from atout_arena.services import leagues, sprt, tournaments
+from atout_arena.core.keys import ladder_armed_key
+from atout_arena.core.relay import connected_bots, is_connected
+from atout_arena.services import ladders, leagues, sprt, tournaments
 from atout_workers import store
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
 from atout_workers.sweeper import sweep as run_sweep
@@ -43,8 +45,12 @@ RELIABLE: dict[str, Any] = {
 @shared_task(name=contract.PLAY_MATCH, ignore_result=True, **RELIABLE)
 def play_match(match_id: int) -> str:
     world = get_world()
-    return run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                     on_test=world.tasks.test_tick)
+    result = run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                       on_test=world.tasks.test_tick)
+    ladder_id = ladders.ladder_of(world.sessions, match_id)
+    if ladder_id is not None:
+        world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
+    return result
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)
@@ -79,6 +85,47 @@ def test_tick(test_id: int) -> int:
     return world.tasks.play_matches(sprt.tick(world.sessions, test_id, connected))
 
 
+@shared_task(name=contract.LADDER_TICK, **RELIABLE)
+def ladder_tick(ladder_id: int, chain: str = "") -> int:
+    """A ladder's matchmaking tick (:func:`atout_arena.services.ladders.tick`), then its chain of
+    periodic ticks kept alive: no beat is needed for a ladder to seat bots that connect."""
+    world = get_world()
+    report = ladders.tick(world.sessions, ladder_id, lambda: connected_bots(world.redis))
+    sent = world.tasks.play_matches(report.match_ids)
+    if report.running:
+        arm_ladder(world, ladder_id, chain)
+    elif chain:
+        disarm_ladder(world, ladder_id, chain)
+    return sent
+
+
+def arm_ladder(world: Any, ladder_id: int, chain: str = "") -> bool:
+    """Keep one chain of periodic ticks per running ladder, every ``ATOUT_LADDER_TICK_S``. The
+    armed key holds the chain's token, and outlives a tick's delay three times over: a tick of
+    the chain (``chain`` = the token) sends the next one; any other tick starts a chain only when
+    none is armed (a lost chain is restarted by the next match stored, or by the sweeper)."""
+    interval = world.settings.ladder_tick_s
+    key, token = ladder_armed_key(ladder_id), uuid.uuid4().hex
+    ttl_ms = int(interval * 3000) + 1000
+    if chain:
+        held = world.redis.get(key)
+        if held is not None and (held.decode() if isinstance(held, bytes) else held) != chain:
+            return False  # another chain holds the ladder
+        world.redis.set(key, token, px=ttl_ms)
+    elif not world.redis.set(key, token, nx=True, px=ttl_ms):
+        return False
+    world.tasks.ladder_tick(ladder_id, countdown=interval, chain=token)
+    return True
+
+
+def disarm_ladder(world: Any, ladder_id: int, chain: str) -> None:
+    """The chain ends with its ladder (paused): its key goes, so that a resume starts a new one."""
+    key = ladder_armed_key(ladder_id)
+    held = world.redis.get(key)
+    if held is not None and (held.decode() if isinstance(held, bytes) else held) == chain:
+        world.redis.delete(key)
+
+
 @shared_task(name=contract.LEAGUE_TICK, acks_late=True, ignore_result=True)
 def league_tick() -> list[int]:
     world = get_world()
@@ -104,4 +151,7 @@ def sweep() -> dict[str, Any]:
         dispatch_finalize=world.tasks.finalize_tournament,
         dispatch_test=world.tasks.test_tick,
     )
+    for ladder_id in ladders.running_ladders(world.sessions):  # a chain lost with its worker
+        if not world.redis.exists(ladder_armed_key(ladder_id)):
+            world.tasks.ladder_tick(ladder_id)
     return report.as_dict()

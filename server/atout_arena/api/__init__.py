@@ -26,6 +26,7 @@ from atout_arena.api.context import Arena, Dispatch
 from atout_arena.api.routes import (
     bots,
     games,
+    ladders,
     leagues,
     matches,
     practice,
@@ -80,11 +81,13 @@ def create_app(
             {"name": "ratings", "description": "leaderboards"},
             {"name": "practice", "description": "a bot against house bots"},
             {"name": "tests", "description": "is A stronger than B? duplicate sets until an SPRT decides"},
+            {"name": "ladders", "description": "connected bots matched all the time, rated by OpenSkill"},
             {"name": "system", "description": "health and metrics"},
         ],
     )
     app.state.arena = arena
-    for module in (games, bots, tournaments, leagues, matches, ratings, practice, sprt_tests, system):
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, sprt_tests, ladders,
+                   system):
         app.include_router(module.router)
 
     @app.exception_handler(CompetitionError)

@@ -204,8 +204,9 @@ def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
         "id": match.id,
         "tournament_id": match.tournament_id,
         "number": match.number,
-        "practice": match.tournament_id is None and match.test_id is None,
+        "practice": match.tournament_id is None and match.test_id is None and match.ladder_id is None,
         "test_id": match.test_id,
+        "ladder_id": match.ladder_id,
         "game": match.game,
         "options": match.options or {},
         "players": len(seats),
@@ -278,7 +279,7 @@ def match_page(
     if game is not None:
         query = query.where(Match.game == game)
     if practice is not None:
-        is_practice = and_(Match.tournament_id.is_(None), Match.test_id.is_(None))
+        is_practice = and_(Match.tournament_id.is_(None), Match.test_id.is_(None), Match.ladder_id.is_(None))
         query = query.where(is_practice if practice else not_(is_practice))
     if bot_id is not None:
         query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))

@@ -410,6 +410,7 @@ class MatchPublic(BaseModel):
     number: int
     practice: bool
     test_id: int | None = Field(None, description="the test it belongs to (a bot against a bot, SPRT)")
+    ladder_id: int | None = Field(None, description="the ladder it belongs to")
     game: str
     options: dict[str, Any]
     players: int
@@ -506,3 +507,64 @@ class ReplayCheck(BaseModel):
     ranking: list[int] | None
     divergence: str | None = Field(description="where and how the replay differs (when not ok)")
     summary: str
+
+
+# -- ladders ---------------------------------------------------------------------------------------
+
+
+class LadderCreate(Strict):
+    name: Annotated[str, StringConstraints(min_length=1, max_length=128, strip_whitespace=True),
+                    Field(examples=["tiercon ladder"])]
+    game: GameId
+    players: Annotated[int | None, Field(ge=2, le=7, description="seats per match (default: the game's)")] = (
+        None
+    )
+    options: Options = Field(default_factory=dict)
+    bots: Annotated[list[BotRef] | None, Field(max_length=256, description=(
+        "its members; omitted or null: any registered bot that connects joins"))] = None
+    target_in_flight: Annotated[int, Field(ge=1, le=256, description=(
+        "matches kept in flight (whole duplicate sets: at least one set)"))] = 4
+    move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
+    time_bank_ms: Annotated[int, Field(ge=0, le=300_000)] = 0
+    max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
+
+
+class LadderStanding(BaseModel):
+    rank: int
+    bot: str
+    bot_id: int
+    mu: float = Field(description="OpenSkill (Plackett-Luce) mean")
+    sigma: float = Field(description="its uncertainty; a new bot starts at 25/3")
+    ordinal: float = Field(description="mu - 3 sigma: what the table is sorted on")
+    games: int = Field(description="games of its rated sets")
+    sets: int = Field(description="duplicate sets rated")
+    sets_in_flight: int
+    connected: bool | None
+    disabled: bool
+    joined_at: datetime
+
+
+class LadderMatch(BaseModel):
+    id: int
+    status: str
+    set: int
+    bots: list[str] = Field(description="the seats' bots, seat 0 first")
+
+
+class LadderPublic(BaseModel):
+    id: int
+    name: str
+    game: str
+    players: int
+    options: dict[str, Any]
+    move_ms: int
+    time_bank_ms: int
+    max_faults: int
+    open: bool = Field(description="any registered bot that connects joins")
+    target_in_flight: int
+    status: str = Field(description="running or paused")
+    created_at: datetime
+    matches: dict[str, int] = Field(description="the ladder's matches by status")
+    sets: dict[str, int] = Field(description="its duplicate sets by status: running, rated, void")
+    in_flight: list[LadderMatch]
+    standings: list[LadderStanding]

@@ -109,3 +109,12 @@ METRICS_PREFIX = "atout:metrics:"
 
 def metric_key(name: str) -> str:
     return f"{METRICS_PREFIX}{name}"
+
+
+# -- ladders ---------------------------------------------------------------------------------
+
+
+def ladder_armed_key(ladder_id: int | str) -> str:
+    """Set (with a time to live) while a ladder's next periodic tick is on its way: one chain of
+    ticks per ladder (:mod:`atout_workers.tasks`)."""
+    return f"atout:ladder:{ladder_id}:armed"

@@ -185,6 +185,61 @@ class SprtTest(_Competition, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
+class Ladder(_Competition, Base):
+    """A continuous ladder (:mod:`atout_arena.services.ladders`): its members play whenever they
+    are connected, in duplicate sets chosen by the matchmaker, rated by OpenSkill
+    (Plackett-Luce). Its matches have ``ladder_id`` set; ``deal_group`` is the set's number."""
+
+    __tablename__ = "ladders"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(128), unique=True, nullable=False)
+    open: Mapped[bool] = mapped_column(Boolean, nullable=False, default=True)  # any registered bot joins
+    target_in_flight: Mapped[int] = mapped_column(Integer, nullable=False, default=4)  # matches
+    seed: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="running", index=True)
+    next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+
+class LadderMember(Base):
+    """A bot of a ladder and its OpenSkill rating there (mu, sigma; shown as mu - 3 sigma)."""
+
+    __tablename__ = "ladder_members"
+
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), primary_key=True, index=True)
+    mu: Mapped[float] = mapped_column(Float, nullable=False)
+    sigma: Mapped[float] = mapped_column(Float, nullable=False)
+    games: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # games of rated sets
+    sets: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # rated sets
+    # The games a member is counted as having played when it joined (the mean of the others):
+    # its share of games is measured from then on, so a late bot is not owed the past.
+    baseline: Mapped[float] = mapped_column(Float, nullable=False, default=0.0)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+
+    bot: Mapped[Bot] = relationship()
+
+
+class LadderSet(Base):
+    """One duplicate set of a ladder: a seeded deal played in every rotation of one table.
+    ``status``: ``running`` until its games are done, then ``rated`` (its ranking applied to
+    the members' ratings, once) or ``void`` (a game cancelled or failed, a seat absent)."""
+
+    __tablename__ = "ladder_sets"
+    __table_args__ = (UniqueConstraint("ladder_id", "number", name="uq_ladder_sets_ladder_number"),
+                      Index("ix_ladder_sets_ladder_status", "ladder_id", "status"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), nullable=False)
+    number: Mapped[int] = mapped_column(Integer, nullable=False)  # the matches' deal_group
+    bots: Mapped[list] = mapped_column(JSON, nullable=False)  # the table's bot ids before rotation
+    status: Mapped[str] = mapped_column(String(16), nullable=False, default="running")
+    ranks: Mapped[list | None] = mapped_column(JSON, nullable=True)  # per bot of ``bots``, 1 = best
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
+    rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
 class TournamentEntry(Base):
     __tablename__ = "tournament_entries"
 
@@ -212,6 +267,7 @@ class Match(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     tournament_id: Mapped[int | None] = mapped_column(ForeignKey("tournaments.id"), nullable=True)
     test_id: Mapped[int | None] = mapped_column(ForeignKey("sprt_tests.id"), nullable=True, index=True)
+    ladder_id: Mapped[int | None] = mapped_column(ForeignKey("ladders.id"), nullable=True, index=True)
     number: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # index in its schedule
     deal_group: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # same seed, same group
     rotation: Mapped[int] = mapped_column(Integer, nullable=False, default=0)

@@ -82,6 +82,7 @@ class Settings(BaseSettings):
     requeue_after_s: float = Field(120.0, ge=0.1, allow_inf_nan=False)
     sweep_interval_s: float = Field(10.0, ge=0.1, allow_inf_nan=False)
     league_tick_s: float = Field(60.0, ge=0.1, allow_inf_nan=False)
+    ladder_tick_s: float = Field(2.0, ge=0.1, allow_inf_nan=False)  # a running ladder's matchmaking tick
     visibility_timeout_s: int = Field(3600, ge=1)
     match_attempts: int = Field(3, ge=1)
 

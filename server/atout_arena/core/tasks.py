@@ -16,6 +16,8 @@ task                            queue                what it does (each safe to 
 ``atout.start_season``          ``atout.control``    the next season of a league
 ``atout.league_tick``           ``atout.control``    (beat) starts the seasons that are due
 ``atout.test_tick``             ``atout.control``    a test: decides, or schedules its next sets
+``atout.ladder_tick``           ``atout.control``    a ladder: rates finished sets, seats the next ones;
+                                                     re-arms itself every ``ATOUT_LADDER_TICK_S``
 ``atout.sweep``                 ``atout.control``    (beat) re-sends matches whose worker went silent
 ==============================  ===================  ==============================================
 
@@ -47,6 +49,7 @@ START_SEASON = "atout.start_season"
 LEAGUE_TICK = "atout.league_tick"
 SWEEP = "atout.sweep"
 TEST_TICK = "atout.test_tick"
+LADDER_TICK = "atout.ladder_tick"
 
 
 def celery_url(redis_url: str) -> str:
@@ -130,6 +133,12 @@ class Tasks:
     def test_tick(self, test_id: int) -> None:
         """A test decides, or schedules its next duplicate sets (their matches on the matches queue)."""
         self.app.send_task(TEST_TICK, (int(test_id),), queue=CONTROL_QUEUE)
+
+    def ladder_tick(self, ladder_id: int, *, countdown: float | None = None, chain: str = "") -> None:
+        """A ladder rates its finished sets and seats the next ones; ``chain``: the token of the
+        ladder's periodic chain of ticks (this one re-arms it), sent ``countdown`` s from now."""
+        self.app.send_task(LADDER_TICK, (int(ladder_id), str(chain)), queue=CONTROL_QUEUE,
+                           countdown=countdown)
 
     def start_season(self, league_id: int) -> None:
         self.app.send_task(START_SEASON, (int(league_id),), queue=CONTROL_QUEUE)

@@ -72,3 +72,10 @@ class SprtStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"  # decided (H0, H1), or max_games reached (inconclusive)
     CANCELLED = "cancelled"
+
+
+class LadderStatus(StrEnum):
+    """A ladder: its matchmaker seats connected members while ``running``, none while ``paused``."""
+
+    RUNNING = "running"
+    PAUSED = "paused"

@@ -12,6 +12,7 @@ from atout_arena.api.routes.ratings import cached_leaderboard
 from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
 from atout_arena.core.models import Bot, Rating
 from atout_arena.services.bots import NAME_PATTERN, RegistryError, find_bot
+from atout_arena.services.ladders import ladders_of
 from atout_arena.services.practice import is_house
 
 router = APIRouter(prefix="/v1/bots", tags=["bots"])
@@ -132,8 +133,12 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
 
 @router.post("/{bot}/disable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
 def disable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotPublic:
-    """Disable a bot: it cannot connect any more (its matches fault it ``disconnected``)."""
-    return _set_disabled(arena, session, bot, True)
+    """Disable a bot: it cannot connect any more (its matches fault it ``disconnected``); its
+    ladders tick at once, which takes it out of their pools and cancels its queued sets."""
+    shown = _set_disabled(arena, session, bot, True)
+    for ladder_id in ladders_of(arena.sessions, shown.id):
+        arena.tasks.ladder_tick(ladder_id)
+    return shown
 
 
 @router.post("/{bot}/enable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})

@@ -10,6 +10,7 @@ from atout_arena.api.deps import ArenaDep
 from atout_arena.api.schemas import Health
 from atout_arena.core.metrics import metrics_registry
 from atout_arena.core.tasks import QUEUES
+from atout_arena.services.ladders import LadderCollector
 
 router = APIRouter(tags=["system"])
 
@@ -43,6 +44,9 @@ def healthz(arena: ArenaDep, response: Response) -> Health:
 def metrics(arena: ArenaDep) -> Response:
     """The arena's Prometheus metrics (every worker's and game server's counts, kept in Redis):
     ``atout_decision_seconds``, ``atout_matches_total``, ``atout_match_seconds``,
-    ``atout_faults_total``, ``atout_rating``, ``atout_bots_connected``, ``atout_queue_depth``."""
+    ``atout_faults_total``, ``atout_rating``, ``atout_bots_connected``, ``atout_queue_depth``;
+    and the ladders' (from the database): ``atout_ladder_matches_total``,
+    ``atout_ladder_matches_in_flight``, ``atout_ladder_mu``, ``atout_ladder_sigma``."""
     registry = metrics_registry(arena.redis, QUEUES)
+    registry.register(LadderCollector(arena.sessions))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)

@@ -5,6 +5,7 @@
 //   #/tournaments         every tournament       #/tournaments/ID   one, with standings
 //   #/matches             live and recent        #/matches/ID       live view or replay viewer
 //   #/games               the rulesets
+//   #/ladders             every ladder           #/ladders/ID       live standings (SSE)
 
 import { ApiError, api, followEvents, token } from "./api.js";
 import { actionEl, el } from "./cards.js";
@@ -336,6 +337,81 @@ async function testPage(id) {
   });
 }
 
+// -- ladders: connected bots matched all the time, rated by OpenSkill -----------------------------
+
+function ladderCard(l) {
+  const card = el("a", "tcard ladder-card");
+  card.href = `#/ladders/${l.id}`;
+  card.dataset.ladder = String(l.id);
+  const title = el("h3");
+  title.append(`${l.name} `, gameChip(l.game), " ", statusChip(l.status));
+  const top = l.standings.length ? `leader ${l.standings[0].bot} (${fmt(l.standings[0].ordinal, 2)})` : "no member yet";
+  card.append(title, el("p", "facts", `${l.standings.length} bots · ${l.in_flight.length} matches in flight · ${top}`));
+  return card;
+}
+
+async function laddersPage() {
+  const list = el("div", "tcards wide");
+  view.replaceChildren(section("Ladders", list));
+  every(POLL_MS, async () => {
+    const ls = await api("/v1/ladders?limit=100");
+    list.replaceChildren(...(ls.length ? ls.map(ladderCard) : [empty("No ladder yet: POST /v1/ladders or atout-arena ladder create.")]));
+  });
+}
+
+function ladderStandings(l) {
+  if (!l.standings.length) return empty("No member yet: bots join when they connect.");
+  const low = Math.min(0, ...l.standings.map((r) => r.ordinal));
+  const high = Math.max(1, ...l.standings.map((r) => r.mu + 3 * r.sigma));
+  const t = table(["#", "bot", "ordinal μ−3σ", "μ ± 3σ", "games", "sets", "in flight", ""], l.standings.map((r) => {
+    const bar = el("div", "ci");
+    const span = el("i");
+    span.style.left = `${((r.mu - 3 * r.sigma - low) / (high - low)) * 100}%`;
+    span.style.width = `${((6 * r.sigma) / (high - low)) * 100}%`;
+    const mark = el("b");
+    mark.style.left = `${((r.mu - low) / (high - low)) * 100}%`;
+    bar.append(span, mark);
+    const state = r.disabled ? chip("disabled", "bad") : r.connected ? chip("connected", "live") : chip("away", "muted");
+    return [String(r.rank), r.bot, fmt(r.ordinal, 2), bar, String(r.games), String(r.sets), String(r.sets_in_flight), state];
+  }), "ladder-standings");
+  l.standings.forEach((r, i) => {
+    const row = t.tBodies[0].rows[i];
+    row.dataset.bot = r.bot;
+    row.dataset.games = String(r.games);
+    row.dataset.ordinal = String(r.ordinal);
+  });
+  return t;
+}
+
+function ladderInFlight(l) {
+  if (!l.in_flight.length) return empty("No match in flight.");
+  return table(["match", "set", "seats", "status"], l.in_flight.map((m) =>
+    [link(`#/matches/${m.id}`, `#${m.id}`), String(m.set), m.bots.join(" · "), statusChip(m.status)]), "ladder-in-flight");
+}
+
+async function ladderPage(id) {
+  const head = el("div", "page-head");
+  const board = el("div");
+  const flying = el("div");
+  const live = chip("connecting", "wait");
+  live.classList.add("ladder-live");
+  view.replaceChildren(head, section("Standings", board), section("Matches in flight", flying));
+  const render = (l) => {
+    const title = el("h1");
+    title.append(`${l.name} `, gameChip(l.game), " ", statusChip(l.status), " ", live);
+    const done = l.matches.finished || 0;
+    head.replaceChildren(title, el("p", "facts ladder-facts", `${l.players} per match · ${l.move_ms} ms per move · ` +
+      `${done} matches played · ${l.sets.rated || 0} sets rated · target ${l.target_in_flight} in flight · ` +
+      (l.open ? "any registered bot joins" : "its members")));
+    board.replaceChildren(ladderStandings(l));
+    flying.replaceChildren(ladderInFlight(l));
+    head.dataset.updates = String(Number(head.dataset.updates || 0) + 1);
+  };
+  render(await api(`/v1/ladders/${id}`));
+  page.streams.push(followEvents(`/v1/ladders/${id}/events`, (type, l) => { if (type === "ladder") render(l); },
+    { onState: (state) => { live.textContent = state; live.className = `chip ${state === "live" ? "live" : "wait"} ladder-live`; } }));
+}
+
 async function matchesPage() {
   const live = el("div");
   const recent = el("div");
@@ -595,6 +671,8 @@ const ROUTES = [
   [/^\/games\/?$/, "games", gamesPage],
   [/^\/tests\/?$/, "tests", testsPage],
   [/^\/tests\/(\d+)$/, "tests", testPage],
+  [/^\/ladders\/?$/, "ladders", laddersPage],
+  [/^\/ladders\/(\d+)$/, "ladders", ladderPage],
 ];
 
 async function route() {
