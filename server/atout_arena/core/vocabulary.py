@@ -72,3 +72,6 @@ class SprtStatus(StrEnum):
     RUNNING = "running"
     FINISHED = "finished"  # decided (H0, H1), or max_games reached (inconclusive)
     CANCELLED = "cancelled"
+
+
+SPRT_STATUSES: tuple[str, ...] = tuple(SprtStatus)
