@@ -17,6 +17,7 @@ has seen, which can hide a 5xx on an unknown one).
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -137,3 +138,6 @@ def test_every_answer_is_what_the_openapi_says(fuzzed_api: str, tmp_path: Path) 
     report = result.stdout + result.stderr
     assert result.returncode == 0, report[-6000:]  # any failure of any check: exit code 1
     assert "Server error" not in report and " passed" in report, report[-3000:]
+    generated = re.search(r"(\d+) generated", report)
+    assert generated and int(generated.group(1)) >= 1500, report[-3000:]  # enough to mean something
+    print(report[-1500:])
