@@ -14,35 +14,14 @@ from typing import Any
 
 import httpx
 import pytest
-from api_helpers import ADMIN_TOKEN, serve_in_thread
 from test_dashboard import chromium, playwright
 
 pytestmark = pytest.mark.timeout(120)
 
 
 @pytest.fixture
-def api(redis_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
-    from atout_arena.api import create_app
-    from atout_arena.core.db import create_all, make_engine
-    from atout_arena.core.settings import Settings
-
-    database_url = f"sqlite:///{tmp_path / 'openapi.db'}"
-    engine = make_engine(database_url)
-    create_all(engine)
-    engine.dispose()
-    app = create_app(
-        Settings(database_url=database_url, redis_url=redis_url, data_dir=tmp_path),
-        admin_token=ADMIN_TOKEN,
-        dispatch=lambda ids: len(list(ids)),
-    )
-    url, server, thread = serve_in_thread(app)
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as client:
-        client.anonymous = httpx.Client(base_url=url, timeout=30)  # type: ignore[attr-defined]
-        yield client
-        client.anonymous.close()  # type: ignore[attr-defined]
-    server.should_exit = True
-    thread.join(10)
-    app.state.arena.close()
+def api(lone_api: httpx.Client) -> httpx.Client:
+    return lone_api
 
 
 def is_api_error(response: httpx.Response) -> bool:

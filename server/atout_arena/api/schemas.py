@@ -193,7 +193,7 @@ class ThinkTime(BaseModel):
 class VersionResults(BaseModel):
     version: str = Field(description='the Hello\'s version label ("" for a stream that gave none)')
     matches: int = Field(description="finished matches played with this version")
-    wins: int = Field(description="matches in which it placed first")
+    wins: int = Field(description="matches it won: first, with no opponent sharing first place")
     mean_place: float | None
 
 
@@ -261,8 +261,8 @@ class StandingRow(BaseModel):
     bot_id: int
     matches: int
     points: float
-    wins: int
-    places: dict[str, int]
+    wins: int = Field(description="first places shared with no opponent (partners in a team game do share)")
+    places: dict[str, int] = Field(description="matches by place (a first place shared with an opponent: 1)")
     mean_place: float | None
     faults: int
     forfeits: int
