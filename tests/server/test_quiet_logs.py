@@ -45,3 +45,24 @@ def test_a_game_server_stopped_without_redis_logs_no_tracebacks(
     log = gateway.log()
     assert gateway.popen.returncode is not None and "listening on" in log
     assert "Traceback" not in log, log[-6000:]
+
+
+def test_a_worker_run_as_root_gives_one_line_not_celerys_security_warning(start_worker: Any) -> None:
+    import os
+
+    worker = start_worker("quiet", concurrency=1)
+    worker.stop()
+    log = worker.log()
+    assert "ready" in log and "SecurityWarning" not in log and "absolutely not recommended" not in log, log
+    root_lines = [line for line in log.splitlines() if "running as root" in line]
+    assert len(root_lines) == (1 if os.geteuid() == 0 else 0), log
+
+
+def test_the_root_note_is_only_for_json_workers() -> None:
+    import os
+
+    from atout_workers.cli import root_note
+
+    assert root_note(["json", "pickle"]) is None  # Celery refuses such a worker as root: its message stands
+    note = root_note(["json"])
+    assert (note is not None) == (os.geteuid() == 0)
