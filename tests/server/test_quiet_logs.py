@@ -1,6 +1,7 @@
 """Logs that do not cry wolf: a game server stopped after its Redis went away says so in a
 line per stream, without a traceback per bot (the real gateway, its own embedded Redis, two
-SDK bots in other processes)."""
+SDK bots in other processes); a worker run as root says so in one line of its own, not with
+Celery's SecurityWarning. (A finished match reported as a lost lease: tests/workers/test_store.py.)"""
 
 from __future__ import annotations
 
