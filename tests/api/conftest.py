@@ -5,6 +5,9 @@ session's real Redis and SQLite database, beside the shared fixtures of tests/co
 - ``api``: the session's API server; ``api.url``, ``api.client`` (httpx, no token),
   ``api.organizer`` (httpx with the organizer token), ``api.as_bot(token)``.
 - ``organizer_headers`` / ``ADMIN_TOKEN``.
+- ``lone_api``: an API of its own (its own database, the session's Redis, tasks sent nowhere),
+  for tests that need no worker: an httpx client with the organizer token, ``.anonymous`` (no
+  token) and ``.sessions`` (the database's session factory).
 """
 
 from __future__ import annotations
@@ -73,3 +76,32 @@ def connected_bots(api: Api, game_server: Any, spawn_bot: Any, redis_client: Any
         return bots
 
     return make
+
+
+@pytest.fixture
+def lone_api(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    import httpx
+
+    from atout_arena.api import create_app
+    from atout_arena.core.db import create_all, make_engine, make_session_factory
+    from atout_arena.core.settings import Settings
+
+    data = tmp_path_factory.mktemp("lone-api")
+    database_url = f"sqlite:///{data / 'api.db'}"
+    engine = make_engine(database_url)
+    create_all(engine)
+    app = create_app(
+        Settings(database_url=database_url, redis_url=redis_url, data_dir=data),
+        admin_token=ADMIN_TOKEN,
+        dispatch=lambda ids: len(list(ids)),
+    )
+    url, server, thread = serve_in_thread(app)
+    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as client:
+        client.anonymous = httpx.Client(base_url=url, timeout=30)  # type: ignore[attr-defined]
+        client.sessions = make_session_factory(engine)  # type: ignore[attr-defined]
+        yield client
+        client.anonymous.close()  # type: ignore[attr-defined]
+    server.should_exit = True
+    thread.join(10)
+    app.state.arena.close()
+    engine.dispose()

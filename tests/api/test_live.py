@@ -67,7 +67,7 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
     other_token = next(t for b, t in tokens.items() if b != seat0_bot)
     assert api.client.get(f"/v1/matches/{match['id']}/events?seat=0").status_code == 401
     assert api.as_bot(other_token).get(f"/v1/matches/{match['id']}/events?seat=0").status_code == 403
-    assert api.client.get(f"/v1/matches/{match['id']}/events?seat=5").status_code == 422
+    assert api.client.get(f"/v1/matches/{match['id']}/events?seat=5").status_code == 404  # no such seat
     streams: dict[str, list] = {}
     threads = [
         threading.Thread(

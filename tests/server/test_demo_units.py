@@ -142,3 +142,15 @@ def test_parts_are_stopped_by_process_group_children_included(tmp_path: Path) ->
     else:
         subprocess.run(["kill", "-9", str(child)], check=False)
         pytest.fail("the part's child outlived its process group")
+
+
+def test_the_demo_says_match_for_one_and_matches_for_more() -> None:
+    from atout_arena.demo.report import summary_line, tournament_line
+
+    assert tournament_line(1, 1, "merde") == "tournament 1: 1 match of merde"
+    assert tournament_line(2, 6, "fool") == "tournament 2: 6 matches of fool"
+    assert summary_line(1, 1, 2.0) == "1 match, 1 decision in 2.0 s (0 decisions/s)"
+    assert summary_line(3, 1234, 2.0) == "3 matches, 1,234 decisions in 2.0 s (617 decisions/s)"
+    out = io.StringIO()
+    Progress(out, total=1, tty=False, every_s=0).update(1, 5, 1, final=True)
+    assert out.getvalue() == "progress: 1/1 match  5 decisions/s  0:01\n"

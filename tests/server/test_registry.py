@@ -75,9 +75,11 @@ def test_what_is_no_id_is_looked_up_as_a_name(memory_registry, ref) -> None:  # 
 def test_a_bot_is_found_by_id_and_by_name(memory_registry) -> None:
     registry, _ = memory_registry
     bot, _ = registry.add("alice")
-    registry.add("7")  # a name of digits: an id when such an id exists, else the name
     assert registry.get(bot.id) == registry.get(str(bot.id)) == registry.get("alice") == bot
-    assert registry.get("7").name == "7"
+    for digits in ("7", "0042"):  # a string of digits is an id, never a new bot's name
+        with pytest.raises(RegistryError, match="cannot be all digits"):
+            registry.add(digits)
+    assert registry.add("7up")[0].name == "7up"
 
 
 def test_parse_id() -> None:

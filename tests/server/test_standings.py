@@ -37,8 +37,8 @@ def test_counts_places_wins_and_mean_place() -> None:
     ]
     a = by_bot(standings(results))["a"]
     assert a.matches == 3
-    assert a.wins == 2  # a shared first place is a win
-    assert a.places == {1: 2, 3: 1}
+    assert a.wins == 1  # a first place shared with an opponent is not a win...
+    assert a.places == {1: 2, 3: 1}  # ...but it is a first place
     assert a.mean_place == pytest.approx(5 / 3)
     assert a.points == 2 + 1.5 + 0
 
@@ -144,3 +144,23 @@ def test_empty() -> None:
 def test_bad_results_are_rejected(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         MatchResult(**kwargs)
+
+
+def test_a_win_is_a_first_place_shared_with_no_opponent() -> None:
+    from atout_arena.core.standings import sides_of, won
+
+    results = [MatchResult(("a", "b", "c"), (1, 1, 3)), MatchResult(("a", "b", "c"), (1, 2, 3))]
+    shared = by_bot(standings(results))
+    assert (shared["a"].wins, shared["b"].wins, shared["c"].wins) == (1, 0, 0)
+    assert shared["b"].places == {1: 1, 2: 1}
+    # Teams (seats 0+2 against 1+3): the winning partners share first place, and both won.
+    sides = sides_of({"teams": True}, 4)
+    assert sides == (0, 1, 0, 1) and sides_of({"teams": False}, 4) == () and sides_of({}, 3) == ()
+    teams = by_bot(standings([MatchResult(("a", "b", "c", "d"), (1, 3, 1, 3), sides=sides)]))
+    assert [teams[b].wins for b in "abcd"] == [1, 0, 1, 0]
+    # Two teams level on first: nobody won.
+    level = by_bot(standings([MatchResult(("a", "b", "c", "d"), (1, 1, 1, 1), sides=sides)]))
+    assert [level[b].wins for b in "abcd"] == [0, 0, 0, 0]
+    assert won((1, 2), 0) and not won((1, 1), 0) and not won((2, 1), 0)
+    with pytest.raises(ValueError, match="sides"):
+        MatchResult(("a", "b"), (1, 2), sides=(0,))

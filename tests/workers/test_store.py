@@ -128,6 +128,33 @@ def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:  # type:
     assert store.store_result(sessions, mid, "r2", outcome([1, 2, 3])) is not None
 
 
+def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> None:  # type: ignore[no-untyped-def]
+    from atout_workers.world import Heartbeater
+
+    bots = add_bots(sessions, 3)
+    finished, taken = add_match(sessions, bots), add_match(sessions, bots)
+    beats = Heartbeater(sessions, interval_s=3600)
+    leases = {}
+    for mid in (finished, taken):
+        assert store.claim_match(sessions, mid, "r1", stale_s=30)
+        leases[mid] = beats.add(mid, "r1")
+    # The result is stored while the heartbeat is on its way (the lease not yet removed): over,
+    # not lost. The other match went stale and another runner took it: lost.
+    assert store.store_result(sessions, finished, "r1", outcome([1, 2, 3])) is not None
+    assert store.heartbeat(sessions, [(finished, "r1")]) == set()
+    time.sleep(0.05)
+    assert store.stale_running(sessions, stale_s=0.01) == [taken]
+    assert store.claim_match(sessions, taken, "r2", stale_s=30)
+    with caplog.at_level("WARNING", logger="atout_workers.world"):
+        beats.beat_once()
+        beats.remove(leases[finished])
+        beats.beat_once()
+    beats.stop()
+    assert not leases[finished].lost.is_set() and leases[taken].lost.is_set()
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 2 and all(f"match {taken}:" in w for w in warnings), warnings
+
+
 def test_a_running_match_with_a_stale_heartbeat_can_be_claimed_directly(sessions) -> None:  # type: ignore[no-untyped-def]
     bots = add_bots(sessions, 3)
     mid = add_match(sessions, bots)

@@ -11,7 +11,9 @@ A bad ``ATOUT_*`` value is one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import warnings
 from pathlib import Path
 
 from atout_arena.core.embedded_redis import find_redis_url
@@ -20,6 +22,21 @@ from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE, QUEUES
 from atout_workers.celery_app import create_app
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def root_note(accept_content: list[str]) -> str | None:
+    """Celery's many-line ``SecurityWarning`` for a worker run as root, as one line of ours
+    (and the warning silenced), when the worker takes JSON only: the risk Celery names (a
+    pickled task running code as root) does not exist then. None when not root."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return None
+    if any("pickle" in kind or "python-serialize" in kind for kind in accept_content):
+        return None  # Celery refuses to run (SecurityError): let it say why
+    from celery.exceptions import SecurityWarning
+
+    warnings.filterwarnings("ignore", category=SecurityWarning)
+    return ("worker: running as root (it accepts JSON tasks only); "
+            "an unprivileged user is still better outside a container")
 
 
 def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
@@ -33,6 +50,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         queues, concurrency = QUEUES, args.concurrency or settings.worker_concurrency
     settings = settings.replace(redis_url=url, worker_concurrency=concurrency)
     app = create_app(settings)
+    note = root_note(list(app.conf.accept_content))
+    if note is not None:
+        print(note, file=sys.stderr, flush=True)
     # no mingle/gossip: workers share nothing but the broker and the database (faster start)
     argv = ["worker", "--pool", "threads", "--loglevel", args.loglevel, "-Q", ",".join(queues),
             "--concurrency", str(concurrency), "--without-mingle", "--without-gossip"]

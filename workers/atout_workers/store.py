@@ -106,7 +106,9 @@ def claim_match(
 
 def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[int]:
     """Renew the heartbeat of the matches ``(match id, runner)``; returns those that are no
-    longer held by that runner (their lease is lost: stop playing them)."""
+    longer held by that runner (their lease is lost: stop playing them). A match that runner
+    has just finished itself (its result stored while the heartbeat was on its way) is not
+    lost: it is simply over."""
     lost: set[int] = set()
     if not beats:
         return lost
@@ -120,7 +122,9 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount != 1:
-                lost.add(match_id)
+                row = session.execute(select(Match.status, Match.runner).where(Match.id == match_id)).first()
+                if row is None or not (row.runner == runner and row.status in MATCH_DONE):
+                    lost.add(match_id)
         session.commit()
     return lost
 

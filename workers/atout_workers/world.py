@@ -74,8 +74,10 @@ class Heartbeater:
         if not leases:
             return
         lost = store.heartbeat(self.sessions, [(lease.match_id, lease.runner) for lease in leases])
+        with self._lock:  # a lease removed meanwhile is a match its thread ended itself: not lost
+            current = set(map(id, self._leases.values()))
         for lease in leases:
-            if lease.match_id in lost:
+            if lease.match_id in lost and id(lease) in current:
                 log.warning("match %s: lease of %s lost (another worker took it over)", lease.match_id,
                             lease.runner)
                 lease.lost.set()

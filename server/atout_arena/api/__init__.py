@@ -18,10 +18,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request, status
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
+from fastapi_offline import FastAPIOffline
 
+from atout_arena.api import errors
 from atout_arena.api.context import Arena, Dispatch
 from atout_arena.api.routes import (
     bots,
@@ -36,7 +38,6 @@ from atout_arena.api.routes import (
     tournaments,
 )
 from atout_arena.core.settings import Settings
-from atout_arena.services.competitions import CompetitionError
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard"
 
@@ -67,7 +68,10 @@ def create_app(
         yield
         arena.close()
 
-    app = FastAPI(
+    # Swagger UI (/docs) and ReDoc (/redoc) from the files fastapi-offline ships: no CDN, so
+    # they work offline.
+    app = FastAPIOffline(
+        static_url="/docs-assets",
         title="Atout arena",
         version="1",
         description=DESCRIPTION,
@@ -90,9 +94,7 @@ def create_app(
                    system):
         app.include_router(module.router)
 
-    @app.exception_handler(CompetitionError)
-    async def competition_error(_: Request, exc: CompetitionError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc)}, status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+    errors.install(app)
 
     app.mount("/dashboard", StaticFiles(directory=DASHBOARD), name="dashboard")
 
@@ -100,6 +102,7 @@ def create_app(
     def dashboard() -> FileResponse:
         return FileResponse(DASHBOARD / "index.html", headers={"Cache-Control": "no-cache"})
 
+    errors.document(app)
     return app
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import Depends, HTTPException, Path, Request, status
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -102,6 +102,10 @@ def require_organizer(caller: CallerDep, arena: ArenaDep) -> Caller:
 
 
 OrganizerDep = Annotated[Caller, Depends(require_organizer)]
+
+# For the OpenAPI of an operation open to anyone whose answer depends on the token (a seat's
+# view): its security also lists "no token" (FastAPI adds this to the bearer's entry).
+TOKEN_OPTIONAL: dict[str, Any] = {"security": [{}]}
 
 
 def require_bot(caller: CallerDep) -> BotInfo:

@@ -25,6 +25,7 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import connected_bots
+from atout_arena.core.standings import sides_of, won
 from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy
 from atout_arena.services.bots import is_house
 
@@ -56,6 +57,29 @@ def bot_public(bot: Bot, connected: set[str]) -> dict[str, Any]:
 
 def connected_set(redis: Any) -> set[str]:
     return set(connected_bots(redis))
+
+
+def wins_by_version(session: Session, bot_id: int) -> dict[str, int]:
+    """The bot's wins (:func:`atout_arena.core.standings.won`: a first place shared with no
+    opponent) in its finished matches, by the version it played them with."""
+    mine = (
+        select(MatchSeat.match_id)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot_id, MatchSeat.place == 1, Match.status == MatchStatus.FINISHED)
+    )
+    seats: dict[int, list[MatchSeat]] = {}
+    for seat in session.scalars(select(MatchSeat).where(MatchSeat.match_id.in_(mine))):
+        seats.setdefault(seat.match_id, []).append(seat)
+    options = dict(session.execute(select(Match.id, Match.options).where(Match.id.in_(list(seats)))).all())
+    wins: dict[str, int] = {}
+    for match_id, match_seats in seats.items():
+        match_seats.sort(key=lambda s: s.seat)
+        ranking = [s.place or 0 for s in match_seats]
+        sides = sides_of(options.get(match_id) or {}, len(match_seats))
+        for index, seat in enumerate(match_seats):
+            if seat.bot_id == bot_id and won(ranking, index, sides):
+                wins[seat.played_version] = wins.get(seat.played_version, 0) + 1
+    return wins
 
 
 def bot_detail(
@@ -109,12 +133,12 @@ def bot_detail(
         }
         for s, m in seats
     ]
+    version_wins = wins_by_version(session, bot.id)
     detail["versions"] = [
-        {"version": version, "matches": int(n), "wins": int(wins or 0),
+        {"version": version, "matches": int(n), "wins": version_wins.get(version, 0),
          "mean_place": None if mean is None else float(mean)}
-        for version, n, wins, mean in session.execute(
-            select(MatchSeat.played_version, func.count(), func.sum(case((MatchSeat.place == 1, 1), else_=0)),
-                   func.avg(MatchSeat.place))
+        for version, n, mean in session.execute(
+            select(MatchSeat.played_version, func.count(), func.avg(MatchSeat.place))
             .join(Match, Match.id == MatchSeat.match_id)
             .where(MatchSeat.bot_id == bot.id, Match.status == MatchStatus.FINISHED)
             .group_by(MatchSeat.played_version).order_by(MatchSeat.played_version)

@@ -8,20 +8,41 @@ error deeper down.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from atout.games import GAMES
+from atout_arena.core.vocabulary import (
+    MATCH_STATUSES,
+    OUTCOMES,
+    SPRT_STATUSES,
+    TOURNAMENT_STATUSES,
+)
+from atout_arena.services.bots import BOT_NAME_REGEX, BOT_REF_REGEX
 
 MAX_ID = 2**62  # ids and seeds are 64-bit integers in the database
 
+# The statuses, as enums in the OpenAPI.
+MatchStatusName = Literal[tuple(str(x) for x in MATCH_STATUSES)]  # type: ignore[valid-type]
+TournamentStatusName = Literal[tuple(str(x) for x in TOURNAMENT_STATUSES)]  # type: ignore[valid-type]
+TestStatusName = Literal[tuple(str(x) for x in SPRT_STATUSES)]  # type: ignore[valid-type]
+OutcomeName = Literal[tuple(str(x) for x in OUTCOMES)]  # type: ignore[valid-type]
 
 BotRef = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=64, strip_whitespace=True),
-    Field(description="a bot's name, or its id as a string of digits"),
+    Annotated[int, Field(ge=1, le=MAX_ID, description="a bot's id")]
+    | Annotated[str, StringConstraints(pattern=BOT_REF_REGEX, max_length=64),
+                Field(description="a bot's name, or its id as a string of digits")],
+    Field(description="a bot: its name, or its id (an integer or a string of digits)"),
 ]
 # The rulesets' ids, as an enum in the OpenAPI (an unknown game is a 422 that lists them).
 GameId = Literal[tuple(GAMES)]  # type: ignore[valid-type]
@@ -30,14 +51,37 @@ Options = Annotated[
     Field(
         description="game options as keywords (see GET /v1/games); a bad one is a 422 with the engine's "
         "message",
-        examples=[{"deals": 2}],
     ),
 ]
 Seed = Annotated[int, Field(ge=0, le=MAX_ID)]
 
 
+def _integral(value: Any) -> Any:
+    """``2.0`` as ``2`` (JSON Schema counts it an integer), in lists too; anything else as is."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """What a client sends: no unknown field, no bool or string for an integer (``true`` and
+    ``"2"`` are refused; ``2.0`` is 2, as JSON Schema has it), finite numbers."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _integral_numbers(cls, value: Any) -> Any:
+        return _integral(value)
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    return value.replace(tzinfo=UTC) if value is not None and value.tzinfo is None else value
+
+
+UtcDatetime = Annotated[datetime, AfterValidator(_utc)]  # stored naive in UTC: sent with its zone
 
 
 # -- games ------------------------------------------------------------------------------------
@@ -68,8 +112,13 @@ class BotCreate(Strict):
     name: Annotated[
         str,
         StringConstraints(min_length=1, max_length=64),
+        # The pattern is stated in the schema; the route checks it (services.bots.bot_name_problem)
+        # with a message that says which rule the name breaks.
         Field(
-            description="1 to 64 letters, digits, '_', '.' or '-'; 'house-' is reserved", examples=["alice"]
+            json_schema_extra={"pattern": BOT_NAME_REGEX},
+            description="1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit, not "
+            "all digits (those are ids); 'house-' is reserved",
+            examples=["alice"],
         ),
     ]
     owner: Annotated[str, StringConstraints(max_length=128)] = ""
@@ -109,7 +158,7 @@ class BotMatch(BaseModel):
     match_id: int
     game: str
     tournament_id: int | None
-    status: str
+    status: MatchStatusName
     seat: int
     players: int
     place: int | None
@@ -144,7 +193,7 @@ class ThinkTime(BaseModel):
 class VersionResults(BaseModel):
     version: str = Field(description='the Hello\'s version label ("" for a stream that gave none)')
     matches: int = Field(description="finished matches played with this version")
-    wins: int = Field(description="matches in which it placed first")
+    wins: int = Field(description="matches it won: first, with no opponent sharing first place")
     mean_place: float | None
 
 
@@ -192,6 +241,12 @@ class TournamentCreate(CompetitionCreate):
     seed: Seed | None = Field(None, description="the schedule's seed (default: random, stored)")
     start: bool = Field(False, description="start it at once")
 
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "name": "spring cup", "game": "merde", "players": 4, "options": {"deals": 5},
+        "bots": ["alice", "bob", "carol", "dave", 5], "games_per_pairing": 2, "duplicate": True,
+        "move_ms": 1000, "max_faults": 3, "start": True,
+    }]})
+
 
 class Progress(BaseModel):
     total: int
@@ -206,8 +261,8 @@ class StandingRow(BaseModel):
     bot_id: int
     matches: int
     points: float
-    wins: int
-    places: dict[str, int]
+    wins: int = Field(description="first places shared with no opponent (partners in a team game do share)")
+    places: dict[str, int] = Field(description="matches by place (a first place shared with an opponent: 1)")
     mean_place: float | None
     faults: int
     forfeits: int
@@ -235,7 +290,7 @@ class TournamentPublic(BaseModel):
     move_ms: int
     time_bank_ms: int
     max_faults: int
-    status: str
+    status: TournamentStatusName
     league_id: int | None
     season: int | None
     created_at: datetime
@@ -253,7 +308,7 @@ class TournamentDetail(TournamentPublic):
 
 class Standings(BaseModel):
     tournament_id: int
-    status: str
+    status: TournamentStatusName
     final: bool = Field(description="false while matches are still to be played")
     standings: list[StandingRow]
     ratings: list[FittedRating] = Field(description="the batch fit, once the tournament is finished")
@@ -263,6 +318,10 @@ class LeagueCreate(CompetitionCreate):
     name: Annotated[str, StringConstraints(min_length=1, max_length=128), Field(examples=["weekly"])]
     bots: Annotated[list[BotRef], Field(max_length=256)] = Field(default_factory=list)
     every_s: Annotated[int | None, Field(ge=1, le=10**8, description="a season every so many seconds")] = None
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "name": "weekly", "game": "tiercon", "bots": ["alice", "bob", "carol"], "every_s": 604800,
+    }]})
 
 
 # -- tests (SPRT) -------------------------------------------------------------------------------
@@ -308,7 +367,7 @@ class TestPublic(BaseModel):
     a: str
     b: str
     field: str
-    status: str = Field(description="running, finished or cancelled")
+    status: TestStatusName
     result: str | None = Field(description="H1 (A is stronger by elo1), H0 (by elo0 at most) or inconclusive")
     sprt: dict[str, float]
     max_games: int
@@ -318,8 +377,8 @@ class TestPublic(BaseModel):
     matches: dict[str, int] = Field(description="the test's matches by status")
     seed: int | None = Field(description="shown once the test is over")
     created_by: str
-    created_at: datetime
-    finished_at: datetime | None
+    created_at: UtcDatetime
+    finished_at: UtcDatetime | None
     games: int = Field(description="games of the complete sets counted")
     sets: int
     score: float | None = Field(description="A's mean pairwise score against B per game")
@@ -346,7 +405,7 @@ class MembersUpdate(Strict):
 class Season(BaseModel):
     season: int
     tournament_id: int
-    status: str
+    status: TournamentStatusName
 
 
 class LeaguePublic(BaseModel):
@@ -414,8 +473,8 @@ class MatchPublic(BaseModel):
     game: str
     options: dict[str, Any]
     players: int
-    status: str
-    outcome: str | None
+    status: MatchStatusName
+    outcome: OutcomeName | None
     seed: int | None = Field(description="shown once the match is over (it deals every card)")
     move_ms: int
     max_faults: int

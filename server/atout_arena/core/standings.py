@@ -11,9 +11,13 @@ every match hands out exactly ``n (n - 1) / 2`` points whatever its ties (places
 1.5, 1.5, 0). Points are totals: the schedules give every bot the same number of matches.
 
 **Order**: points, then the direct encounters (points scored against the bots level on points,
-in the matches where they met), then wins (first places, shared ones included), then fewer
-forfeits, then fewer faults. Bots equal on all of these share the better rank and are listed
-by name (``str`` of the bot id).
+in the matches where they met), then wins, then fewer forfeits, then fewer faults. Bots equal
+on all of these share the better rank and are listed by name (``str`` of the bot id).
+
+**A win** is a first place shared with no opponent: alone, or with one's partners only (in a
+team game, the option ``teams``: seats 0+2 against 1+3, partners always share their place). A
+first place shared with an opponent (scores 9, 9, 5) is not a win; it is still counted in
+``places[1]`` and worth its half points.
 """
 
 from __future__ import annotations
@@ -33,16 +37,17 @@ class MatchResult:
     ranking: tuple[int, ...]
     faults: tuple[int, ...] = ()
     forfeited: tuple[bool, ...] = ()
+    sides: tuple[int, ...] = ()  # each seat's side (team); empty: every seat on its own
 
     def __post_init__(self) -> None:
-        for name in ("seats", "ranking", "faults", "forfeited"):
+        for name in ("seats", "ranking", "faults", "forfeited", "sides"):
             object.__setattr__(self, name, tuple(getattr(self, name)))
         n = len(self.seats)
         if n < 2:
             raise ValueError(f"a match needs at least 2 seats, got {n}: {list(self.seats)!r}")
         if len(set(self.seats)) != n:
             raise ValueError(f"a bot sits in two seats of one match: {list(self.seats)!r}")
-        for name in ("ranking", "faults", "forfeited"):
+        for name in ("ranking", "faults", "forfeited", "sides"):
             value = getattr(self, name)
             if value and len(value) != n:
                 raise ValueError(f"{n} seats but {len(value)} values in {name}: {list(value)!r}")
@@ -53,6 +58,10 @@ class MatchResult:
         if any(not isinstance(f, int) or isinstance(f, bool) or f < 0 for f in self.faults):
             raise ValueError(f"faults are counts >= 0, not {list(self.faults)!r}")
 
+    def won(self, seat: int) -> bool:
+        """Whether ``seat`` won: first, and no opponent (another side) first too."""
+        return won(self.ranking, seat, self.sides)
+
     def points(self, seat: int, against: Iterable[int] | None = None) -> float:
         """The pairwise points of ``seat`` against the other seats (or those in ``against``)."""
         mine = self.ranking[seat]
@@ -62,6 +71,21 @@ class MatchResult:
             for o in others
             if o != seat
         )
+
+
+def won(ranking: Sequence[int], seat: int, sides: Sequence[int] = ()) -> bool:
+    """Whether ``seat`` won a match ranked ``ranking``: placed first, and every other seat
+    placed first is on its side (``sides``: each seat's team; empty: every seat alone)."""
+    if ranking[seat] != 1:
+        return False
+    side = sides[seat] if sides else seat
+    return all((sides[s] if sides else s) == side for s, place in enumerate(ranking) if place == 1)
+
+
+def sides_of(options: dict[str, object], players: int) -> tuple[int, ...]:
+    """The seats' sides of a match with these options: with ``teams`` (4 players), seats 0+2
+    against 1+3; otherwise every seat on its own (``()``)."""
+    return tuple(seat % 2 for seat in range(players)) if options.get("teams") is True and players == 4 else ()
 
 
 @dataclass(frozen=True)
@@ -92,9 +116,12 @@ def standings(results: Iterable[MatchResult], *, bots: Sequence[BotId] = ()) -> 
     points: dict[BotId, float] = dict.fromkeys(bots, 0.0)
     faults: Counter[BotId] = Counter()
     forfeits: Counter[BotId] = Counter()
+    wins: Counter[BotId] = Counter()
     for result in results:
         for seat, bot in enumerate(result.seats):
             played.setdefault(bot, Counter())[result.ranking[seat]] += 1
+            if result.won(seat):
+                wins[bot] += 1
             points[bot] = points.get(bot, 0.0) + result.points(seat)
             if result.faults:
                 faults[bot] += result.faults[seat]
@@ -103,7 +130,7 @@ def standings(results: Iterable[MatchResult], *, bots: Sequence[BotId] = ()) -> 
     direct = _direct_encounters(results, points)
 
     def key(bot: BotId) -> tuple[float, float, int, int, int]:
-        return (-points[bot], -direct[bot], -played[bot][1], forfeits[bot], faults[bot])
+        return (-points[bot], -direct[bot], -wins[bot], forfeits[bot], faults[bot])
 
     table: list[Standing] = []
     for position, bot in enumerate(sorted(played, key=lambda b: (key(b), str(b)))):
@@ -115,7 +142,7 @@ def standings(results: Iterable[MatchResult], *, bots: Sequence[BotId] = ()) -> 
                 bot=bot,
                 matches=matches,
                 points=points[bot],
-                wins=places[1],
+                wins=wins[bot],
                 places=dict(sorted(places.items())),
                 mean_place=sum(p * c for p, c in places.items()) / matches if matches else None,
                 faults=faults[bot],

@@ -74,6 +74,9 @@ class SprtStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
+SPRT_STATUSES: tuple[str, ...] = tuple(SprtStatus)
+
+
 class LadderStatus(StrEnum):
     """A ladder: its matchmaker seats connected members while ``running``, none while ``paused``."""
 

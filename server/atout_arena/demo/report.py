@@ -16,6 +16,7 @@ from atout_arena.core.match import Step
 from atout_arena.core.metrics import DECISION_SECONDS
 from atout_arena.core.models import Match, MatchSeat
 from atout_arena.core.vocabulary import MatchStatus, PlayedBy
+from atout_arena.demo.plan import plural
 from atout_arena.services.tournaments import tournament_summary
 
 # -- progress ---------------------------------------------------------------------------------
@@ -45,7 +46,7 @@ class Progress:
         self.width = max(10, min(40, shutil.get_terminal_size((80, 24)).columns - 50))
 
     def line(self, done: int, rate: float, elapsed: float) -> str:
-        text = f"{done}/{self.total} matches  {rate:,.0f} decisions/s  {_clock(elapsed)}"
+        text = f"{done}/{plural(self.total, 'match', 'matches')}  {rate:,.0f} decisions/s  {_clock(elapsed)}"
         if not self.tty:
             return "progress: " + text
         filled = int(self.width * done / self.total) if self.total else self.width
@@ -100,6 +101,18 @@ def decisions_made(redis_client: Any) -> int:
 
 
 # -- the report -------------------------------------------------------------------------------
+
+
+def tournament_line(tournament_id: int, matches: int, game: str) -> str:
+    """The line that announces the demo's tournament: ``tournament 1: 6 matches of merde``."""
+    return f"tournament {tournament_id}: {plural(matches, 'match', 'matches')} of {game}"
+
+
+def summary_line(matches: int, decisions: int, elapsed: float) -> str:
+    """The line after the tournament: ``6 matches, 1,234 decisions in 2.0 s (617 decisions/s)``."""
+    rate = decisions / elapsed if elapsed else 0
+    return (f"{plural(matches, 'match', 'matches')}, {plural(decisions, 'decision', 'decisions')} "
+            f"in {elapsed:.1f} s ({rate:,.0f} decisions/s)")
 
 
 def percentile(values: Sequence[float], p: float) -> float | None:
@@ -202,7 +215,8 @@ def format_report(report: Report, plus_minus: str = "±") -> str:
             elo = f"{line.rating:.0f}"
             ci = ("" if line.ci_low is None or line.ci_high is None
                   else f"{pm}{(line.ci_high - line.ci_low) / 2:.0f}")
-        faults = str(line.faults) + (f" ({line.forfeits} forfeit)" if line.forfeits else "")
+        forfeits = f" ({plural(line.forfeits, 'forfeit', 'forfeits')})" if line.forfeits else ""
+        faults = str(line.faults) + forfeits
         rows.append(f"{line.rank:>4}  {line.bot:<14} {elo:>5} {ci:>6}  {line.points:>6.1f} {line.wins:>5} "
                     f"{line.matches:>7} {faults:>6}  {_ms(line.think_p50):>9} {_ms(line.think_p99):>9}")
     kinds = [f"{line.bot}: " + ", ".join(f"{n} {k}" for k, n in sorted(line.fault_kinds.items()))

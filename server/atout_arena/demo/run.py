@@ -37,7 +37,15 @@ from atout_arena.demo.arena import (
     prepare_data_dir,
     write_config,
 )
-from atout_arena.demo.plan import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS, DemoPlan, plan_demo
+from atout_arena.demo.plan import (
+    DEFAULT_BOTS,
+    DEFAULT_GAME,
+    DEFAULT_WORKERS,
+    PRESETS,
+    DemoPlan,
+    plan_demo,
+    plural,
+)
 from atout_arena.demo.processes import (
     START_TIMEOUT_S,
     DemoInterrupted,
@@ -50,7 +58,16 @@ from atout_arena.demo.processes import (
     python_path_for_children,
     wait_http_ok,
 )
-from atout_arena.demo.report import Progress, Rate, Report, build_report, decisions_made, format_report
+from atout_arena.demo.report import (
+    Progress,
+    Rate,
+    Report,
+    build_report,
+    decisions_made,
+    format_report,
+    summary_line,
+    tournament_line,
+)
 from atout_arena.services.bots import BotRegistry
 from atout_arena.services.tournaments import cancel_tournament, create_tournament
 
@@ -284,7 +301,7 @@ class Demo:
         # as the API does: a worker turns the matches queued and sends them, one task each
         self.tasks.start_tournament(self.tournament_id)
         self.say()
-        self.say(f"tournament {self.tournament_id}: {plan.matches} matches of {plan.game}")
+        self.say(tournament_line(self.tournament_id, plan.matches, plan.game))
         assert self.parts is not None
         progress = self.progress = Progress(self.out, plan.matches)
         rate = Rate()
@@ -302,7 +319,8 @@ class Demo:
             if (done, decisions) != last_seen:
                 last_change, last_seen = now, (done, decisions)
             elif now - last_change > STALL_S:
-                raise DemoError(f"no progress for {STALL_S:.0f} s ({done}/{total} matches done); "
+                played = f"{done}/{plural(total, 'match', 'matches')} done"
+                raise DemoError(f"no progress for {STALL_S:.0f} s ({played}); "
                                 f"the parts' logs are in {self.data_dir}")
             dead = self.parts.dead()
             if dead is not None:
@@ -311,8 +329,7 @@ class Demo:
         self.progress = None
         elapsed = time.monotonic() - began
         report = build_report(self.sessions, self.tournament_id)
-        self.say(f"{sum(report.matches.values())} matches, {report.decisions:,} decisions in {elapsed:.1f} s "
-                 f"({report.decisions / elapsed if elapsed else 0:,.0f} decisions/s)")
+        self.say(summary_line(sum(report.matches.values()), report.decisions, elapsed))
         return report
 
     def keep_serving(self) -> None:

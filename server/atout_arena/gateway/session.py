@@ -18,6 +18,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable
 
+import redis
 from google.protobuf.message import DecodeError
 
 from atout.v1 import atout_pb2 as pb
@@ -188,6 +189,9 @@ class BotSession:
             if self._answers:
                 await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
             await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
+        except (redis.RedisError, OSError) as exc:  # Redis is gone (a shutdown): one line, no traceback
+            log.warning("bot %s stream %s: presence not released, Redis unreachable (%s); it expires "
+                        "by itself", self.bot.name, self.conn_id, exc)
         except Exception:
             log.exception("bot %s stream %s: could not release cleanly", self.bot.name, self.conn_id)
 

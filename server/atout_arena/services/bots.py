@@ -30,6 +30,23 @@ from atout_arena.core.models import Bot, parse_id
 TOKEN_PREFIX = "atout_"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 HOUSE_PREFIX = "house-"  # reserved for the arena's house bots (atout_arena.services.practice)
+# A bot's name as the OpenAPI states it: NAME_PATTERN, not all digits (a string of digits is an
+# id: GET /v1/bots/2 is bot 2), not a house bot's.
+BOT_NAME_REGEX = r"^(?!house-)(?![0-9]+$)[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+# What names a bot in a request: a name, or an id as a string of digits.
+BOT_REF_REGEX = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+
+
+def bot_name_problem(name: object) -> str | None:
+    """Why ``name`` cannot be a new bot's name, or None when it can."""
+    if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
+        return (f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
+                "starting with a letter or digit")
+    if name.isdigit():
+        return f"bad bot name {name!r}: a name cannot be all digits (those are ids)"
+    if is_house(name):
+        return f"bad bot name {name!r}: names starting with {HOUSE_PREFIX!r} are the arena's"
+    return None
 
 
 def is_house(name: str) -> bool:
@@ -91,15 +108,9 @@ class BotRegistry:
 
     def add(self, name: str, owner: str = "") -> tuple[BotInfo, str]:
         """Register a bot; returns it and its token (shown once: only its hash is kept)."""
-        if not isinstance(name, str) or not NAME_PATTERN.fullmatch(name):
-            raise RegistryError(
-                f"bad bot name {name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
-                "starting with a letter or digit"
-            )
-        if is_house(name):
-            raise RegistryError(
-                f"bad bot name {name!r}: names starting with {HOUSE_PREFIX!r} are the arena's"
-            )
+        problem = bot_name_problem(name)
+        if problem is not None:
+            raise RegistryError(problem)
         if len(owner) > 128:
             raise RegistryError(f"owner {owner[:20]!r}...: at most 128 characters")
         token = new_token()

@@ -135,7 +135,7 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         seen.add(bot.id)
         found.append(bot)
     if unknown:
-        raise CompetitionError(f"no bot named {', '.join(unknown)}")
+        raise CompetitionError(f"no bot named {', '.join(unknown)}", kind="not_found")
     if house:
         raise CompetitionError(f"house bots play practice matches only: {', '.join(house)}")
     return found

@@ -36,7 +36,7 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import fit
 from atout_arena.core.schedule import tables
-from atout_arena.core.standings import MatchResult, Standing, standings
+from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 
@@ -156,6 +156,7 @@ def match_results(session: Session, tournament_ids: Sequence[int]) -> list[Match
         results.append(MatchResult(
             seats=tuple(s.bot_id for s in seats), ranking=tuple(s.place for s in seats),
             faults=tuple(s.faults for s in seats), forfeited=tuple(s.forfeited for s in seats),
+            sides=sides_of(match.options or {}, len(seats)),
         ))
     return results
 

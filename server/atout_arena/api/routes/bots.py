@@ -11,7 +11,7 @@ from atout_arena.api.deps import ArenaDep, BotPath, CallerDep, OrganizerDep, Ses
 from atout_arena.api.routes.ratings import cached_leaderboard
 from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
 from atout_arena.core.models import Bot, Rating
-from atout_arena.services.bots import NAME_PATTERN, RegistryError, find_bot
+from atout_arena.services.bots import RegistryError, bot_name_problem, find_bot
 from atout_arena.services.ladders import ladders_of
 from atout_arena.services.practice import is_house
 
@@ -47,17 +47,9 @@ def _not_house(bot: Bot, doing: str) -> None:
 def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreated:
     """Register a bot. The answer holds its **token, shown this once** (the arena keeps only
     its hash): give it to the bot's developer, who runs ``atout-bot run ... --token TOKEN``."""
-    if not NAME_PATTERN.fullmatch(body.name):
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"bad bot name {body.name!r}: 1 to 64 letters, digits, '_', '.' or '-', "
-            "starting with a letter or digit",
-        )
-    if is_house(body.name):
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"bad bot name {body.name!r}: names starting with 'house-' are the arena's",
-        )
+    problem = bot_name_problem(body.name)
+    if problem is not None:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problem)
     try:
         info, token = arena.registry.add(body.name, owner=body.owner)
     except RegistryError as exc:

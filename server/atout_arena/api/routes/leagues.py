@@ -54,7 +54,8 @@ def _public(arena: ArenaDep, league_id: int) -> LeaguePublic:
     "",
     response_model=LeaguePublic,
     status_code=status.HTTP_201_CREATED,
-    responses={**AUTH, 409: {"description": "the name is taken"}},
+    responses={**AUTH, 404: {"description": "a bot named in bots does not exist"},
+               409: {"description": "the name is taken"}},
 )
 def create(body: LeagueCreate, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> LeaguePublic:
     """Create a league: a standing competition on one game and options, with its first

@@ -14,8 +14,17 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.orm import Session
 
 from atout_arena.api import queries
-from atout_arena.api.deps import ArenaDep, Caller, CallerDep, MatchIdPath, OrganizerDep, SessionDep, known_id
-from atout_arena.api.schemas import MatchPage, MatchPublic, Replay, ReplayCheck
+from atout_arena.api.deps import (
+    TOKEN_OPTIONAL,
+    ArenaDep,
+    Caller,
+    CallerDep,
+    MatchIdPath,
+    OrganizerDep,
+    SessionDep,
+    known_id,
+)
+from atout_arena.api.schemas import MatchPage, MatchPublic, MatchStatusName, Replay, ReplayCheck
 from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.models import Match
 from atout_arena.core.replay import (
@@ -27,7 +36,7 @@ from atout_arena.core.replay import (
     replay_match,
 )
 from atout_arena.core.views import StepViews
-from atout_arena.core.vocabulary import MATCH_DONE, MATCH_STATUSES, MatchStatus
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus
 from atout_arena.services.bots import find_bot
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
@@ -65,7 +74,7 @@ def check_seat(match: Match, seat: int | None, caller: Caller) -> None:
         return
     if seat >= len(match.seats):
         raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
+            status.HTTP_404_NOT_FOUND,
             f"seat {seat} is not a seat of match {match.id} (0..{len(match.seats) - 1})",
         )
     owner = next(s.bot_id for s in match.seats if s.seat == seat)
@@ -87,23 +96,18 @@ def _public(session: Session, match: Match) -> MatchPublic:
 @router.get("", response_model=MatchPage)
 def list_matches(
     session: SessionDep,
-    status_: Annotated[
-        str | None, Query(alias="status", max_length=16, description=f"one of {', '.join(MATCH_STATUSES)}")
-    ] = None,
+    status_: Annotated[MatchStatusName | None, Query(alias="status")] = None,
     game: Annotated[str | None, Query(max_length=32)] = None,
     tournament_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
-    bot: Annotated[str | None, Query(max_length=64, description="a bot's name or id")] = None,
+    bot: Annotated[
+        str | None, Query(max_length=64, description="a bot's name or id (404: no such bot)")
+    ] = None,
     practice: Annotated[bool | None, Query(description="only practice matches (true) or only others")] = None,
     test: Annotated[int | None, Query(ge=1, le=2**62, description="the matches of one test")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
 ) -> MatchPage:
     """Matches, newest first; ``status=running`` lists the matches one can watch live."""
-    if status_ is not None and status_ not in MATCH_STATUSES:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"unknown status {status_!r}; statuses: {', '.join(MATCH_STATUSES)}",
-        )
     bot_id = None
     if bot is not None:
         found = find_bot(session, bot)
@@ -155,6 +159,7 @@ def _record(arena: ArenaDep, session: Session, match_id: int) -> tuple[Match, Ma
     "/{match_id}/replay",
     response_model=Replay,
     responses={**NOT_FOUND, **SEAT_AUTH, **NOT_REPLAYABLE},
+    openapi_extra=TOKEN_OPTIONAL,
 )
 def replay(
     match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep, seat: SeatQuery = None
@@ -302,6 +307,7 @@ def _end_event(arena: ArenaDep, match_id: int) -> str | None:
         **SEAT_AUTH,
         200: {"content": {"text/event-stream": {}}, "description": "a stream of server-sent events"},
     },
+    openapi_extra=TOKEN_OPTIONAL,
 )
 async def events(
     source: Annotated[EventSource, Depends(event_source)], arena: ArenaDep

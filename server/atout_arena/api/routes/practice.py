@@ -27,6 +27,7 @@ CODES = {
     responses={
         401: {"description": "no bot token"},
         403: {"description": "the organizer's token, or a disabled bot"},
+        404: {"description": "no such game or bot"},
         409: {"description": "the bot is not connected"},
         429: {"description": "too many practice matches in flight"},
     },

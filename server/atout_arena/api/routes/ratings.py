@@ -13,7 +13,7 @@ from atout.games import GAMES
 from atout_arena.api import queries
 from atout_arena.api.context import Arena
 from atout_arena.api.deps import ArenaDep, SessionDep
-from atout_arena.api.schemas import Leaderboard
+from atout_arena.api.schemas import GameId, Leaderboard
 
 router = APIRouter(prefix="/v1/ratings", tags=["ratings"])
 
@@ -46,7 +46,7 @@ def cached_leaderboard(arena: Arena, session: Session, game: str) -> Leaderboard
 def get_ratings(
     arena: ArenaDep,
     session: SessionDep,
-    game: Annotated[str, Query(max_length=32, description="the game id, e.g. merde")],
+    game: Annotated[GameId, Query(description="the game id, e.g. merde")],
 ) -> Leaderboard:
     """The leaderboard of a game, best first.
 

@@ -35,6 +35,8 @@ def _summary(arena: ArenaDep, test_id: int) -> TestPublic:
     status_code=status.HTTP_201_CREATED,
     responses={401: {"description": "no token, or an unknown one"},
                403: {"description": "a bot testing another bot, or a disabled bot"},
+               404: {"description": "a bot or version named does not exist"},
+               409: {"description": "a bot or version cannot play now"},
                429: {"description": "the bot has too many tests running"}},
 )
 def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:

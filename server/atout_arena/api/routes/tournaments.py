@@ -12,13 +12,15 @@ from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
 from atout_arena.api.schemas import (
     MatchPage,
+    MatchStatusName,
     Standings,
     TournamentCreate,
     TournamentDetail,
     TournamentPublic,
+    TournamentStatusName,
 )
 from atout_arena.core.models import Bot, Tournament
-from atout_arena.core.vocabulary import MATCH_STATUSES, TOURNAMENT_STATUSES, TournamentStatus
+from atout_arena.core.vocabulary import TournamentStatus
 from atout_arena.services.bots import find_bot
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.tournaments import (
@@ -53,7 +55,12 @@ def _detail(arena: ArenaDep, tournament_id: int) -> TournamentDetail:
     )
 
 
-@router.post("", response_model=TournamentDetail, status_code=status.HTTP_201_CREATED, responses=AUTH)
+@router.post(
+    "",
+    response_model=TournamentDetail,
+    status_code=status.HTTP_201_CREATED,
+    responses={**AUTH, 404: {"description": "a bot named in bots does not exist"}},
+)
 def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> TournamentDetail:
     """Create a tournament and its whole schedule (every match stored ``pending``): a round
     robin in both seatings for 2-player games, balanced tables with rotated seats otherwise;
@@ -63,7 +70,8 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
         tid = create_tournament(arena.sessions, name=body.name, bots=body.bots, seed=body.seed,
                                 spec=CompetitionSpec.of(**body.competition()))
     except CompetitionError as exc:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(exc)) from None
+        code = status.HTTP_404_NOT_FOUND if exc.kind == "not_found" else status.HTTP_422_UNPROCESSABLE_CONTENT
+        raise HTTPException(code, str(exc)) from None
     if body.start:
         arena.dispatch(start_tournament(arena.sessions, tid))
     return _detail(arena, tid)
@@ -72,19 +80,11 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
 @router.get("", response_model=list[TournamentPublic])
 def list_tournaments(
     session: SessionDep,
-    status_: Annotated[
-        str | None,
-        Query(alias="status", description=f"one of {', '.join(TOURNAMENT_STATUSES)}", max_length=16),
-    ] = None,
+    status_: Annotated[TournamentStatusName | None, Query(alias="status")] = None,
     game: Annotated[str | None, Query(max_length=32)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> list[TournamentPublic]:
     """Tournaments, newest first, with their progress."""
-    if status_ is not None and status_ not in TOURNAMENT_STATUSES:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"unknown status {status_!r}; statuses: {', '.join(TOURNAMENT_STATUSES)}",
-        )
     query = (
         select(Tournament)
         .options(selectinload(Tournament.entries))
@@ -169,20 +169,15 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
 def matches(
     tournament_id: TournamentIdPath,
     session: SessionDep,
-    status_: Annotated[
-        str | None, Query(alias="status", max_length=16, description=f"one of {', '.join(MATCH_STATUSES)}")
+    status_: Annotated[MatchStatusName | None, Query(alias="status")] = None,
+    bot: Annotated[
+        str | None, Query(max_length=64, description="only the matches of this bot (404: no such bot)")
     ] = None,
-    bot: Annotated[str | None, Query(max_length=64, description="only the matches of this bot")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
 ) -> MatchPage:
     """The tournament's matches in schedule order, with seats, status and results."""
     _tournament(session, tournament_id)
-    if status_ is not None and status_ not in MATCH_STATUSES:
-        raise HTTPException(
-            status.HTTP_422_UNPROCESSABLE_CONTENT,
-            f"unknown status {status_!r}; statuses: {', '.join(MATCH_STATUSES)}",
-        )
     bot_id = None
     if bot is not None:
         found: Bot | None = find_bot(session, bot)

@@ -72,12 +72,38 @@ function gameChip(game) {
 }
 
 function progressBar(progress) {
+  // The fill is the matches played (finished or failed); cancelled ones are a grey segment
+  // after it, so a cancelled tournament does not look complete.
   const bar = el("div", "progress");
-  bar.title = `${progress.done} of ${progress.total} matches done`;
+  const total = progress.total || 0;
+  const cancelled = (progress.by_status && progress.by_status.cancelled) || 0;
+  const played = progress.done - cancelled;
+  const share = (n) => (total ? (100 * n) / total : 0);
+  bar.title = `${played} of ${total} matches played${cancelled ? `, ${cancelled} cancelled` : ""}`;
   const fill = el("div", "fill");
-  fill.style.width = `${progress.percent}%`;
-  bar.append(fill, el("span", "label", `${progress.done} / ${progress.total}`));
+  fill.style.width = `${share(played)}%`;
+  bar.append(fill);
+  if (cancelled) {
+    const skipped = el("div", "cancelled");
+    skipped.style.left = `${share(played)}%`;
+    skipped.style.width = `${share(cancelled)}%`;
+    bar.append(skipped);
+  }
+  bar.append(el("span", "label", `${played} / ${total}${cancelled ? ` · ${cancelled} cancelled` : ""}`));
   return bar;
+}
+
+// An option's value as the API takes it (JSON: true, 36, "ten"), for people.
+function optionValue(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function optionDefault(option) {
+  return option.default === null || option.default === undefined ? "by player count" : optionValue(option.default);
+}
+
+function optionAllowed(option) {
+  return option.choices && option.choices.length ? option.choices.map(optionValue).join(" or ") : option.allowed;
 }
 
 function table(headers, rows, className = "") {
@@ -432,7 +458,7 @@ async function gamesPage() {
     title.append(g.name, " ", chip(g.id, `game ${g.id}`));
     card.append(title, el("p", "facts", `${g.players.join(", ")} players (default ${g.default_players})`), el("p", null, g.summary));
     if (g.options.length) {
-      card.append(table(["option", "default", "allowed", "meaning"], g.options.map((o) => [o.name, JSON.stringify(o.default), o.allowed, o.doc])));
+      card.append(table(["option", "default", "allowed", "meaning"], g.options.map((o) => [o.name, optionDefault(o), optionAllowed(o), o.doc])));
     }
     list.append(card);
   }

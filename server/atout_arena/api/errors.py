@@ -1,0 +1,282 @@
+"""One error model for every 4xx, and an OpenAPI that says what is sent.
+
+Every error the API answers is an :class:`ApiError`: ``{"detail": "<one line>", "errors": [...]}``.
+``detail`` is always a string (a request that breaks the schema gets one line naming each bad
+field; a rule of the arena gets its own sentence); ``errors`` lists the fields of a request that
+broke the schema (``loc``, ``msg``, ``type``), and is empty otherwise.
+
+:func:`install` puts the handlers and the HTTP middleware on an app; :func:`document` makes its
+OpenAPI list, for every operation, the codes it can answer with this model:
+
+- ``400``: a body that is not UTF-8 (operations with a body);
+- ``401`` / ``403``: operations that read the caller's token;
+- ``404``: operations with a path parameter or a ``bot`` query (an unknown bot filter is a 404);
+- ``405``: a method the path does not have (``Allow`` lists those it has);
+- ``422``: a request that breaks the schema (every operation with a parameter or a body), and
+  on operations that create something, what only the arena can check (game options, bots
+  named twice).
+
+``OPTIONS`` on any path of the API answers ``204`` with ``Allow`` (no CORS: the API and its
+dashboard have one origin). NaN and Infinity, which JSON does not have, are a 422 in any body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import FastAPI, Request, status
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from atout_arena.services.competitions import CompetitionError
+
+
+class FieldError(BaseModel):
+    loc: list[str | int] = Field(description="where: 'body', 'query' or 'path', then the field")
+    msg: str
+    type: str
+
+
+class ApiError(BaseModel):
+    """What every 4xx answer holds."""
+
+    detail: str = Field(description="what is wrong, in one line")
+    errors: list[FieldError] = Field(
+        default_factory=list, description="the fields that broke the schema (empty for other errors)"
+    )
+
+
+def error_body(detail: str, errors: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    return {"detail": detail, "errors": errors or []}
+
+
+def _field_errors(exc: RequestValidationError) -> list[dict[str, Any]]:
+    errors = []
+    for e in exc.errors():
+        msg = str(e.get("msg", ""))
+        given = e.get("input")
+        if isinstance(given, str | int) and not isinstance(given, bool) and len(repr(given)) <= 40:
+            msg = f"{msg} (got {given!r})"
+        errors.append({
+            "loc": [part if isinstance(part, int) else str(part) for part in e.get("loc", ())],
+            "msg": msg,
+            "type": str(e.get("type", "")),
+        })
+    return errors
+
+
+def validation_detail(errors: list[dict[str, Any]]) -> str:
+    """One line for the fields that broke the schema: ``body.players: Input should be ...``."""
+    parts = []
+    for e in errors:
+        where = ".".join(str(p) for p in e["loc"]) or "request"
+        parts.append(f"{where}: {e['msg']}")
+    return "; ".join(parts) or "the request does not match the schema"
+
+
+# -- the middleware: OPTIONS, 405, NaN ---------------------------------------------------------
+
+HTTP_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
+
+
+def _json_error(code: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(error_body(detail), status_code=code, headers=headers)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON: numbers must be finite")
+
+
+class HttpRules:
+    """ASGI middleware: ``OPTIONS`` answers 204 with ``Allow``; a method a path lacks is a 405
+    whose ``Allow`` lists every method of the path (Starlette names one route's only); a JSON
+    body with NaN or Infinity is a 422 before it reaches a route. The paths and their methods
+    are the OpenAPI's (``openapi``): what the schema says is what is answered. Paths outside
+    the schema (the dashboard, /docs) are left to the app."""
+
+    def __init__(self, app: ASGIApp, openapi: Callable[[], dict[str, Any]]) -> None:
+        self.app = app
+        self.openapi = openapi
+        self._paths: list[tuple[re.Pattern[str], list[str]]] | None = None
+
+    def paths(self) -> list[tuple[re.Pattern[str], list[str]]]:
+        if self._paths is None:
+            paths = []
+            for path, item in self.openapi().get("paths", {}).items():
+                regex = re.sub(r"\\\{[^}]+\\\}", "[^/]+", re.escape(path))
+                methods = sorted({m.upper() for m in item if m.upper() in HTTP_METHODS} | {"OPTIONS"})
+                paths.append((re.compile(regex), methods))
+            self._paths = paths
+        return self._paths
+
+    def allowed(self, path: str) -> list[str] | None:
+        """The methods of ``path`` (and OPTIONS), or None when the OpenAPI has no such path."""
+        for regex, methods in self.paths():
+            if regex.fullmatch(path):
+                return methods
+        return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        allowed = self.allowed(scope["path"])
+        if allowed is not None and method not in allowed:
+            await _json_error(
+                status.HTTP_405_METHOD_NOT_ALLOWED,
+                f"{method} is not a method of {scope['path']}; allowed: {', '.join(allowed)}",
+                {"Allow": ", ".join(allowed)},
+            )(scope, receive, send)
+            return
+        if method == "OPTIONS" and allowed is not None:
+            headers = {"Allow": ", ".join(allowed)}
+            await Response(status_code=status.HTTP_204_NO_CONTENT, headers=headers)(scope, receive, send)
+            return
+        if method not in ("POST", "PUT", "PATCH") or not _is_json(scope):
+            await self.app(scope, receive, send)
+            return
+        body, more = await _read_body(receive)
+        try:
+            json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+        except UnicodeDecodeError:
+            pass  # FastAPI answers a body it cannot read with a 400
+        except ValueError as exc:
+            if "is not JSON" in str(exc):
+                loc = ["body"]
+                errors = [{"loc": loc, "msg": str(exc), "type": "json_invalid"}]
+                await JSONResponse(error_body(validation_detail(errors), errors),
+                                   status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)(scope, receive, send)
+                return
+        await self.app(scope, _replay(body, more, receive), send)
+
+
+def _is_json(scope: Scope) -> bool:
+    for name, value in scope.get("headers", ()):
+        if name == b"content-type":
+            kind = value.split(b";")[0].strip().lower()
+            return kind == b"application/json" or kind.endswith(b"+json")
+    return False
+
+
+async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:
+    chunks = []
+    others: list[Message] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            others.append(message)
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks), others
+
+
+def _replay(body: bytes, others: list[Message], receive: Receive) -> Receive:
+    pending: list[Message] = [{"type": "http.request", "body": body, "more_body": False}, *others]
+
+    async def replayed() -> Message:
+        if pending:
+            return pending.pop(0)
+        return await receive()
+
+    return replayed
+
+
+# -- the handlers -------------------------------------------------------------------------------
+
+
+def install(app: FastAPI) -> None:
+    """The error handlers and the middleware of :class:`HttpRules` on ``app``."""
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else json.dumps(exc.detail)
+        return JSONResponse(error_body(detail), status_code=exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = _field_errors(exc)
+        return JSONResponse(error_body(validation_detail(errors), errors),
+                            status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.exception_handler(CompetitionError)
+    async def competition_error(_: Request, exc: CompetitionError) -> JSONResponse:
+        return JSONResponse(error_body(str(exc)), status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    app.add_middleware(HttpRules, openapi=lambda: app.openapi())  # type: ignore[arg-type]
+
+
+# -- the OpenAPI ----------------------------------------------------------------------------------
+
+DESCRIPTIONS = {
+    400: "the body is not UTF-8 JSON",
+    401: "no token where one is needed, or an unknown token",
+    403: "a token without the right",
+    404: "no such resource (or no such bot in a filter)",
+    405: "a method the path does not have (Allow lists those it has)",
+    422: "the request breaks the schema, or a rule of the arena (the detail says which)",
+}
+
+
+def _integral_bounds(node: Any) -> None:
+    """Integer bounds as integers (FastAPI writes 2**62 as 4.6e18, which reads back as more)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("maximum", "minimum") and isinstance(value, float) and value.is_integer():
+                node[key] = int(value)
+            else:
+                _integral_bounds(value)
+    elif isinstance(node, list):
+        for value in node:
+            _integral_bounds(value)
+
+
+def document(app: FastAPI) -> None:
+    """Make ``app.openapi()`` declare :class:`ApiError` for every 4xx of every operation, and the
+    codes each operation can answer (401 and 403 where it reads a token: its ``security``)."""
+    original = app.openapi
+    done: list[dict[str, Any]] = []
+
+    def openapi() -> dict[str, Any]:
+        if done:
+            return done[0]
+        schema = original()
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        components["ApiError"] = ApiError.model_json_schema(ref_template="#/components/schemas/{model}")
+        components["FieldError"] = components["ApiError"].pop("$defs")["FieldError"]
+        ref = {"application/json": {"schema": {"$ref": "#/components/schemas/ApiError"}}}
+        for item in schema.get("paths", {}).values():
+            for operation in item.values():
+                responses = operation.setdefault("responses", {})
+                params = operation.get("parameters", [])
+                codes = {405}
+                if params or "requestBody" in operation:
+                    codes.add(422)
+                if "requestBody" in operation:
+                    codes.add(400)
+                if operation.get("security"):
+                    codes |= {401, 403}
+                if any(p.get("in") == "path" or p.get("name") == "bot" for p in params):
+                    codes.add(404)
+                for code in codes:
+                    responses.setdefault(str(code), {"description": DESCRIPTIONS[code]})
+                for code, response in responses.items():
+                    if code.startswith("4"):
+                        response["content"] = ref
+                        if response.get("description") in (None, "", "Validation Error"):
+                            response["description"] = DESCRIPTIONS.get(int(code), "an error")
+        _integral_bounds(schema)
+        done.append(schema)
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
