@@ -600,7 +600,7 @@ class LadderStanding(BaseModel):
     sets_in_flight: int
     connected: bool | None
     disabled: bool
-    joined_at: datetime
+    joined_at: UtcDatetime
 
 
 class LadderMatch(BaseModel):
@@ -622,7 +622,7 @@ class LadderPublic(BaseModel):
     open: bool = Field(description="any registered bot that connects joins")
     target_in_flight: int
     status: str = Field(description="running or paused")
-    created_at: datetime
+    created_at: UtcDatetime
     matches: dict[str, int] = Field(description="the ladder's matches by status")
     sets: dict[str, int] = Field(description="its duplicate sets by status: running, rated, void")
     in_flight: list[LadderMatch]
