@@ -71,12 +71,25 @@ class Stopped(Exception):  # noqa: N818 - a signal, not an error
     """The process is shutting down: give the match back to the queue."""
 
 
-def decision_asker(client: DecisionClient) -> Asker:
-    """The match loop's ``ask``, through the worker-side call of the game servers' relay."""
+CLAIMS_PER_ATTEMPT = 10  # a match claimed this many times per allowed error (its workers kept dying) fails
+
+
+def decision_asker(client: DecisionClient, grace_s: float = 0.0) -> Asker:
+    """The match loop's ``ask``, through the worker-side call of the game servers' relay.
+
+    A seat whose bot is not connected is waited for up to ``grace_s`` (an outage is not the
+    bot's fault); once a seat's grace ran out in this match, its later decisions fault at once
+    until its bot is back (a bot that really vanished is not waited for at every decision)."""
+    gone: set[int] = set()
 
     def ask(a: DecisionAsk) -> Answer:
+        grace = 0.0 if a.seat in gone else grace_s
         d = client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
-                           a.deadline_ms, a.check)
+                           a.deadline_ms, a.check, grace_s=grace)
+        if d.fault == Fault.DISCONNECTED:
+            gone.add(a.seat)
+        else:
+            gone.discard(a.seat)
         detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
         if d.fault is not None and d.fault == Fault.TIMEOUT:
             detail = f"no legal answer within {a.deadline_ms} ms"
@@ -228,9 +241,10 @@ def run_match(
         return "skipped"
     setup, attempts = claimed
     setup = with_stream_addresses(world.redis, setup)
-    if attempts > world.settings.match_attempts:
-        completion = store.fail_match(world.sessions, match_id, runner,
-                                      f"gave up after {attempts - 1} attempts without a result")
+    if attempts > world.settings.match_attempts * CLAIMS_PER_ATTEMPT:
+        completion = store.fail_match(
+            world.sessions, match_id, runner,
+            f"claimed {attempts - 1} times without a result (its workers kept dying)")
         world.metrics.match(setup.game, "error", 0.0)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
@@ -240,7 +254,8 @@ def run_match(
     lease = world.heartbeater.add(match_id, runner)
     publisher = Publisher(world, setup)
     try:
-        ask = with_house_bots(asker or decision_asker(world.decisions), setup)
+        grace = world.settings.reconnect_grace_s
+        ask = with_house_bots(asker or decision_asker(world.decisions, grace), setup)
         return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop,
                                on_test)
     finally:
@@ -289,6 +304,8 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             on_test(completion.test_id)
         return "failed"
 
+    if is_outage(setup, outcome):
+        return _replay_outage(world, setup, match_id, runner, publisher, ask, on_finalize, on_test)
     completion = store.store_result(world.sessions, match_id, runner, outcome,
                                     played_versions=[s.played_version for s in setup.seats])
     if completion is None:
@@ -311,3 +328,38 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     if completion.test_id is not None and on_test is not None:
         on_test(completion.test_id)  # the test decides, or schedules its next sets
     return "finished"
+
+
+def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
+    """Every seat of a match between two or more visiting bots was faulted ``disconnected``:
+    the arena lost them (a game server or Redis outage), the result says nothing of the bots."""
+    visiting = {seat for seat, _ in visiting_seats(setup)}
+    if len(visiting) < 2:
+        return False
+    cut = {step.seat for step in outcome.steps if Fault.DISCONNECTED in step.faults}
+    return visiting <= cut
+
+
+def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, publisher: Publisher,
+                   ask: Asker, on_finalize: Callable[[int], None] | None,
+                   on_test: Callable[[int], None] | None) -> str:
+    """Store nothing: the match is played again from its seed (it counts one error), or fails
+    after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
+    reason = "every seat was disconnected (an outage of the arena): no result"
+    what = store.record_error(world.sessions, match_id, runner, reason, world.settings.match_attempts)
+    publisher.end(None, "replayed" if what == "queued" else "error")
+    _notify_end(world, setup, None, "cancelled", ask)
+    if what == "queued":
+        log.warning("match %s: %s; playing it again from its seed", match_id, reason)
+        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+        return "replayed"
+    if what == "lost":
+        return "lost"
+    errors = world.settings.match_attempts
+    completion = store.fail_match(world.sessions, match_id, runner, f"{reason} ({errors} times)")
+    world.metrics.match(setup.game, "error", 0.0)
+    if completion and completion.tournament_done and on_finalize:
+        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+    if completion and completion.test_id is not None and on_test:
+        on_test(completion.test_id)
+    return "failed"

@@ -125,6 +125,27 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
     return lost
 
 
+def record_error(sessions: sessionmaker, match_id: int, runner: str, reason: str, limit: int) -> str:
+    """A match's own error (an outage faulted every seat): counted in ``errors``; the match
+    goes back to the queue to be played again from its seed, or fails with ``reason`` once it
+    has had ``limit`` errors. Returns ``queued``, ``failed`` or ``lost`` (not ours any more)."""
+    with sessions() as session:
+        result = session.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
+            .values(errors=Match.errors + 1, error=reason[:4000])
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:
+            session.rollback()
+            return "lost"
+        errors = session.scalar(select(Match.errors).where(Match.id == match_id))
+        session.commit()
+    if errors is not None and errors >= limit:
+        return "failed"
+    return "queued" if release_match(sessions, match_id, runner) else "lost"
+
+
 def release_match(sessions: sessionmaker, match_id: int, runner: str) -> bool:
     """Give a match back to the queue (a transient error): True if it was ours."""
     with sessions() as session:
@@ -297,6 +318,39 @@ def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
                 back.append(match_id)
         session.commit()
         return back
+
+
+def orphaned_running(sessions: sessionmaker, processes: Sequence[str], silent_s: float) -> list[int]:
+    """Running matches held by one of the worker ``processes`` (``host:pid``, the prefix of
+    their runner ids) that died, silent for ``silent_s``: put back in the queue."""
+    if not processes:
+        return []
+    cutoff = utcnow() - timedelta(seconds=silent_s)
+    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    condition = and_(Match.status == MatchStatus.RUNNING, owned, Match.heartbeat_at < cutoff)
+    with sessions() as session:
+        ids = list(session.scalars(select(Match.id).where(condition)))
+        back = []
+        for match_id in ids:
+            result = session.execute(
+                update(Match).where(Match.id == match_id, condition)
+                .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount == 1:
+                back.append(match_id)
+        session.commit()
+        return back
+
+
+def running_of(sessions: sessionmaker, processes: Sequence[str]) -> set[str]:
+    """Which of the worker ``processes`` still hold a running match."""
+    if not processes:
+        return set()
+    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    with sessions() as session:
+        runners = session.scalars(select(Match.runner).where(Match.status == MatchStatus.RUNNING, owned))
+        return {r.rsplit(":", 1)[0] for r in runners if r}
 
 
 def old_queued(sessions: sessionmaker, older_than_s: float) -> list[int]:

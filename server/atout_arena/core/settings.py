@@ -26,7 +26,11 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_LEAGUE_TICK_S`` (60): how often beat looks for leagues due for a season.
 - ``ATOUT_VISIBILITY_TIMEOUT_S`` (3600): Redis transport: an unacknowledged task is delivered
   again after this long (see docs/tournaments.md).
-- ``ATOUT_MATCH_ATTEMPTS`` (3): a match started this many times without a result fails.
+- ``ATOUT_MATCH_ATTEMPTS`` (3): a match that had this many errors of its own (an outage that
+  faulted every seat) fails; the deaths of the workers that played it do not count.
+- ``ATOUT_RECONNECT_GRACE_S`` (15): a bot whose stream is gone (its game server died or
+  restarted, the stream dropped) is waited for this long before its decision is faulted
+  ``disconnected``; a bot back within it is asked again, charged nothing.
 
 Empty values count as unset; values are stripped. A bad value raises :class:`SettingsError`
 (a ``ValueError``) whose message is one line naming each bad variable: every command prints
@@ -84,6 +88,7 @@ class Settings(BaseSettings):
     league_tick_s: float = Field(60.0, ge=0.1, allow_inf_nan=False)
     visibility_timeout_s: int = Field(3600, ge=1)
     match_attempts: int = Field(3, ge=1)
+    reconnect_grace_s: float = Field(15.0, ge=0, allow_inf_nan=False)
 
     def __init__(self, **values: Any) -> None:
         try:
