@@ -2,6 +2,7 @@
 services (:mod:`atout_arena.services`), with the tasks sent by name (:mod:`atout_arena.core.tasks`).
 
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
+    atout-arena match retry MATCH_ID                 play a failed match again from its seed
     atout-arena tournament create NAME --game merde --bots a,b,c,d [--players 4]
                [--option deals=2] [--games-per-pairing 1] [--duplicate] [--move-ms 1000]
                [--time-bank-ms 0] [--max-faults 3] [--seed S] [--start] [--wait]
@@ -38,7 +39,13 @@ from atout_arena.core.vocabulary import SprtStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionSpec
 from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
 from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
-from atout_arena.services.tournaments import create_tournament, start_tournament, tournament_summary
+from atout_arena.services.tournaments import (
+    TournamentError,
+    create_tournament,
+    retry_match,
+    start_tournament,
+    tournament_summary,
+)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
@@ -144,6 +151,27 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(report.summary())
     return EXIT_OK if report.ok else EXIT_FAIL
+
+
+def cmd_match(args: argparse.Namespace) -> int:
+    """``match retry ID``: a failed match queued again and sent to the workers."""
+    settings = Settings.from_env()
+    url, _ = find_redis_url(settings, start=False)
+    if url is None:
+        print("error: no Redis to send the match to: set ATOUT_REDIS_URL", file=sys.stderr)
+        return EXIT_FAIL
+    try:
+        practice = retry_match(_sessions(settings), args.match_id)
+    except TournamentError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    tasks = Tasks.for_settings(settings.replace(redis_url=url))
+    try:
+        tasks.play(args.match_id, practice=practice)
+    finally:
+        tasks.close()
+    print(f"match {args.match_id} queued again: sent to the workers")
+    return EXIT_OK
 
 
 def _spec(args: argparse.Namespace) -> CompetitionSpec:
@@ -302,6 +330,12 @@ def register(subparsers: Any) -> None:
     replay = subparsers.add_parser("replay", help="replay a stored match and check its result")
     replay.add_argument("match_id", type=int)
     replay.set_defaults(func=cmd_replay)
+
+    match = subparsers.add_parser("match", help="matches: retry a failed one")
+    match_commands = match.add_subparsers(dest="match_command", required=True)
+    retry = match_commands.add_parser("retry", help="play a failed match again from its seed")
+    retry.add_argument("match_id", type=int)
+    match.set_defaults(func=cmd_match)
 
     tournament = subparsers.add_parser("tournament", help="create, start and show tournaments")
     commands = tournament.add_subparsers(dest="tournament_command", required=True)

@@ -243,6 +243,9 @@ class TournamentPublic(BaseModel):
     finished_at: datetime | None
     entrants: list[str]
     progress: Progress
+    failed_matches: int = Field(0, description="matches that failed (an organizer can retry them)")
+    finished_with_failures: bool = Field(
+        False, description="finished, but some matches failed: POST /v1/matches/{id}/retry plays them again")
 
 
 class TournamentDetail(TournamentPublic):

@@ -144,6 +144,35 @@ def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
         return int(cancelled.rowcount)
 
 
+def retry_match(sessions: sessionmaker, match_id: int) -> bool:
+    """Play a ``failed`` match again from its seed: it turns ``queued`` with its errors and
+    claims reset, and its tournament (finished with failures) runs again until the match is
+    done, then is finalized again. Returns whether it is a practice match (the queue to send
+    it to); a match that did not fail is refused (:class:`TournamentError`)."""
+    now = utcnow()
+    with sessions() as session:
+        result = session.execute(
+            update(Match).where(Match.id == match_id, Match.status == MatchStatus.FAILED)
+            .values(status=MatchStatus.QUEUED, queued_at=now, finished_at=None, runner=None, errors=0,
+                    attempts=0, error=None).execution_options(**ONCE)
+        )
+        match = session.get(Match, match_id)
+        if match is None:
+            raise TournamentError(f"no match {match_id}")
+        if result.rowcount != 1:
+            session.rollback()
+            raise TournamentError(f"match {match_id} is {match.status}: only a failed match can be retried")
+        if match.tournament_id is not None:
+            session.execute(
+                update(Tournament).where(Tournament.id == match.tournament_id,
+                                         Tournament.status == TournamentStatus.FINISHED)
+                .values(status=TournamentStatus.RUNNING, finished_at=None).execution_options(**ONCE)
+            )
+        practice = match.tournament_id is None and match.test_id is None
+        session.commit()
+        return practice
+
+
 def match_results(session: Session, tournament_ids: Sequence[int]) -> list[MatchResult]:
     """The finished matches of some tournaments, as :class:`atout_arena.core.standings.MatchResult`."""
     matches = session.scalars(
