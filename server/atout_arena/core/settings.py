@@ -20,7 +20,7 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_HEARTBEAT_S`` (5): how often a worker renews the heartbeat of its matches.
 - ``ATOUT_MATCH_STALE_S`` (30, at least twice the heartbeat): a running match silent this long
   is given to another worker.
-- ``ATOUT_REQUEUE_AFTER_S`` (120): a queued match not started this long (with empty queues)
+- ``ATOUT_REQUEUE_AFTER_S`` (15): a queued match not started this long (with empty queues)
   is sent again.
 - ``ATOUT_SWEEP_INTERVAL_S`` (10): how often beat runs the sweeper.
 - ``ATOUT_LEAGUE_TICK_S`` (60): how often beat looks for leagues due for a season.
@@ -83,7 +83,7 @@ class Settings(BaseSettings):
     practice_concurrency: int = Field(8, ge=1)
     heartbeat_s: float = Field(5.0, ge=0.05, allow_inf_nan=False)
     match_stale_s: float = Field(30.0, ge=0.1, allow_inf_nan=False)
-    requeue_after_s: float = Field(120.0, ge=0.1, allow_inf_nan=False)
+    requeue_after_s: float = Field(15.0, ge=0.1, allow_inf_nan=False)
     sweep_interval_s: float = Field(10.0, ge=0.1, allow_inf_nan=False)
     league_tick_s: float = Field(60.0, ge=0.1, allow_inf_nan=False)
     visibility_timeout_s: int = Field(3600, ge=1)
