@@ -28,6 +28,7 @@ import sys
 import time
 from typing import Any
 
+import redis
 from sqlalchemy.orm import sessionmaker
 
 from atout_arena.core.db import open_database
@@ -40,8 +41,10 @@ from atout_arena.services.competitions import CompetitionSpec
 from atout_arena.services.leagues import create_league, league_standings, set_members, start_season
 from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
 from atout_arena.services.tournaments import (
+    DEFAULT_ABSENT_GRACE_S,
     TournamentError,
     create_tournament,
+    not_connected,
     retry_match,
     start_tournament,
     tournament_summary,
@@ -153,6 +156,24 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return EXIT_OK if report.ok else EXIT_FAIL
 
 
+def _warn_absent(settings: Settings, sessions: sessionmaker, tid: int, grace: float | None = None) -> None:
+    """A warning on stderr naming the entrants not connected now (nothing when Redis is not up)."""
+    url, _ = find_redis_url(settings, start=False)
+    if url is None:
+        return
+    client = redis.Redis.from_url(url, socket_timeout=5, socket_connect_timeout=2)
+    try:
+        absent = not_connected(sessions, client, tid)
+    except redis.RedisError:
+        return
+    finally:
+        client.close()
+    if absent:
+        wait = f"{grace:g} s" if grace is not None else "their absent grace"
+        print(f"warning: not connected: {', '.join(absent)} (each match waits {wait} for them, "
+              "then forfeits their seats as absent; connect them first)", file=sys.stderr)
+
+
 def cmd_match(args: argparse.Namespace) -> int:
     """``match retry ID``: a failed match queued again and sent to the workers."""
     settings = Settings.from_env()
@@ -188,9 +209,10 @@ def cmd_tournament(args: argparse.Namespace) -> int:
     try:
         if args.tournament_command == "create":
             tid = create_tournament(sessions, name=args.name, bots=_bots(args.bots), seed=args.seed,
-                                    spec=_spec(args))
+                                    spec=_spec(args), absent_grace_s=args.absent_grace)
             summary = tournament_summary(sessions, tid)
             print(f"tournament {tid} created: {sum(summary['matches'].values())} matches")
+            _warn_absent(settings, sessions, tid, args.absent_grace)
             if not args.start:
                 return EXIT_OK
         else:
@@ -204,6 +226,8 @@ def cmd_tournament(args: argparse.Namespace) -> int:
             ids = start_tournament(sessions, tid)
             _send(settings, url, ids)
             print(f"tournament {tid} started: {len(ids)} matches sent to the workers")
+            if args.tournament_command == "start":
+                _warn_absent(settings, sessions, tid)
             if args.wait:
                 _print_summary(_wait(sessions, tid))
             return EXIT_OK
@@ -343,6 +367,9 @@ def register(subparsers: Any) -> None:
     _competition_args(create)
     create.add_argument("--seed", type=int, help="the tournament's seed (default: random, stored)")
     create.add_argument("--start", action="store_true", help="start it at once")
+    create.add_argument("--absent-grace", type=float, default=DEFAULT_ABSENT_GRACE_S, metavar="SECONDS",
+                        help="how long a match waits for an entrant not connected before forfeiting "
+                             f"its seat as absent (default {DEFAULT_ABSENT_GRACE_S:g})")
     create.add_argument("--wait", action="store_true", help="with --start: wait for the end, show standings")
     start = commands.add_parser("start", help="send a created tournament's matches to the workers")
     start.add_argument("id", type=int)

@@ -44,7 +44,7 @@ from atout_arena.core.match import (
     Step,
     play_match,
 )
-from atout_arena.core.relay import seat_address
+from atout_arena.core.relay import is_connected, seat_address
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -71,6 +71,7 @@ class Stopped(Exception):  # noqa: N818 - a signal, not an error
     """The process is shutting down: give the match back to the queue."""
 
 
+ABSENT_POLL_S = 0.2  # while a match waits for its bots to connect
 CLAIMS_PER_ATTEMPT = 10  # a match claimed this many times per allowed error (its workers kept dying) fails
 
 
@@ -208,6 +209,25 @@ def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
     return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
 
 
+def absent_seats(world: World, setup: MatchSetup, lease: Lease,
+                 stop: threading.Event | None = None) -> list[int]:
+    """The seats whose bots are still not connected after the match's ``absent_grace_s``
+    (waited for at its start, heartbeats running): they are forfeited as ``absent``."""
+    if setup.absent_grace_s is None:
+        return []
+    deadline = time.monotonic() + setup.absent_grace_s
+    while True:
+        missing = [seat for seat, bot in visiting_seats(setup)
+                   if not is_connected(world.redis, bot.bot_id, bot.version)]
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        if lease.lost.is_set():
+            raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
+        if stop is not None and stop.is_set():
+            raise Stopped(f"match {setup.match_id}: stopping")
+        time.sleep(ABSENT_POLL_S)
+
+
 def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
                 ask: Asker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
@@ -276,12 +296,20 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
 
+    absent: list[int] = []
     try:
+        absent = absent_seats(world, setup, lease, stop)
+        if absent:
+            log.warning("match %s: %s not connected: forfeited as absent", match_id,
+                        ", ".join(setup.seats[s].name for s in absent))
+        if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
+            setup = with_stream_addresses(world.redis, setup)
         names = [s.name for s in setup.seats]
         for seat, bot in visiting_seats(setup):
-            world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
-                                        len(setup.seats), setup.options, names)
-        outcome = play_match(setup, ask, on_step, on_start=publisher.start)
+            if seat not in absent:
+                world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
+                                            len(setup.seats), setup.options, names)
+        outcome = play_match(setup, ask, on_step, on_start=publisher.start, absent=absent)
     except LeaseLost:
         log.warning("match %s: taken over by another worker; stopping", match_id)
         return "lost"
@@ -307,7 +335,7 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     if is_outage(setup, outcome):
         return _replay_outage(world, setup, match_id, runner, publisher, ask, on_finalize, on_test)
     completion = store.store_result(world.sessions, match_id, runner, outcome,
-                                    played_versions=[s.played_version for s in setup.seats])
+                                    played_versions=[s.played_version for s in setup.seats], absent=absent)
     if completion is None:
         return "duplicate"
     elapsed = time.perf_counter() - started

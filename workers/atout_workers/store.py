@@ -65,6 +65,7 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
         seed=int(match.seed),
         seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version) for s in seats),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
+        absent_grace_s=match.tournament.absent_grace_s if match.tournament is not None else None,
     )
 
 
@@ -200,7 +201,7 @@ def _tournament_done(session: Session, tournament_id: int | None) -> bool:
 
 def store_result(
     sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True,
-    played_versions: Sequence[str] | None = None,
+    played_versions: Sequence[str] | None = None, absent: Sequence[int] = (),
 ) -> Completion | None:
     """Store the result of a match we hold, update the online ratings, and say whether its
     tournament is complete. None (nothing stored) when the match is not ours any more."""
@@ -225,13 +226,18 @@ def store_result(
             s.think_ms = outcome.think_ms[s.seat]
             if played_versions is not None:
                 s.played_version = played_versions[s.seat]
+            s.absent = s.seat in absent
         bot_ids = [s.bot_id for s in seats]
         completion = Completion(match_id, match.game, match.tournament_id, False, test_id=match.test_id)
         names = session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()
         completion.bot_names = dict(names)
         # Ratings count tournament (and league) matches only: practice matches are unrated.
-        if rated and match.tournament_id is not None and len(set(bot_ids)) == len(bot_ids):
-            completion.ratings = _rate(session, match, bot_ids, outcome.ranking, now)
+        # An absent bot is not rated by its forfeits: the present seats are rated among themselves.
+        present = [(s.bot_id, outcome.ranking[s.seat]) for s in seats if s.seat not in absent]
+        present_ids = [b for b, _ in present]
+        if (rated and match.tournament_id is not None and len(present) >= 2
+                and len(set(present_ids)) == len(present_ids)):
+            completion.ratings = _rate(session, match, present_ids, [p for _, p in present], now)
         session.flush()
         completion.tournament_done = _tournament_done(session, match.tournament_id)
         session.commit()

@@ -339,6 +339,7 @@ def tournament_public(t: Tournament, counts: dict[str, int], names: dict[int, st
         "finished_at": aware(t.finished_at),
         "entrants": [names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
         "progress": progress(counts),
+        "absent_grace_s": t.absent_grace_s,
         "failed_matches": failed,
         "finished_with_failures": t.status == TournamentStatus.FINISHED and failed > 0,
     }

@@ -27,12 +27,20 @@ key                                   type    meaning
                                               (``T<think ms> <action>`` when the bot told its own time), or
                                               ``D`` when the bot was not connected at request time.
 ``atout:connected``                   zset    bot id -> when its presence expires (ms): live bots.
+``atout:servers``                     zset    game server id -> when its liveness expires (ms; 0: stopped).
 ====================================  ======  =============================================================
+
+A stream is *live* while its ``conn`` exists and the game server named in its connection id
+is alive (:data:`LIVE_CONN`; a server absent from ``atout:servers`` is trusted). Workers,
+presence (:func:`connected_streams`, :func:`is_connected`) and :data:`PUSH_DECISION` all read
+liveness that way, so a game server killed with ``-9`` loses its bots within
+:data:`SERVER_TTL_MS`, not after their presence TTL.
 
 A worker asking a bot for a decision (``atout_workers.decisions``), in one round trip:
 
-1. ``EVAL`` :data:`PUSH_DECISION`: if ``conn`` is absent, push ``D`` to ``reply`` (the bot is
-   faulted ``disconnected`` at once); otherwise store ``req``, add it to ``pending`` and append
+1. ``EVAL`` :data:`PUSH_DECISION`: if the stream is not live, push ``D`` to ``reply`` (the
+   worker waits up to its reconnect grace for the bot, then asks again or faults it
+   ``disconnected``); otherwise store ``req``, add it to ``pending`` and append
    the message to ``inbox``.
 2. ``BLPOP reply`` with the time left as timeout, pipelined after step 1.
 3. An illegal answer: ``EVAL`` :data:`REJECT` appends a Rejection to ``inbox`` and puts the
