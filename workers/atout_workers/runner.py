@@ -271,6 +271,8 @@ def run_match(
         if completion and completion.test_id is not None and on_test:
             on_test(completion.test_id)
         return "failed"
+    if asker is not None:  # the seats are answered in-process: nobody to wait for
+        setup = replace(setup, absent_grace_s=None)
     lease = world.heartbeater.add(match_id, runner)
     publisher = Publisher(world, setup)
     try:
