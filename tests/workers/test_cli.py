@@ -167,3 +167,25 @@ def test_a_match_of_other_rules_is_refused_not_reported_as_a_divergence(env, mak
     old = current - 1 if current > 1 else current + 1
     assert (f"match {ids[0]} was played under version {old} of the {game} rules; this arena's engine "
             f"implements version {current}, so it cannot be replayed here") in captured.err
+
+
+def test_create_warns_of_entrants_not_connected_and_match_retry_requeues_a_failed_match(
+    env, make_bot, sessions, capsys
+) -> None:  # type: ignore[no-untyped-def]
+    names = [make_bot("cli-away")[0].name for _ in range(2)]
+    assert main(["tournament", "create", "away", "--game", "fool", "--players", "2",
+                 "--bots", ",".join(names), "--games-per-pairing", "2", "--absent-grace", "3"]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: not connected: {', '.join(names)}" in captured.err and "3 s" in captured.err
+    tid = int(captured.out.split()[1])
+    with sessions() as session:
+        match = session.query(Match).filter(Match.tournament_id == tid).first()
+        match.status, match.error = "failed", "every seat was disconnected"
+        session.commit()
+        failed_id = match.id
+    assert main(["match", "retry", str(failed_id)]) == 0
+    assert f"match {failed_id} queued again" in capsys.readouterr().out
+    with sessions() as session:
+        assert session.get(Match, failed_id).status == "queued"
+    assert main(["match", "retry", str(failed_id)]) == 2
+    assert "only a failed match" in capsys.readouterr().err
