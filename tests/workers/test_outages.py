@@ -165,12 +165,15 @@ def test_a_game_server_down_for_5_s_costs_the_bots_nothing(
 # ---------------------------------------------------------------- Redis restarts
 
 
+@pytest.mark.parametrize("transport", ["unix", "tcp"])
 def test_a_worker_and_a_game_server_survive_a_redis_restart(
-    tmp_path, processes, make_bot, spawn_bot, sessions, database_url, registry
+    transport, tmp_path, processes, make_bot, spawn_bot, sessions, database_url, registry
 ) -> None:  # type: ignore[no-untyped-def]
-    own = EmbeddedRedis(tmp_path / "redis", persist=True).start()
+    own = EmbeddedRedis(tmp_path / "redis", tcp_port=free_tcp_port(), persist=True).start()
+    url = own.url if transport == "unix" else own.tcp_url
+    assert url is not None
     try:
-        env = {"ATOUT_REDIS_URL": own.url, "ATOUT_DATABASE_URL": database_url, "ATOUT_KEEPALIVE_MS": "1000",
+        env = {"ATOUT_REDIS_URL": url, "ATOUT_DATABASE_URL": database_url, "ATOUT_KEEPALIVE_MS": "1000",
                **FAST}
         args = [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"]
         server = processes.start("gateway-rr", args, {**env, "ATOUT_SERVER_ID": "gs-rr"})
@@ -178,7 +181,7 @@ def test_a_worker_and_a_game_server_survive_a_redis_restart(
         worker = processes.start("worker-rr", [sys.executable, "-m", "atout_arena.cli", "worker",
                                                "--concurrency", "4", "--hostname", "rr@%h"], env)
         worker.wait_for_log(r"\bready\b", timeout=30)
-        client = redis.Redis.from_url(own.url)
+        client = redis.Redis.from_url(url)
         bots = []
         for _ in range(3):
             info, token = make_bot("redis-restart")
@@ -192,7 +195,7 @@ def test_a_worker_and_a_game_server_survive_a_redis_restart(
                 return False
 
         wait_until(all_connected, 30, "the bots")
-        tasks = Tasks.for_settings(Settings(redis_url=own.url))
+        tasks = Tasks.for_settings(Settings(redis_url=url))
 
         def play_one(name: str) -> float:
             started = time.monotonic()
@@ -203,17 +206,25 @@ def test_a_worker_and_a_game_server_survive_a_redis_restart(
             return time.monotonic() - started
 
         before = play_one("before-restart")
+        # down in the middle of a tournament: matches in flight, tasks queued, results to store
+        during = create_tournament(sessions, name="during-restart", bots=[b.name for b in bots],
+                                   game="regicide", players=3, games_per_pairing=6)
+        tasks.play_matches(start_tournament(sessions, during))
+        wait_until(lambda: _status(sessions, during).get("running"), 30, "matches in flight")
         own.stop()
-        time.sleep(3.0)
+        time.sleep(8.0)
         assert worker.alive() and server.alive()
         own.start()
         restarted = time.monotonic()
         wait_until(all_connected, 60, "the bots to be back after the restart")
         reconnected = time.monotonic() - restarted
+        wait_until(lambda: _finished(sessions, during), 120, "the tournament cut by the restart")
+        recovered = time.monotonic() - restarted
         after = play_one("after-restart")
         tasks.close()
-        print(f"\nRedis restart (3 s down): bots back {reconnected:.1f} s after; a tournament took "
-              f"{before:.1f} s before, {after:.1f} s after; worker alive {worker.alive()}, "
+        print(f"\nRedis restart (8 s down, mid-tournament): bots back {reconnected:.1f} s after; the cut "
+              f"tournament finished {recovered:.1f} s after ({_status(sessions, during)}); a tournament "
+              f"took {before:.1f} s before, {after:.1f} s after; worker alive {worker.alive()}, "
               f"game server alive {server.alive()}")
         assert worker.alive() and server.alive()
         assert "Unrecoverable error" not in worker.log()
