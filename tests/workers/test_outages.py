@@ -40,17 +40,19 @@ def _finished(sessions, tid: int) -> bool:  # type: ignore[no-untyped-def]
         return session.get(Tournament, tid).status == "finished"
 
 
-def _outage_damage(sessions, tid: int) -> tuple[int, int, int]:  # type: ignore[no-untyped-def]
-    """(forfeited seats, disconnected faults, rated results with every seat forfeited)."""
+def _outage_damage(sessions, tid: int) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
+    """(forfeited seats, disconnected faults, other faults, rated results with every seat forfeited)."""
     with sessions() as session:
         matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
         forfeits = session.scalar(select(func.count()).select_from(MatchSeat).join(Match)
                                   .where(Match.tournament_id == tid, MatchSeat.forfeited.is_(True)))
         disconnected = sum(1 for m in matches for row in (m.actions or []) if "disconnected" in row[4])
+        others = sum(len([f for f in row[4] if f != "disconnected"])
+                     for m in matches for row in (m.actions or []))
         all_out = [m.id for m in matches if m.seats and all(s.forfeited for s in m.seats)]
         rated = session.scalar(select(func.count()).select_from(RatingChange)
                                .where(RatingChange.match_id.in_(all_out))) if all_out else 0
-    return int(forfeits or 0), disconnected, int(rated or 0)
+    return int(forfeits or 0), disconnected, others, int(rated or 0)
 
 
 def _victim_busy(sessions, tid: int, pid: int) -> bool:  # type: ignore[no-untyped-def]
@@ -152,13 +154,14 @@ def test_a_game_server_down_for_5_s_costs_the_bots_nothing(
     game_server()
     back_at = time.monotonic()
     wait_until(lambda: _finished(sessions, tid), 150, "the tournament to finish")
-    forfeits, disconnected, rated_outages = _outage_damage(sessions, tid)
+    forfeits, disconnected, others, rated_outages = _outage_damage(sessions, tid)
     print(f"\n{how}: bots read as gone {gone_after:.1f} s after the stop; server back after "
           f"{back_at - down_at:.1f} s; tournament done {time.monotonic() - down_at:.1f} s after the stop; "
-          f"forfeits {forfeits}, disconnected faults {disconnected}, rated outage results {rated_outages}; "
+          f"forfeits {forfeits}, disconnected faults {disconnected}, other faults {others}, "
+          f"rated outage results {rated_outages}; "
           f"statuses {_status(sessions, tid)}")
     assert gone_after < 6
-    assert (forfeits, disconnected, rated_outages) == (0, 0, 0)
+    assert (forfeits, disconnected, others, rated_outages) == (0, 0, 0, 0)
     assert _status(sessions, tid) == {"finished": 12}
 
 

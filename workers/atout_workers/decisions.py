@@ -32,7 +32,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -45,6 +45,8 @@ from atout_arena.core.relay import (
     REPLY_DISCONNECTED,
     REPLY_MARGIN_S,
     REQ_GRACE_MS,
+    SERVER_TTL_MS,
+    SERVERS_KEY,
     call_sync,
     cancel_command,
     live_conn_command,
@@ -224,9 +226,12 @@ class DecisionClient:
         up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
         decision = None
         for _ in range(MAX_ASKS):
-            decision, stream_changed = self._ask_once(
+            decision, stream_changed, deadline_unix_ms = self._ask_once(
                 bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check
             )
+            if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
+                    and not self._server_alive_after(bot_id, deadline_unix_ms)):
+                decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
             if decision.fault == Fault.DISCONNECTED:
                 if grace_s <= 0 or not self.wait_connected(bot_id, grace_s):
                     return decision
@@ -239,9 +244,9 @@ class DecisionClient:
     def _ask_once(
         self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check,
-    ) -> tuple[Decision, bool]:
-        """One request; returns its decision and whether the bot's stream changed meanwhile
-        (it reconnected: the request may have been lost with the old stream)."""
+    ) -> tuple[Decision, bool, int]:
+        """One request; returns its decision, whether the bot's stream changed meanwhile
+        (it reconnected: the request may have been lost with the old stream), its deadline."""
         ex = _Exchange(
             bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, self.max_deadline_ms
         )
@@ -257,13 +262,30 @@ class DecisionClient:
                 conn_at_push, first = _text(pushed), False
             step = ex.on_reply(popped)
             if isinstance(step, Decision):
-                return step, False
+                return step, False, ex.deadline_unix_ms
             if step is None:
                 commands = [("EVAL", *live_conn_command(bot_id)),
                             ("EVAL", *cancel_command(bot_id, ex.request_id))]
                 live, _ = call_sync(self.pool, commands, REPLY_MARGIN_S)
                 now_conn = _text(live)
-                return ex.expired(now_conn is not None), now_conn != conn_at_push
+                return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
+
+    def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
+        """Before a timeout is charged: whether the bot's game server renewed its liveness
+        after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
+        streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
+        limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
+        while True:
+            conn = _text(self.redis.eval(*live_conn_command(bot_id)))
+            if conn is None:
+                return False
+            server = conn.rpartition("/")[0]
+            until = self.redis.zscore(SERVERS_KEY, server) if server else None
+            if until is None or until - SERVER_TTL_MS >= deadline_unix_ms:
+                return True  # unknown server (trusted), or renewed after the deadline
+            if time.monotonic() >= limit:
+                return True
+            time.sleep(RECONNECT_POLL_S)
 
     def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for ``bot_id`` to have a live stream."""
