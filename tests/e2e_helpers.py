@@ -22,6 +22,7 @@ FAST = {
     "ATOUT_SWEEP_INTERVAL_S": "0.5",
     "ATOUT_REQUEUE_AFTER_S": "3",
     "ATOUT_LEAGUE_TICK_S": "0.5",
+    "ATOUT_RECONNECT_GRACE_S": "2",  # a vanished bot is faulted after 2 s (outage tests set more)
 }
 
 

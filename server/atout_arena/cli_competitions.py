@@ -14,7 +14,7 @@ Redis of the current directory, so that none can create a stray ``./var/atout.db
     atout-arena ladder show ID | pause ID | resume ID
     atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
     atout-arena test show ID | cancel ID
-    atout-arena match show ID | list [--tournament T] [--bot B]
+    atout-arena match show ID | list [--tournament T] [--bot B] | retry ID
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
 
 Every one takes ``--api URL`` (default: the config file ``atout-arena up`` writes, else
@@ -254,11 +254,13 @@ def cmd_tournament(args: argparse.Namespace, client: ArenaClient, console: Conso
         return EXIT_OK
     lines: list[str] = []
     if command == "create":
-        body = {**_competition(args), "name": args.name, "bots": _bots(args.bots), "start": args.start}
+        body = {**_competition(args), "name": args.name, "bots": _bots(args.bots), "start": args.start,
+                "absent_grace_s": args.absent_grace}
         if args.seed is not None:
             body["seed"] = args.seed
         t = client.post("/v1/tournaments", body)
-        lines.append(f"tournament {t['id']} created: {t['progress']['total']} matches")
+        total = t["progress"]["total"]
+        lines.append(f"tournament {t['id']} created: {total} {_plural(total, 'match')}")
     elif command == "start":
         t = client.post(f"/v1/tournaments/{args.id}/start")
     elif command == "cancel":
@@ -266,8 +268,14 @@ def cmd_tournament(args: argparse.Namespace, client: ArenaClient, console: Conso
     else:
         t = client.get(f"/v1/tournaments/{args.id}")
     started = command == "start" or (command == "create" and args.start)
+    if command in ("create", "start") and t.get("absent"):
+        grace = t.get("absent_grace_s")
+        wait = f"{grace:g} s" if isinstance(grace, int | float) else "their absent grace"
+        print(f"warning: not connected: {', '.join(t['absent'])} (each match waits {wait} for them, "
+              "then forfeits their seats as absent; connect them first)", file=sys.stderr)
     if started:
-        lines.append(f"tournament {t['id']} started: {t['progress']['total']} matches sent to the workers")
+        lines.append(f"tournament {t['id']} started: {t['progress']['total']} "
+                     f"{_plural(t['progress']['total'], 'match')} sent to the workers")
     if started and args.wait:
         for line in lines:
             print(line, flush=True)
@@ -379,7 +387,18 @@ def cmd_ladder(args: argparse.Namespace, client: ArenaClient, console: Console) 
     return EXIT_OK
 
 
+def _plural(n: int, word: str) -> str:
+    return word if n == 1 else word + ("es" if word.endswith(("s", "sh", "ch", "x")) else "s")
+
+
 def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    if args.match_command == "retry":
+        m = client.post(f"/v1/matches/{args.id}/retry")
+        if args.json:
+            _print_json(m)
+        else:
+            print(f"match {m['id']} queued again: sent to the workers")
+        return EXIT_OK
     if args.match_command == "show":
         m = client.get(f"/v1/matches/{args.id}")
         if args.json:
@@ -466,6 +485,8 @@ def register(subparsers: Any) -> None:
     mlist.add_argument("--bot", help="the matches of one bot (name or id)")
     mlist.add_argument("--status", help="pending, queued, running, finished, failed or cancelled")
     mlist.add_argument("--limit", type=int, default=50)
+    mcommands.add_parser("retry", parents=common,
+                         help="play a failed match again from its seed").add_argument("id", type=int)
     match.set_defaults(func=_handler(cmd_match))
 
     tournament = subparsers.add_parser("tournament", help="create, start and show tournaments")
@@ -474,6 +495,9 @@ def register(subparsers: Any) -> None:
     _competition_args(create)
     create.add_argument("--seed", type=int, help="the tournament's seed (default: random, stored)")
     create.add_argument("--start", action="store_true", help="start it at once")
+    create.add_argument("--absent-grace", type=float, default=10.0, metavar="SECONDS",
+                        help="how long a match waits for an entrant not connected before forfeiting "
+                             "its seat as absent (default 10)")
     create.add_argument("--wait", action="store_true", help="with --start: wait for the end, show standings")
     start = commands.add_parser("start", parents=common,
                                 help="send a created tournament's matches to the workers")

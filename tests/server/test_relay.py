@@ -254,3 +254,25 @@ def test_a_match_end_sent_while_the_bot_was_away_is_sent_when_it_is_back_once(
             third.recv(timeout=0.5)
     finally:
         third.close()
+
+
+def test_a_stream_is_live_only_while_its_game_server_is(redis_client, decisions) -> None:  # type: ignore[no-untyped-def]
+    from atout_arena.core.keys import CONNECTED_KEY, SERVERS_KEY, conn_key
+    from atout_arena.core.relay import connected_streams, is_connected, now_ms
+
+    bot = f"live-{now_ms()}"
+    redis_client.set(conn_key(bot), "gs-live-test/abc123", px=30_000)
+    redis_client.zadd(CONNECTED_KEY, {bot: now_ms() + 30_000})
+    try:
+        assert is_connected(redis_client, bot) and decisions.is_connected(bot)  # server unknown: trusted
+        redis_client.zadd(SERVERS_KEY, {"gs-live-test": now_ms() + 3_000})
+        assert is_connected(redis_client, bot) and bot in connected_streams(redis_client)
+        redis_client.zadd(SERVERS_KEY, {"gs-live-test": now_ms() - 1})  # its server stopped renewing
+        assert not is_connected(redis_client, bot) and not decisions.is_connected(bot)
+        assert bot not in connected_streams(redis_client)
+        decision = decisions.request(bot, "m-live", "fool", 0, {}, ["take"], 200, lambda a: None)
+        assert decision.fault == "disconnected"  # pushed to a dead server's stream: not asked
+    finally:
+        redis_client.delete(conn_key(bot))
+        redis_client.zrem(CONNECTED_KEY, bot)
+        redis_client.zrem(SERVERS_KEY, "gs-live-test")

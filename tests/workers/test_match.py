@@ -209,3 +209,18 @@ def test_the_same_seed_deals_the_same_cards(game: str, options: dict, players: i
                 state.apply(state.legal_actions()[pick])
             firsts.append([state.observation(s)["hand"] for s in range(players)])
         assert firsts[0] == firsts[1]
+
+
+def test_an_absent_seat_is_forfeited_from_the_start_never_asked_one_fault() -> None:
+    asked: list[int] = []
+    inner = random_asker()
+
+    def ask(a):  # type: ignore[no-untyped-def]
+        asked.append(a.seat)
+        return inner(a)
+
+    outcome = play_match(setup(), ask, absent=[1])
+    assert 1 not in asked and asked
+    assert outcome.forfeited == [False, True, False] and outcome.ranking[1] == 3
+    absent_faults = [(s.seat, f) for s in outcome.steps for f in s.faults if f == "absent"]
+    assert absent_faults == [(1, "absent")] and outcome.faults[1] == 1

@@ -24,7 +24,7 @@ from atout_arena.services.tournaments import (
     tournament_summary,
 )
 from atout_workers import store
-from atout_workers.runner import run_match
+from atout_workers.runner import CLAIMS_PER_ATTEMPT, run_match
 from atout_workers.world import build_world
 
 
@@ -181,14 +181,37 @@ def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(wo
         assert session.get(Tournament, tid).status == "finished"
 
 
-def test_too_many_attempts_fail_the_match(world, make_bot) -> None:  # type: ignore[no-untyped-def]
-    _, _, ids = _tournament(world, make_bot)
+def test_worker_deaths_are_not_attempts_but_a_crash_loop_is_bounded(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot, games_per_pairing=2)
     with world.sessions() as session:
-        session.get(Match, ids[0]).attempts = world.settings.match_attempts
+        session.get(Match, ids[0]).attempts = world.settings.match_attempts  # 3 workers died under it
+        session.get(Match, ids[1]).attempts = world.settings.match_attempts * CLAIMS_PER_ATTEMPT
         session.commit()
-    assert run_match(world, ids[0], asker=random_asker()) == "failed"
+    assert run_match(world, ids[0], asker=random_asker()) == "finished"
+    assert run_match(world, ids[1], asker=random_asker()) == "failed"
     with world.sessions() as session:
-        assert "gave up after" in session.get(Match, ids[0]).error
+        assert "kept dying" in session.get(Match, ids[1]).error
+
+
+def _cut_off(a: DecisionAsk) -> Answer:
+    return Answer(None, 0.0, fault="disconnected", detail="not connected")
+
+
+def test_a_match_whose_every_seat_was_cut_off_is_played_again_never_stored(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    tid, _, ids = _tournament(world, make_bot)
+    finalized: list[int] = []
+    for attempt in range(1, world.settings.match_attempts):
+        assert run_match(world, ids[0], asker=_cut_off) == "replayed"
+        with world.sessions() as session:
+            match = session.get(Match, ids[0])
+            assert (match.status, match.errors, match.scores) == ("queued", attempt, None)
+            assert session.scalars(select(Rating).where(Rating.bot_id.in_(
+                [s.bot_id for s in match.seats]))).all() == []  # never rated
+    assert run_match(world, ids[0], asker=_cut_off, on_finalize=finalized.append) == "failed"
+    with world.sessions() as session:
+        match = session.get(Match, ids[0])
+        assert match.status == "failed" and "every seat was disconnected" in match.error
+    assert finalized == [tid]
 
 
 def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> None:  # type: ignore[no-untyped-def]

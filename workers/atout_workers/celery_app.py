@@ -10,10 +10,15 @@ alone, with ``ATOUT_PRACTICE_CONCURRENCY`` threads: capacity that tournaments ne
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import Celery
+from celery.signals import worker_ready, worker_shutdown
 
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import make_celery
+from atout_workers.keeper import start_keeper, stop_keeper
+from atout_workers.world import get_world
 
 TASK_MODULES = ("atout_workers.tasks",)
 
@@ -21,3 +26,14 @@ TASK_MODULES = ("atout_workers.tasks",)
 def create_app(settings: Settings) -> Celery:
     """The app a worker or beat runs, for ``settings``."""
     return make_celery(settings, include=TASK_MODULES)
+
+
+@worker_ready.connect(weak=False)
+def _start_keeper(**_: Any) -> None:
+    """Every worker sweeps (under a Redis lock) and publishes its liveness: no beat needed."""
+    start_keeper(get_world())
+
+
+@worker_shutdown.connect(weak=False)
+def _stop_keeper(**_: Any) -> None:
+    stop_keeper()

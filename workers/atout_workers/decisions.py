@@ -10,8 +10,12 @@ match loop's :func:`atout_arena.core.match.legality_check`). An
 illegal answer goes back to the bot as a Rejection with that reason, and the call keeps
 waiting for a legal answer until the deadline. Faults (:class:`Fault`):
 
-- ``disconnected``: the bot had no live stream when asked (at once), or its stream was gone
-  when the deadline passed;
+- ``disconnected``: the bot had no live stream when asked, or its stream was gone when the
+  deadline passed, and it did not come back within ``grace_s`` (an outage of its game server,
+  a dropped stream: the arena's fault, not the bot's). A bot that comes back within the grace
+  is asked again afresh, with its whole deadline: nothing is charged. A stream is live while
+  its game server is (:data:`atout_arena.core.relay.LIVE_CONN`): a killed game server's bots
+  read as gone within seconds;
 - ``illegal``: the deadline passed after at least one illegal answer;
 - ``timeout``: the deadline passed with no answer.
 
@@ -28,7 +32,7 @@ import json
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import redis
@@ -41,9 +45,11 @@ from atout_arena.core.relay import (
     REPLY_DISCONNECTED,
     REPLY_MARGIN_S,
     REQ_GRACE_MS,
+    SERVER_TTL_MS,
+    SERVERS_KEY,
     call_sync,
     cancel_command,
-    conn_key,
+    live_conn_command,
     notify_command,
     now_ms,
     parse_reply,
@@ -55,6 +61,8 @@ from atout_arena.core.vocabulary import Fault
 
 Check = Callable[[str], str | None]
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
+RECONNECT_POLL_S = 0.1  # while waiting for a bot to come back
+MAX_ASKS = 4  # a decision is asked again at most this many times after its bot reconnected
 
 
 @dataclass(frozen=True)
@@ -161,6 +169,12 @@ class _Exchange:
         return self.outcome(Fault.ILLEGAL if self.rejected else Fault.TIMEOUT)
 
 
+def _text(value: Any) -> str | None:
+    if value in (None, 0, b"0"):
+        return None
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
 def _match_start(
     match_id: str, game: str, seat: int, players: int, options: dict[str, Any], seat_names: Sequence[str]
 ) -> bytes:
@@ -206,24 +220,83 @@ class DecisionClient:
         legal_actions: Sequence[str],
         deadline_ms: int,
         check: Check,
+        grace_s: float = 0.0,
     ) -> Decision:
-        """Ask ``bot_id`` for its action in ``match_id``; waits at most ``deadline_ms``."""
+        """Ask ``bot_id`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
+        up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
+        decision = None
+        for _ in range(MAX_ASKS):
+            decision, stream_changed, deadline_unix_ms = self._ask_once(
+                bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check
+            )
+            if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
+                    and not self._server_alive_after(bot_id, deadline_unix_ms)):
+                decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
+            if decision.fault == Fault.DISCONNECTED:
+                if grace_s <= 0 or not self.wait_connected(bot_id, grace_s):
+                    return decision
+            elif decision.fault is None or not stream_changed:
+                return decision
+            # the bot came back (or its stream moved mid-request): ask again, nothing charged
+        assert decision is not None
+        return decision
+
+    def _ask_once(
+        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
+        legal_actions: Sequence[str], deadline_ms: int, check: Check,
+    ) -> tuple[Decision, bool, int]:
+        """One request; returns its decision, whether the bot's stream changed meanwhile
+        (it reconnected: the request may have been lost with the old stream), its deadline."""
         ex = _Exchange(
             bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, self.max_deadline_ms
         )
         step: Any = ex.push()
+        conn_at_push: str | None = None
+        first = True
         while True:
             wait = ex.wait_s()
-            _, popped = call_sync(
+            pushed, popped = call_sync(
                 self.pool, [("EVAL", *step), ("BLPOP", ex.reply_key, wait)], wait + REPLY_MARGIN_S
             )
+            if first:
+                conn_at_push, first = _text(pushed), False
             step = ex.on_reply(popped)
             if isinstance(step, Decision):
-                return step
+                return step, False, ex.deadline_unix_ms
             if step is None:
-                commands = [("EXISTS", conn_key(bot_id)), ("EVAL", *cancel_command(bot_id, ex.request_id))]
-                connected, _ = call_sync(self.pool, commands, REPLY_MARGIN_S)
-                return ex.expired(bool(connected))
+                commands = [("EVAL", *live_conn_command(bot_id)),
+                            ("EVAL", *cancel_command(bot_id, ex.request_id))]
+                live, _ = call_sync(self.pool, commands, REPLY_MARGIN_S)
+                now_conn = _text(live)
+                return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
+
+    def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
+        """Before a timeout is charged: whether the bot's game server renewed its liveness
+        after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
+        streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
+        limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
+        while True:
+            conn = _text(self.redis.eval(*live_conn_command(bot_id)))
+            if conn is None:
+                return False
+            server = conn.rpartition("/")[0]
+            until = self.redis.zscore(SERVERS_KEY, server) if server else None
+            if until is None or until - SERVER_TTL_MS >= deadline_unix_ms:
+                return True  # unknown server (trusted), or renewed after the deadline
+            if time.monotonic() >= limit:
+                return True
+            time.sleep(RECONNECT_POLL_S)
+
+    def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for ``bot_id`` to have a live stream."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if self.is_connected(bot_id):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(RECONNECT_POLL_S, left))
 
     def match_start(
         self,
@@ -252,7 +325,8 @@ class DecisionClient:
         self.redis.eval(*notify_command(bot_id, "end", match_id, message))
 
     def is_connected(self, bot_id: str) -> bool:
-        return bool(self.redis.exists(conn_key(bot_id)))
+        """A live stream: present, on a game server that is alive."""
+        return bool(self.redis.eval(*live_conn_command(bot_id)))
 
     def close(self) -> None:
         self.redis.close()

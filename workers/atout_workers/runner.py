@@ -44,7 +44,7 @@ from atout_arena.core.match import (
     Step,
     play_match,
 )
-from atout_arena.core.relay import seat_address
+from atout_arena.core.relay import is_connected, seat_address
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -71,12 +71,26 @@ class Stopped(Exception):  # noqa: N818 - a signal, not an error
     """The process is shutting down: give the match back to the queue."""
 
 
-def decision_asker(client: DecisionClient) -> Asker:
-    """The match loop's ``ask``, through the worker-side call of the game servers' relay."""
+ABSENT_POLL_S = 0.2  # while a match waits for its bots to connect
+CLAIMS_PER_ATTEMPT = 10  # a match claimed this many times per allowed error (its workers kept dying) fails
+
+
+def decision_asker(client: DecisionClient, grace_s: float = 0.0) -> Asker:
+    """The match loop's ``ask``, through the worker-side call of the game servers' relay.
+
+    A seat whose bot is not connected is waited for up to ``grace_s`` (an outage is not the
+    bot's fault); once a seat's grace ran out in this match, its later decisions fault at once
+    until its bot is back (a bot that really vanished is not waited for at every decision)."""
+    gone: set[int] = set()
 
     def ask(a: DecisionAsk) -> Answer:
+        grace = 0.0 if a.seat in gone else grace_s
         d = client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
-                           a.deadline_ms, a.check)
+                           a.deadline_ms, a.check, grace_s=grace)
+        if d.fault == Fault.DISCONNECTED:
+            gone.add(a.seat)
+        else:
+            gone.discard(a.seat)
         detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
         if d.fault is not None and d.fault == Fault.TIMEOUT:
             detail = f"no legal answer within {a.deadline_ms} ms"
@@ -195,6 +209,25 @@ def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
     return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
 
 
+def absent_seats(world: World, setup: MatchSetup, lease: Lease,
+                 stop: threading.Event | None = None) -> list[int]:
+    """The seats whose bots are still not connected after the match's ``absent_grace_s``
+    (waited for at its start, heartbeats running): they are forfeited as ``absent``."""
+    if setup.absent_grace_s is None:
+        return []
+    deadline = time.monotonic() + setup.absent_grace_s
+    while True:
+        missing = [seat for seat, bot in visiting_seats(setup)
+                   if not is_connected(world.redis, bot.bot_id, bot.version)]
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        if lease.lost.is_set():
+            raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
+        if stop is not None and stop.is_set():
+            raise Stopped(f"match {setup.match_id}: stopping")
+        time.sleep(ABSENT_POLL_S)
+
+
 def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
                 ask: Asker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
@@ -228,19 +261,23 @@ def run_match(
         return "skipped"
     setup, attempts = claimed
     setup = with_stream_addresses(world.redis, setup)
-    if attempts > world.settings.match_attempts:
-        completion = store.fail_match(world.sessions, match_id, runner,
-                                      f"gave up after {attempts - 1} attempts without a result")
+    if attempts > world.settings.match_attempts * CLAIMS_PER_ATTEMPT:
+        completion = store.fail_match(
+            world.sessions, match_id, runner,
+            f"claimed {attempts - 1} times without a result (its workers kept dying)")
         world.metrics.match(setup.game, "error", 0.0)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
         if completion and completion.test_id is not None and on_test:
             on_test(completion.test_id)
         return "failed"
+    if asker is not None:  # the seats are answered in-process: nobody to wait for
+        setup = replace(setup, absent_grace_s=None)
     lease = world.heartbeater.add(match_id, runner)
     publisher = Publisher(world, setup)
     try:
-        ask = with_house_bots(asker or decision_asker(world.decisions), setup)
+        grace = world.settings.reconnect_grace_s
+        ask = with_house_bots(asker or decision_asker(world.decisions, grace), setup)
         return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop,
                                on_test)
     finally:
@@ -261,12 +298,20 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
 
+    absent: list[int] = []
     try:
+        absent = absent_seats(world, setup, lease, stop)
+        if absent:
+            log.warning("match %s: %s not connected: forfeited as absent", match_id,
+                        ", ".join(setup.seats[s].name for s in absent))
+        if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
+            setup = with_stream_addresses(world.redis, setup)
         names = [s.name for s in setup.seats]
         for seat, bot in visiting_seats(setup):
-            world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
-                                        len(setup.seats), setup.options, names)
-        outcome = play_match(setup, ask, on_step, on_start=publisher.start)
+            if seat not in absent:
+                world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
+                                            len(setup.seats), setup.options, names)
+        outcome = play_match(setup, ask, on_step, on_start=publisher.start, absent=absent)
     except LeaseLost:
         log.warning("match %s: taken over by another worker; stopping", match_id)
         return "lost"
@@ -289,8 +334,10 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             on_test(completion.test_id)
         return "failed"
 
+    if is_outage(setup, outcome):
+        return _replay_outage(world, setup, match_id, runner, publisher, ask, on_finalize, on_test)
     completion = store.store_result(world.sessions, match_id, runner, outcome,
-                                    played_versions=[s.played_version for s in setup.seats])
+                                    played_versions=[s.played_version for s in setup.seats], absent=absent)
     if completion is None:
         return "duplicate"
     elapsed = time.perf_counter() - started
@@ -311,3 +358,38 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     if completion.test_id is not None and on_test is not None:
         on_test(completion.test_id)  # the test decides, or schedules its next sets
     return "finished"
+
+
+def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
+    """Every seat of a match between two or more visiting bots was faulted ``disconnected``:
+    the arena lost them (a game server or Redis outage), the result says nothing of the bots."""
+    visiting = {seat for seat, _ in visiting_seats(setup)}
+    if len(visiting) < 2:
+        return False
+    cut = {step.seat for step in outcome.steps if Fault.DISCONNECTED in step.faults}
+    return visiting <= cut
+
+
+def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, publisher: Publisher,
+                   ask: Asker, on_finalize: Callable[[int], None] | None,
+                   on_test: Callable[[int], None] | None) -> str:
+    """Store nothing: the match is played again from its seed (it counts one error), or fails
+    after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
+    reason = "every seat was disconnected (an outage of the arena): no result"
+    what = store.record_error(world.sessions, match_id, runner, reason, world.settings.match_attempts)
+    publisher.end(None, "replayed" if what == "queued" else "error")
+    _notify_end(world, setup, None, "cancelled", ask)
+    if what == "queued":
+        log.warning("match %s: %s; playing it again from its seed", match_id, reason)
+        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+        return "replayed"
+    if what == "lost":
+        return "lost"
+    errors = world.settings.match_attempts
+    completion = store.fail_match(world.sessions, match_id, runner, f"{reason} ({errors} times)")
+    world.metrics.match(setup.game, "error", 0.0)
+    if completion and completion.tournament_done and on_finalize:
+        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+    if completion and completion.test_id is not None and on_test:
+        on_test(completion.test_id)
+    return "failed"

@@ -65,6 +65,7 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
         seed=int(match.seed),
         seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version) for s in seats),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
+        absent_grace_s=match.tournament.absent_grace_s if match.tournament is not None else None,
     )
 
 
@@ -129,6 +130,27 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
     return lost
 
 
+def record_error(sessions: sessionmaker, match_id: int, runner: str, reason: str, limit: int) -> str:
+    """A match's own error (an outage faulted every seat): counted in ``errors``; the match
+    goes back to the queue to be played again from its seed, or fails with ``reason`` once it
+    has had ``limit`` errors. Returns ``queued``, ``failed`` or ``lost`` (not ours any more)."""
+    with sessions() as session:
+        result = session.execute(
+            update(Match)
+            .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
+            .values(errors=Match.errors + 1, error=reason[:4000])
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:
+            session.rollback()
+            return "lost"
+        errors = session.scalar(select(Match.errors).where(Match.id == match_id))
+        session.commit()
+    if errors is not None and errors >= limit:
+        return "failed"
+    return "queued" if release_match(sessions, match_id, runner) else "lost"
+
+
 def release_match(sessions: sessionmaker, match_id: int, runner: str) -> bool:
     """Give a match back to the queue (a transient error): True if it was ours."""
     with sessions() as session:
@@ -183,7 +205,7 @@ def _tournament_done(session: Session, tournament_id: int | None) -> bool:
 
 def store_result(
     sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True,
-    played_versions: Sequence[str] | None = None,
+    played_versions: Sequence[str] | None = None, absent: Sequence[int] = (),
 ) -> Completion | None:
     """Store the result of a match we hold, update the online ratings, and say whether its
     tournament is complete. None (nothing stored) when the match is not ours any more."""
@@ -208,13 +230,18 @@ def store_result(
             s.think_ms = outcome.think_ms[s.seat]
             if played_versions is not None:
                 s.played_version = played_versions[s.seat]
+            s.absent = s.seat in absent
         bot_ids = [s.bot_id for s in seats]
         completion = Completion(match_id, match.game, match.tournament_id, False, test_id=match.test_id)
         names = session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(bot_ids))).all()
         completion.bot_names = dict(names)
         # Ratings count tournament (and league) matches only: practice matches are unrated.
-        if rated and match.tournament_id is not None and len(set(bot_ids)) == len(bot_ids):
-            completion.ratings = _rate(session, match, bot_ids, outcome.ranking, now)
+        # An absent bot is not rated by its forfeits: the present seats are rated among themselves.
+        present = [(s.bot_id, outcome.ranking[s.seat]) for s in seats if s.seat not in absent]
+        present_ids = [b for b, _ in present]
+        if (rated and match.tournament_id is not None and len(present) >= 2
+                and len(set(present_ids)) == len(present_ids)):
+            completion.ratings = _rate(session, match, present_ids, [p for _, p in present], now)
         session.flush()
         completion.tournament_done = _tournament_done(session, match.tournament_id)
         session.commit()
@@ -301,6 +328,39 @@ def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
                 back.append(match_id)
         session.commit()
         return back
+
+
+def orphaned_running(sessions: sessionmaker, processes: Sequence[str], silent_s: float) -> list[int]:
+    """Running matches held by one of the worker ``processes`` (``host:pid``, the prefix of
+    their runner ids) that died, silent for ``silent_s``: put back in the queue."""
+    if not processes:
+        return []
+    cutoff = utcnow() - timedelta(seconds=silent_s)
+    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    condition = and_(Match.status == MatchStatus.RUNNING, owned, Match.heartbeat_at < cutoff)
+    with sessions() as session:
+        ids = list(session.scalars(select(Match.id).where(condition)))
+        back = []
+        for match_id in ids:
+            result = session.execute(
+                update(Match).where(Match.id == match_id, condition)
+                .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount == 1:
+                back.append(match_id)
+        session.commit()
+        return back
+
+
+def running_of(sessions: sessionmaker, processes: Sequence[str]) -> set[str]:
+    """Which of the worker ``processes`` still hold a running match."""
+    if not processes:
+        return set()
+    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    with sessions() as session:
+        runners = session.scalars(select(Match.runner).where(Match.status == MatchStatus.RUNNING, owned))
+        return {r.rsplit(":", 1)[0] for r in runners if r}
 
 
 def old_queued(sessions: sessionmaker, older_than_s: float) -> list[int]:

@@ -24,14 +24,12 @@ from atout_arena.core import tasks as contract
 from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.relay import connected_bots, is_connected
 from atout_arena.services import ladders, leagues, sprt, tournaments
-from atout_workers import store
+from atout_workers.keeper import sweep_world
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
-from atout_workers.sweeper import sweep as run_sweep
 from atout_workers.world import get_world
 
 log = logging.getLogger(__name__)
 
-MATCH_QUEUES = (contract.MATCH_QUEUE, contract.PRACTICE_QUEUE)  # where a lost match task may still wait
 
 # Every task is safe to run twice: acknowledged late, given back when its worker dies, and
 # retried on a transient error at most MAX_RETRIES times, 1 s, 2 s, 4 s ... at most 30 s apart.
@@ -137,21 +135,5 @@ def league_tick() -> list[int]:
 
 @shared_task(name=contract.SWEEP, acks_late=True, ignore_result=True)
 def sweep() -> dict[str, Any]:
-    world = get_world()
-
-    def resend(match_id: int) -> None:
-        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
-
-    report = run_sweep(
-        world.sessions,
-        stale_s=world.settings.match_stale_s,
-        requeue_after_s=world.settings.requeue_after_s,
-        queue_length=lambda: sum(int(world.redis.llen(q)) for q in MATCH_QUEUES),
-        dispatch_match=resend,
-        dispatch_finalize=world.tasks.finalize_tournament,
-        dispatch_test=world.tasks.test_tick,
-    )
-    for ladder_id in ladders.running_ladders(world.sessions):  # a chain lost with its worker
-        if not world.redis.exists(ladder_armed_key(ladder_id)):
-            world.tasks.ladder_tick(ladder_id)
-    return report.as_dict()
+    """Beat's sweep (optional: every worker sweeps by itself, :mod:`atout_workers.keeper`)."""
+    return sweep_world(get_world()).as_dict()

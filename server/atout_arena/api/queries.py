@@ -26,7 +26,7 @@ from atout_arena.core.models import (
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import connected_bots
 from atout_arena.core.standings import sides_of, won
-from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy
+from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy, TournamentStatus
 from atout_arena.services.bots import is_house
 
 RECENT_MATCHES = 20  # listed on a bot's page
@@ -344,6 +344,7 @@ def status_counts(session: Session, tournament_ids: Sequence[int]) -> dict[int, 
 
 
 def tournament_public(t: Tournament, counts: dict[str, int], names: dict[int, str]) -> dict[str, Any]:
+    failed = counts.get(MatchStatus.FAILED, 0)
     return {
         "id": t.id,
         "name": t.name,
@@ -363,6 +364,9 @@ def tournament_public(t: Tournament, counts: dict[str, int], names: dict[int, st
         "finished_at": aware(t.finished_at),
         "entrants": [names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
         "progress": progress(counts),
+        "absent_grace_s": t.absent_grace_s,
+        "failed_matches": failed,
+        "finished_with_failures": t.status == TournamentStatus.FINISHED and failed > 0,
     }
 
 

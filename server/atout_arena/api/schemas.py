@@ -240,6 +240,10 @@ class TournamentCreate(CompetitionCreate):
     bots: Annotated[list[BotRef], Field(min_length=2, max_length=64)]
     seed: Seed | None = Field(None, description="the schedule's seed (default: random, stored)")
     start: bool = Field(False, description="start it at once")
+    absent_grace_s: Annotated[float, Field(
+        ge=0, le=3600, allow_inf_nan=False,
+        description="how long a match waits at its start for an entrant that is not connected, "
+                    "before forfeiting its seat as 'absent' (seconds)")] = 10.0
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "name": "spring cup", "game": "merde", "players": 4, "options": {"deals": 5},
@@ -267,6 +271,7 @@ class StandingRow(BaseModel):
     faults: int
     forfeits: int
     direct: float
+    absent: bool = Field(False, description="never connected: each of its seats forfeited as absent, unrated")
 
 
 class FittedRating(BaseModel):
@@ -298,9 +303,17 @@ class TournamentPublic(BaseModel):
     finished_at: datetime | None
     entrants: list[str]
     progress: Progress
+    absent_grace_s: float = Field(10.0, description="how long a match waits for an entrant not connected")
+    failed_matches: int = Field(0, description="matches that failed (an organizer can retry them)")
+    finished_with_failures: bool = Field(
+        False, description="finished, but some matches failed: POST /v1/matches/{id}/retry plays them again")
 
 
 class TournamentDetail(TournamentPublic):
+    absent: list[str] = Field(
+        default_factory=list,
+        description="on create and start: the entrants not connected now (their matches wait "
+                    "absent_grace_s for them, then forfeit their seats as 'absent')")
     seed: int
     standings: list[StandingRow]
     ratings: list[FittedRating]

@@ -22,6 +22,9 @@ key                                    type     written by / meaning
 ``atout:match:{match}:seat:{seat}``    channel  workers: one seat's view of a match
 ``atout:match:{match}:public:last``    string   workers: the latest public event (late spectators)
 ``atout:metrics:{name}``               hash     every process: metric values, summed across processes
+``atout:servers``                      zset     game servers: server id -> liveness expiry (ms); 0 = stopped
+``atout:workers``                      zset     workers: worker processes (``host:pid``) by expiry
+``atout:sweeper:lock``                 string   workers: the one sweep of the current interval (NX, expiring)
 =====================================  =======  ==========================================================
 """
 
@@ -84,6 +87,16 @@ def req_key(request_id: str) -> str:
 
 def reply_key(request_id: str) -> str:
     return f"atout:reply:{request_id}"
+
+
+# Game servers' own liveness, renewed every second: a stream's ``conn`` is live only while the
+# server in its connection id (``<server id>/<nonce>``) is (a server absent from it: trusted).
+SERVERS_KEY = "atout:servers"
+
+# -- workers ---------------------------------------------------------------------------------
+
+WORKERS_KEY = "atout:workers"
+SWEEPER_LOCK_KEY = "atout:sweeper:lock"
 
 
 # -- spectators ------------------------------------------------------------------------------

@@ -78,6 +78,9 @@ class MatchSetup:
     seed: int
     seats: tuple[SeatBot, ...]
     policy: FaultPolicy = FaultPolicy()
+    # How long the match waits at its start for bots that are not connected (a competition's
+    # absent_grace_s); None: no such wait (practice matches, tests: checked when scheduled).
+    absent_grace_s: float | None = None
 
     def new_state(self) -> State:
         """The seeded initial state: the same seed deals the same cards."""
@@ -218,12 +221,15 @@ def play_match(
     ask: Asker,
     on_step: Callable[[State, Step], None] | None = None,
     on_start: Callable[[State], None] | None = None,
+    absent: Sequence[int] = (),
 ) -> MatchOutcome:
     """Play ``setup`` to the end, asking each seat's bot through ``ask``.
 
     ``on_start(state)`` runs once with the initial state; ``on_step(state, step)`` after each
     applied action (the state is the one after it). An exception either raises stops the
-    match (the worker's way to give up a lost lease).
+    match (the worker's way to give up a lost lease). The ``absent`` seats (their bots never
+    came) are forfeited from the start: never asked, one ``absent`` fault at their first
+    decision, ranked last.
     """
     policy = setup.policy
     state = setup.new_state()
@@ -231,7 +237,8 @@ def play_match(
     if n != len(setup.seats):
         raise ValueError(f"{setup.game} match {setup.match_id} has {len(setup.seats)} bots for {n} seats")
     faults = [0] * n
-    forfeited = [False] * n
+    forfeited = [seat in absent for seat in range(n)]
+    absent_left = set(absent)  # absent seats not charged their one fault yet
     bank = [float(policy.time_bank_ms)] * n
     think = [0.0] * n
     steps: list[Step] = []
@@ -250,6 +257,11 @@ def play_match(
         if forfeited[seat]:
             action, by, think_ms = fallback_action(legal), PlayedBy.FALLBACK, 0.0
             detail = "forfeited"
+            if seat in absent_left:
+                absent_left.discard(seat)
+                charged.append(Fault.ABSENT)
+                faults[seat] += 1
+                detail = "absent: not connected when the match started"
         else:
             deadline = policy.move_ms + int(bank[seat])
             answer = ask(DecisionAsk(setup.match_id, setup.game, seat, setup.seats[seat],

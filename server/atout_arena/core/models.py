@@ -141,6 +141,9 @@ class Tournament(_Competition, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # Written once by the finalize task: the standings as a list of plain dicts.
     standings: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    # How long a match waits for an entrant that is not connected before it forfeits its seat
+    # as `absent` (services.competitions.DEFAULT_ABSENT_GRACE_S when created).
+    absent_grace_s: Mapped[float] = mapped_column(Float, nullable=False, default=10.0, server_default="10")
 
     league: Mapped[League | None] = relationship(back_populates="seasons")
     entries: Mapped[list[TournamentEntry]] = relationship(
@@ -284,7 +287,10 @@ class Match(Base):
     rules_version: Mapped[int] = mapped_column(Integer, nullable=False, default=1, server_default="1")
 
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="pending")
-    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    attempts: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # times claimed
+    # The match's own errors (an outage that faulted every seat): it fails after
+    # ATOUT_MATCH_ATTEMPTS of them. The deaths of the workers that played it do not count.
+    errors: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     runner: Mapped[str | None] = mapped_column(String(128), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
@@ -319,6 +325,9 @@ class MatchSeat(Base):
     faults: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
     forfeited: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
     think_ms: Mapped[float] = mapped_column(Float, nullable=False, default=0.0)
+    # The bot was not connected when the match started (nor within its absent grace): its
+    # seat was forfeited as `absent` and is not rated.
+    absent: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default="0")
     # The version the seat must be played with ("" = the bot's most recently connected stream),
     # and the version it was played with (the Hello's label of the stream that played it).
     version: Mapped[str] = mapped_column(String(64), nullable=False, default="", server_default="")

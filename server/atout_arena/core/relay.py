@@ -27,12 +27,20 @@ key                                   type    meaning
                                               (``T<think ms> <action>`` when the bot told its own time), or
                                               ``D`` when the bot was not connected at request time.
 ``atout:connected``                   zset    bot id -> when its presence expires (ms): live bots.
+``atout:servers``                     zset    game server id -> when its liveness expires (ms; 0: stopped).
 ====================================  ======  =============================================================
+
+A stream is *live* while its ``conn`` exists and the game server named in its connection id
+is alive (:data:`LIVE_CONN`; a server absent from ``atout:servers`` is trusted). Workers,
+presence (:func:`connected_streams`, :func:`is_connected`) and :data:`PUSH_DECISION` all read
+liveness that way, so a game server killed with ``-9`` loses its bots within
+:data:`SERVER_TTL_MS`, not after their presence TTL.
 
 A worker asking a bot for a decision (``atout_workers.decisions``), in one round trip:
 
-1. ``EVAL`` :data:`PUSH_DECISION`: if ``conn`` is absent, push ``D`` to ``reply`` (the bot is
-   faulted ``disconnected`` at once); otherwise store ``req``, add it to ``pending`` and append
+1. ``EVAL`` :data:`PUSH_DECISION`: if the stream is not live, push ``D`` to ``reply`` (the
+   worker waits up to its reconnect grace for the bot, then asks again or faults it
+   ``disconnected``); otherwise store ``req``, add it to ``pending`` and append
    the message to ``inbox``.
 2. ``BLPOP reply`` with the time left as timeout, pipelined after step 1.
 3. An illegal answer: ``EVAL`` :data:`REJECT` appends a Rejection to ``inbox`` and puts the
@@ -89,6 +97,7 @@ import redis.asyncio as aioredis
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
     REQ_KEY_PREFIX,
+    SERVERS_KEY,
     conn_key,
     current_key,
     ended_key,
@@ -120,10 +129,41 @@ def now_ms() -> int:
 
 
 
+SERVER_TTL_MS = 3_000  # a game server that did not renew its liveness for this long is gone
+SERVER_BEAT_S = 1.0
+
 # ------------------------------------------------------------------ scripts (worker side)
 
-PUSH_DECISION = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
+# The live connection id of a stream (its conn key, given its game server is alive), or false.
+# A game server's liveness is read from SERVERS_KEY (absent: trusted, e.g. a bare relay in tests).
+_LIVE = """
+local function live(conn_key, servers, now)
+  local c = redis.call('GET', conn_key)
+  if not c then return false end
+  local sid = string.match(c, '^(.*)/[^/]*$')
+  if sid then
+    local until_ms = redis.call('ZSCORE', servers, sid)
+    if until_ms and tonumber(until_ms) < tonumber(now) then return false end
+  end
+  return c
+end
+"""
+
+LIVE_CONN = _LIVE + """
+return live(KEYS[1], KEYS[2], ARGV[1])
+"""
+
+LIVE_STREAMS = _LIVE + """
+local out = {}
+for _, address in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')) do
+  if live(ARGV[2] .. address .. ARGV[3], KEYS[2], ARGV[1]) then table.insert(out, address) end
+end
+return out
+"""
+
+PUSH_DECISION = _LIVE + """
+local c = live(KEYS[1], KEYS[6], ARGV[6])
+if not c then
   redis.call('RPUSH', KEYS[5], 'D')
   redis.call('PEXPIRE', KEYS[5], ARGV[4])
   return 0
@@ -133,7 +173,7 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
 redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
 redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'k', 'msg', 'm', ARGV[3])
-return 1
+return c
 """
 
 REJECT = """
@@ -219,9 +259,9 @@ def push_decision_command(
     bot_id: str, request_id: str, deadline_unix_ms: int, message: bytes, ttl_ms: int
 ) -> tuple[Any, ...]:
     return (
-        PUSH_DECISION, 5,
+        PUSH_DECISION, 6,
         conn_key(bot_id), req_key(request_id), pending_key(bot_id), inbox_key(bot_id), reply_key(request_id),
-        request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
+        SERVERS_KEY, request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
     )  # fmt: skip
 
 
@@ -233,6 +273,11 @@ def reject_command(
         req_key(request_id), pending_key(bot_id), inbox_key(bot_id),
         request_id, deadline_unix_ms, request, ttl_ms, rejection, INBOX_MAXLEN,
     )  # fmt: skip
+
+
+def live_conn_command(bot_id: str) -> tuple[Any, ...]:
+    """The stream's live connection id (its game server alive), or nil."""
+    return (LIVE_CONN, 2, conn_key(bot_id), SERVERS_KEY, now_ms())
 
 
 def cancel_command(bot_id: str, request_id: str) -> tuple[Any, ...]:
@@ -397,11 +442,21 @@ class GatewayRelay:
 
 
 def connected_streams(redis: Any) -> list[str]:
-    """Addresses of the live streams on every game server (sync client)."""
-    return [
-        b.decode() if isinstance(b, bytes) else b
-        for b in redis.zrangebyscore(CONNECTED_KEY, now_ms(), "+inf")
-    ]
+    """Addresses of the live streams on every game server (sync client): present, and held by
+    a game server that is alive (a killed server's streams stop counting within seconds)."""
+    live = redis.eval(LIVE_STREAMS, 2, CONNECTED_KEY, SERVERS_KEY, now_ms(), "atout:bot:", ":conn")
+    return [b.decode() if isinstance(b, bytes) else b for b in live]
+
+
+def is_live(redis: Any, address: str) -> bool:
+    """Whether the stream ``address`` is connected to a game server that is alive."""
+    return bool(redis.eval(*live_conn_command(address)))
+
+
+def server_beat_command(server_id: str, ttl_ms: int = SERVER_TTL_MS) -> tuple[Any, ...]:
+    """ZADD of a game server's liveness (``ttl_ms`` 0: it stopped, its streams are gone)."""
+    until = now_ms() + ttl_ms if ttl_ms else 0
+    return ("ZADD", SERVERS_KEY, until, server_id)
 
 
 def connected_bots(redis: Any) -> list[str]:
@@ -419,7 +474,7 @@ def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
     current = redis.get(current_key(str(bot_id)))
     if current:
         current = current.decode() if isinstance(current, bytes) else current
-        if redis.exists(conn_key(current)):
+        if is_live(redis, current):
             return current
     live = bot_streams(redis, bot_id)
     return live[0] if live else str(bot_id)
@@ -428,12 +483,12 @@ def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
 def bot_streams(redis: Any, bot_id: int | str) -> list[str]:
     """The live stream addresses of one bot, its unversioned one first."""
     mine = [a for a in connected_streams(redis) if split_address(a)[0] == str(bot_id)]
-    return sorted((a for a in mine if redis.exists(conn_key(a))), key=lambda a: (a != str(bot_id), a))
+    return sorted(mine, key=lambda a: (a != str(bot_id), a))
 
 
 def is_connected(redis: Any, bot_id: int | str, version: str = "") -> bool:
     """Whether a seat of ``bot_id`` (of ``version``, or of any) has a live stream to play on."""
-    return bool(redis.exists(conn_key(seat_address(redis, bot_id, version))))
+    return is_live(redis, seat_address(redis, bot_id, version))
 
 
 # ------------------------------------------------------------------ clients

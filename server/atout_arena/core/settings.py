@@ -20,13 +20,17 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_HEARTBEAT_S`` (5): how often a worker renews the heartbeat of its matches.
 - ``ATOUT_MATCH_STALE_S`` (30, at least twice the heartbeat): a running match silent this long
   is given to another worker.
-- ``ATOUT_REQUEUE_AFTER_S`` (120): a queued match not started this long (with empty queues)
+- ``ATOUT_REQUEUE_AFTER_S`` (15): a queued match not started this long (with empty queues)
   is sent again.
 - ``ATOUT_SWEEP_INTERVAL_S`` (10): how often beat runs the sweeper.
 - ``ATOUT_LEAGUE_TICK_S`` (60): how often beat looks for leagues due for a season.
 - ``ATOUT_VISIBILITY_TIMEOUT_S`` (3600): Redis transport: an unacknowledged task is delivered
   again after this long (see docs/tournaments.md).
-- ``ATOUT_MATCH_ATTEMPTS`` (3): a match started this many times without a result fails.
+- ``ATOUT_MATCH_ATTEMPTS`` (3): a match that had this many errors of its own (an outage that
+  faulted every seat) fails; the deaths of the workers that played it do not count.
+- ``ATOUT_RECONNECT_GRACE_S`` (15): a bot whose stream is gone (its game server died or
+  restarted, the stream dropped) is waited for this long before its decision is faulted
+  ``disconnected``; a bot back within it is asked again, charged nothing.
 
 Empty values count as unset; values are stripped. A bad value raises :class:`SettingsError`
 (a ``ValueError``) whose message is one line naming each bad variable: every command prints
@@ -79,12 +83,13 @@ class Settings(BaseSettings):
     practice_concurrency: int = Field(8, ge=1)
     heartbeat_s: float = Field(5.0, ge=0.05, allow_inf_nan=False)
     match_stale_s: float = Field(30.0, ge=0.1, allow_inf_nan=False)
-    requeue_after_s: float = Field(120.0, ge=0.1, allow_inf_nan=False)
+    requeue_after_s: float = Field(15.0, ge=0.1, allow_inf_nan=False)
     sweep_interval_s: float = Field(10.0, ge=0.1, allow_inf_nan=False)
     league_tick_s: float = Field(60.0, ge=0.1, allow_inf_nan=False)
     ladder_tick_s: float = Field(2.0, ge=0.1, allow_inf_nan=False)  # a running ladder's matchmaking tick
     visibility_timeout_s: int = Field(3600, ge=1)
     match_attempts: int = Field(3, ge=1)
+    reconnect_grace_s: float = Field(15.0, ge=0, allow_inf_nan=False)
 
     def __init__(self, **values: Any) -> None:
         try:

@@ -19,6 +19,7 @@ class Fault(StrEnum):
     TIMEOUT = "timeout"  # no legal answer within the deadline
     ILLEGAL = "illegal"  # the deadline passed after at least one illegal answer
     DISCONNECTED = "disconnected"  # the bot had no live stream
+    ABSENT = "absent"  # the bot was not connected when its match started (nor within its grace)
 
 
 FAULT_KINDS: tuple[str, ...] = tuple(Fault)

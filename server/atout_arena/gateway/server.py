@@ -4,8 +4,16 @@
 >>> await server.start(); ...; await server.stop()                             # doctest: +SKIP
 
 ``serve()`` runs one until SIGTERM or SIGINT, then shuts down gracefully: health turns
-NOT_SERVING, every bot stream gets an Error ``shutting_down`` (its bot reconnects, to this
-server's replacement or another one), and open calls get ``shutdown_grace_s`` to finish.
+NOT_SERVING, the server marks itself gone in Redis, every bot stream gets an Error
+``shutting_down`` (its bot reconnects at once, to this server's replacement or another one;
+the workers wait for it up to ``ATOUT_RECONNECT_GRACE_S`` and ask its pending decision
+again), and open calls get ``shutdown_grace_s`` to finish.
+
+While it runs, the server renews its own liveness in Redis every second
+(:func:`atout_arena.core.relay.server_beat_command`): a server killed with ``-9`` stops,
+and within :data:`~atout_arena.core.relay.SERVER_TTL_MS` its bots read as not connected (their
+presence keys would otherwise live for three keep-alives). Redis going away is logged and
+retried; the server never exits because of it.
 It plays no match: ``Games.StartPractice`` (given an :class:`atout_arena.services.practice.Practice`)
 stores a practice match and sends it to the workers' practice queue.
 """
@@ -24,7 +32,14 @@ from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_arena.core.relay import GatewayRelay, make_async_redis
+from atout_arena.core.relay import (
+    SERVER_BEAT_S,
+    SERVERS_KEY,
+    GatewayRelay,
+    make_async_redis,
+    now_ms,
+    server_beat_command,
+)
 from atout_arena.core.settings import Settings
 from atout_arena.gateway.servicer import CURRENT_BOT, BotGatewayServicer, GamesServicer
 from atout_arena.services.bots import BotInfo, BotRegistry
@@ -156,21 +171,49 @@ class GameServer:
         health_servicer: health.aio.HealthServicer,
         relay: GatewayRelay,
         grace_s: float,
+        server_id: str = "",
     ) -> None:
         self.server = server
         self.gateway = gateway
         self.health = health_servicer
         self.relay = relay
         self.grace_s = grace_s
+        self.server_id = server_id
+        self._beat: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.server.start()
         for name in ("", *ALL_SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
+        if self.server_id:
+            self._beat = asyncio.create_task(self._beat_forever(), name="server-liveness")
+
+    async def _beat_forever(self) -> None:
+        """This server's liveness in Redis, every second; old entries of others pruned."""
+        failing = False
+        while True:
+            try:
+                await self.relay.redis.execute_command(*server_beat_command(self.server_id))
+                await self.relay.redis.zremrangebyscore(SERVERS_KEY, 1, now_ms() - 3_600_000)
+                if failing:
+                    log.info("Redis is back: liveness renewed")
+                failing = False
+            except Exception as exc:  # Redis away: the bots' streams end and reconnect; we wait
+                if not failing:
+                    log.warning("cannot renew this server's liveness in Redis (%s); retrying", exc)
+                failing = True
+            await asyncio.sleep(SERVER_BEAT_S)
 
     async def stop(self, grace_s: float | None = None) -> None:
         grace = self.grace_s if grace_s is None else grace_s
         await self.health.enter_graceful_shutdown()
+        if self._beat is not None:
+            self._beat.cancel()
+            try:  # gone at once: workers wait for its bots to reconnect elsewhere
+                await asyncio.wait_for(self.relay.redis.execute_command(
+                    *server_beat_command(self.server_id, ttl_ms=0)), 2.0)
+            except Exception as exc:
+                log.warning("could not mark this server stopped in Redis: %s", exc)
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
         await self.server.stop(grace)
         await self.relay.redis.aclose()
@@ -216,7 +259,9 @@ def create_server(
     port = server.add_insecure_port(address)
     if port == 0:
         raise OSError(f"cannot listen on {address}")
-    return GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s), port
+    game_server = GameServer(server, gateway, health_servicer, relay, settings.shutdown_grace_s,
+                             server_id=settings.server_id)
+    return game_server, port
 
 
 async def serve(

@@ -35,12 +35,15 @@ from atout_arena.core.models import (
     utcnow,
 )
 from atout_arena.core.ratings import fit
+from atout_arena.core.relay import is_connected
 from atout_arena.core.schedule import tables
 from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 
 TournamentError = CompetitionError  # the error of every competition service
+DEFAULT_ABSENT_GRACE_S = 10.0  # a match waits this long for an entrant that is not connected
+MAX_ABSENT_GRACE_S = 3600.0
 OPEN = (TournamentStatus.CREATED, TournamentStatus.RUNNING)  # a tournament that may still change
 ONCE = {"synchronize_session": False}
 
@@ -54,14 +57,19 @@ def create_tournament(
     league_id: int | None = None,
     season: int | None = None,
     spec: CompetitionSpec | None = None,
+    absent_grace_s: float = DEFAULT_ABSENT_GRACE_S,
     **fields: Any,
 ) -> int:
     """Store a tournament and its whole schedule (matches ``pending``); returns its id.
 
     Its game and rules are ``spec``, or a spec made of ``fields`` (``game``, ``players``,
     ``options``, ``games_per_pairing``, ``duplicate``, ``move_ms``, ``time_bank_ms``,
-    ``max_faults``: see :meth:`CompetitionSpec.of`). Raises :class:`CompetitionError`."""
+    ``max_faults``: see :meth:`CompetitionSpec.of`). ``absent_grace_s``: how long each match
+    waits at its start for an entrant that is not connected before forfeiting its seat as
+    ``absent``. Raises :class:`CompetitionError`."""
     spec = spec or CompetitionSpec.of(**fields)
+    if not (isinstance(absent_grace_s, int | float) and 0 <= absent_grace_s <= MAX_ABSENT_GRACE_S):
+        raise CompetitionError(f"absent_grace_s={absent_grace_s!r}: from 0 to {MAX_ABSENT_GRACE_S:g} seconds")
     seed = secrets.randbits(62) if seed is None else seed
     with sessions() as session:
         ids = [b.id for b in entrants(session, bots)]
@@ -71,7 +79,7 @@ def create_tournament(
         except ValueError as exc:
             raise CompetitionError(str(exc)) from None
         tournament = Tournament(name=name, **spec.columns(), seed=seed, status=TournamentStatus.CREATED,
-                                league_id=league_id, season=season)
+                                league_id=league_id, season=season, absent_grace_s=float(absent_grace_s))
         tournament.entries = [TournamentEntry(bot_id=b, position=i) for i, b in enumerate(ids)]
         session.add(tournament)
         session.flush()
@@ -144,6 +152,35 @@ def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
         return int(cancelled.rowcount)
 
 
+def retry_match(sessions: sessionmaker, match_id: int) -> bool:
+    """Play a ``failed`` match again from its seed: it turns ``queued`` with its errors and
+    claims reset, and its tournament (finished with failures) runs again until the match is
+    done, then is finalized again. Returns whether it is a practice match (the queue to send
+    it to); a match that did not fail is refused (:class:`TournamentError`)."""
+    now = utcnow()
+    with sessions() as session:
+        result = session.execute(
+            update(Match).where(Match.id == match_id, Match.status == MatchStatus.FAILED)
+            .values(status=MatchStatus.QUEUED, queued_at=now, finished_at=None, runner=None, errors=0,
+                    attempts=0, error=None).execution_options(**ONCE)
+        )
+        match = session.get(Match, match_id)
+        if match is None:
+            raise TournamentError(f"no match {match_id}")
+        if result.rowcount != 1:
+            session.rollback()
+            raise TournamentError(f"match {match_id} is {match.status}: only a failed match can be retried")
+        if match.tournament_id is not None:
+            session.execute(
+                update(Tournament).where(Tournament.id == match.tournament_id,
+                                         Tournament.status == TournamentStatus.FINISHED)
+                .values(status=TournamentStatus.RUNNING, finished_at=None).execution_options(**ONCE)
+            )
+        practice = match.tournament_id is None and match.test_id is None
+        session.commit()
+        return practice
+
+
 def match_results(session: Session, tournament_ids: Sequence[int]) -> list[MatchResult]:
     """The finished matches of some tournaments, as :class:`atout_arena.core.standings.MatchResult`."""
     matches = session.scalars(
@@ -161,8 +198,47 @@ def match_results(session: Session, tournament_ids: Sequence[int]) -> list[Match
     return results
 
 
-def standing_rows(session: Session, table: list[Standing]) -> list[dict[str, Any]]:
-    """Standings as JSON-ready dicts, with the bots' names."""
+def rated_results(session: Session, tournament_ids: Sequence[int]) -> list[tuple[tuple[int, ...], ...]]:
+    """``(seats, ranking)`` of the finished matches for the batch fit, without their absent
+    seats (an absent bot is not rated by its forfeits); matches left with one seat are skipped."""
+    matches = session.scalars(
+        select(Match).where(Match.tournament_id.in_(tournament_ids), Match.status == MatchStatus.FINISHED)
+        .options(selectinload(Match.seats)).order_by(Match.id)
+    )
+    out = []
+    for match in matches:
+        present = [s for s in sorted(match.seats, key=lambda s: s.seat) if not s.absent]
+        if len(present) >= 2:
+            out.append((tuple(s.bot_id for s in present), tuple(int(s.place or 0) for s in present)))
+    return out
+
+
+def absent_bots(session: Session, tournament_ids: Sequence[int]) -> set[int]:
+    """The bots that never came: absent from every finished match they were seated in."""
+    rows = session.execute(
+        select(MatchSeat.bot_id, MatchSeat.absent).join(Match)
+        .where(Match.tournament_id.in_(tournament_ids), Match.status == MatchStatus.FINISHED)
+    ).all()
+    seen: dict[int, bool] = {}
+    for bot_id, absent in rows:
+        seen[bot_id] = seen.get(bot_id, True) and bool(absent)
+    return {bot for bot, always in seen.items() if always}
+
+
+def not_connected(sessions: sessionmaker, redis: Any, tournament_id: int) -> list[str]:
+    """The names of a tournament's entrants with no live stream now (told when it is created
+    or started: their matches wait ``absent_grace_s`` for them, then forfeit their seats)."""
+    with sessions() as session:
+        rows = session.execute(
+            select(Bot.id, Bot.name).join(TournamentEntry, TournamentEntry.bot_id == Bot.id)
+            .where(TournamentEntry.tournament_id == tournament_id).order_by(TournamentEntry.position)
+        ).all()
+    return [name for bot_id, name in rows if not is_connected(redis, bot_id)]
+
+
+def standing_rows(session: Session, table: list[Standing],
+                  absent: set[int] | None = None) -> list[dict[str, Any]]:
+    """Standings as JSON-ready dicts, with the bots' names; ``absent``: bots that never came."""
     names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot for s in table]))).all())
     rows = []
     for line in table:
@@ -170,6 +246,7 @@ def standing_rows(session: Session, table: list[Standing]) -> list[dict[str, Any
         row["bot_id"] = row.pop("bot")
         row["bot"] = names.get(line.bot, str(line.bot))
         row["places"] = {str(k): v for k, v in line.places.items()}
+        row["absent"] = line.bot in (absent or set())
         rows.append(row)
     return rows
 
@@ -198,12 +275,14 @@ def finalize_tournament(sessions: sessionmaker, tournament_id: int) -> bool:
         assert tournament is not None
         entrants = [e.bot_id for e in tournament.entries]
         results = match_results(session, [tournament_id])
-        tournament.standings = standing_rows(session, standings(results, bots=entrants))
+        tournament.standings = standing_rows(session, standings(results, bots=entrants),
+                                             absent_bots(session, [tournament_id]))
         for old in list(tournament.fitted):
             session.delete(old)
         session.flush()
-        if results:
-            fitted = fit(results)
+        rated = rated_results(session, [tournament_id])
+        if rated:
+            fitted = fit(rated)
             for rank, line in enumerate(fitted.ratings, 1):
                 session.add(TournamentRating(
                     tournament_id=tournament_id, bot_id=line.bot, rank=rank, rating=line.elo,
@@ -226,7 +305,8 @@ def tournament_summary(sessions: sessionmaker, tournament_id: int) -> dict[str, 
         table = t.standings
         if table is None:  # live standings while it runs
             table = standing_rows(session, standings(match_results(session, [tournament_id]),
-                                                     bots=[e.bot_id for e in t.entries]))
+                                                     bots=[e.bot_id for e in t.entries]),
+                                  absent_bots(session, [tournament_id]))
         return {
             "id": t.id, "name": t.name, "game": t.game, "options": t.options, "players": t.players,
             "games_per_pairing": t.games_per_pairing, "duplicate": t.duplicate, "move_ms": t.move_ms,

@@ -38,6 +38,7 @@ from atout_arena.core.replay import (
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus
 from atout_arena.services.bots import find_bot
+from atout_arena.services.tournaments import TournamentError, retry_match
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
 
@@ -134,6 +135,28 @@ def list_matches(
 def show(match_id: MatchIdPath, session: SessionDep) -> MatchPublic:
     """A match: game, options, seats (bot, score, place, faults, forfeit, think time), status
     and, once finished, its result. The seed is shown once the match is over."""
+    return _public(session, _match(session, match_id))
+
+
+@router.post(
+    "/{match_id}/retry",
+    response_model=MatchPublic,
+    responses={**NOT_FOUND, 401: {"description": "no token"}, 403: {"description": "not the organizer"},
+               409: {"description": "the match did not fail"}},
+)
+def retry(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> MatchPublic:
+    """Play a failed match again from its seed (organizer only): it is queued and sent to the
+    workers; its tournament runs again until it is done, then is finalized again."""
+    _match(session, match_id)
+    try:
+        practice = retry_match(arena.sessions, match_id)
+    except TournamentError as exc:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
+    if practice:
+        arena.tasks.play_practice(match_id)
+    else:
+        arena.dispatch([match_id])
+    session.expire_all()
     return _public(session, _match(session, match_id))
 
 

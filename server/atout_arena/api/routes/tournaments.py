@@ -27,6 +27,7 @@ from atout_arena.services.tournaments import (
     TournamentError,
     cancel_tournament,
     create_tournament,
+    not_connected,
     start_tournament,
     tournament_summary,
 )
@@ -68,13 +69,20 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
     the engine's message. With ``start: true`` it starts at once."""
     try:
         tid = create_tournament(arena.sessions, name=body.name, bots=body.bots, seed=body.seed,
-                                spec=CompetitionSpec.of(**body.competition()))
+                                spec=CompetitionSpec.of(**body.competition()),
+                                absent_grace_s=body.absent_grace_s)
     except CompetitionError as exc:
         code = status.HTTP_404_NOT_FOUND if exc.kind == "not_found" else status.HTTP_422_UNPROCESSABLE_CONTENT
         raise HTTPException(code, str(exc)) from None
     if body.start:
         arena.dispatch(start_tournament(arena.sessions, tid))
-    return _detail(arena, tid)
+    return _with_absent(arena, _detail(arena, tid))
+
+
+def _with_absent(arena: ArenaDep, detail: TournamentDetail) -> TournamentDetail:
+    """The entrants not connected now, told when a tournament is created or started."""
+    detail.absent = not_connected(arena.sessions, arena.redis, detail.id)
+    return detail
 
 
 @router.get("", response_model=list[TournamentPublic])
@@ -128,7 +136,7 @@ def start(
         arena.dispatch(start_tournament(arena.sessions, tournament_id))
     except TournamentError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
-    return _detail(arena, tournament_id)
+    return _with_absent(arena, _detail(arena, tournament_id))
 
 
 @router.post(

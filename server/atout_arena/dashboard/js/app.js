@@ -261,7 +261,7 @@ async function tournamentPage(id) {
   const matches = el("div");
   let filter = "";
   const filters = el("div", "tabs small");
-  for (const [label, value] of [["all", ""], ["running", "running"], ["finished", "finished"], ["queued", "queued"]]) {
+  for (const [label, value] of [["all", ""], ["running", "running"], ["finished", "finished"], ["queued", "queued"], ["failed", "failed"]]) {
     const b = el("button", `tab ${value === filter ? "active" : ""}`, label);
     b.onclick = () => {
       filter = value;
@@ -284,6 +284,10 @@ async function tournamentPage(id) {
       `${t.duplicate ? " · duplicate deals" : ""} · ${t.move_ms} ms per move · forfeit after ${t.max_faults || "∞"} faults` +
       `${Object.keys(t.options).length ? ` · options ${JSON.stringify(t.options)}` : ""}`);
     head.replaceChildren(title, facts, progressBar(t.progress));
+    if (t.failed_matches) {
+      head.append(el("p", "error", `${t.finished_with_failures ? "Finished with failures: " : ""}${t.failed_matches} failed ` +
+        `match(es), not in the standings. The organizer can retry each: POST /v1/matches/{id}/retry or atout-arena match retry ID.`));
+    }
     standings.replaceChildren(t.standings.length ? table(["#", "bot", "points", "matches", "wins", "mean place", "faults", "forfeits"],
       t.standings.map((s) => [String(s.rank), s.bot, fmt(s.points, 1), String(s.matches), String(s.wins), fmt(s.mean_place, 2), String(s.faults), String(s.forfeits)]),
       "standings") : empty("No result yet."));

@@ -1,6 +1,6 @@
 """ladders, ladder_members, ladder_sets and matches.ladder_id: the continuous ladder (issue 15)
 
-Revision ID: 0005_ladder
+Revision ID: 0005
 Revises: 0004
 Create Date: 2026-12-01
 """
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = '0005_ladder'
+revision: str = '0005'
 down_revision: str | None = '0004'
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,0 +1,158 @@
+"""Recovery without beat: every worker process sweeps, under a Redis lock.
+
+A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
+:mod:`atout_workers.celery_app`) does, every :data:`TICK_S`:
+
+- **liveness**: it renews this process in the ``atout:workers`` sorted set (member
+  ``host:pid``, the prefix of its runner ids, scored by when it expires:
+  :data:`LIVENESS_TTL_S`). A worker killed with ``-9`` stops renewing: once its entry has
+  expired and its matches' heartbeats are older than two heartbeat intervals, any live worker
+  puts them back in the queue and sends them again (:func:`atout_workers.store.orphaned_running`),
+  so a match whose worker died is played again within seconds, not after ``ATOUT_MATCH_STALE_S``
+  (which still applies to a worker that is alive but silent, and to runners that never
+  registered);
+- **the sweep** (:func:`atout_workers.sweeper.sweep`) every ``ATOUT_SWEEP_INTERVAL_S``, by
+  one worker at a time: the one that takes ``atout:sweeper:lock`` (``SET NX`` expiring after
+  the interval) sweeps, the others skip that interval.
+
+Beat's ``atout.sweep`` still works (it is the same function), but no arena needs beat to
+recover. Redis or the database being away is logged and retried at the next tick; the thread
+never dies of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+import threading
+import time
+from typing import Any
+
+import redis
+
+from atout_arena.core.keys import SWEEPER_LOCK_KEY, WORKERS_KEY, ladder_armed_key
+from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE
+from atout_arena.services import ladders
+from atout_workers import store
+from atout_workers.sweeper import SweepReport, sweep
+from atout_workers.world import World
+
+log = logging.getLogger(__name__)
+
+TICK_S = 1.0
+LIVENESS_TTL_S = 3.0  # a worker that did not renew its entry for this long is dead
+MATCH_QUEUES = (MATCH_QUEUE, PRACTICE_QUEUE)  # where a lost match task may still wait
+
+
+def process_id() -> str:
+    """This process as it prefixes its runner ids (:meth:`atout_workers.world.World.new_runner`)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def sweep_world(world: World) -> SweepReport:
+    """One sweep of the world's matches, tournaments and tests (beat's task and the keeper)."""
+
+    def resend(match_id: int) -> None:
+        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+
+    report = sweep(
+        world.sessions,
+        stale_s=world.settings.match_stale_s,
+        requeue_after_s=world.settings.requeue_after_s,
+        queue_length=lambda: sum(int(world.redis.llen(q)) for q in MATCH_QUEUES),
+        dispatch_match=resend,
+        dispatch_finalize=world.tasks.finalize_tournament,
+        dispatch_test=world.tasks.test_tick,
+    )
+    for ladder_id in ladders.running_ladders(world.sessions):  # a chain of ticks lost with its worker
+        if not world.redis.exists(ladder_armed_key(ladder_id)):
+            world.tasks.ladder_tick(ladder_id)
+    return report
+
+
+def recover_dead_workers(world: World, me: str, now_ms: int | None = None) -> list[int]:
+    """Put back in the queue (and send again) the running matches of worker processes whose
+    liveness expired; returns the matches sent. Safe in every worker at once."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    dead = [m.decode() if isinstance(m, bytes) else str(m)
+            for m in world.redis.zrangebyscore(WORKERS_KEY, "-inf", now)]
+    dead = [d for d in dead if d != me]
+    if not dead:
+        return []
+    silent_s = 2 * world.settings.heartbeat_s  # its heartbeat thread died with it
+    back = store.orphaned_running(world.sessions, dead, silent_s)
+    for match_id in back:
+        log.warning("match %s: its worker process died; dispatching it again", match_id)
+        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+    still_held = store.running_of(world.sessions, dead)
+    gone = [d for d in dead if d not in still_held]
+    if gone:
+        world.redis.zrem(WORKERS_KEY, *gone)
+    return back
+
+
+class Keeper:
+    """The thread of one worker process: liveness, dead workers' matches, the sweep."""
+
+    def __init__(self, world: World, tick_s: float = TICK_S) -> None:
+        self.world = world
+        self.tick_s = tick_s
+        self.me = process_id()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_sweep = 0.0
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="atout-keeper", daemon=True)
+            self._thread.start()
+            log.info("keeper: sweeping every %.1f s under a Redis lock (no beat needed)",
+                     self.world.settings.sweep_interval_s)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(5.0)
+        with contextlib.suppress(redis.RedisError):
+            self.world.redis.zrem(WORKERS_KEY, self.me)
+
+    def tick(self) -> None:
+        world, now = self.world, time.time()
+        world.redis.zadd(WORKERS_KEY, {self.me: int((now + LIVENESS_TTL_S) * 1000)})
+        recover_dead_workers(world, self.me)
+        interval = world.settings.sweep_interval_s
+        if time.monotonic() - self._last_sweep < interval:
+            return
+        self._last_sweep = time.monotonic()
+        lock_ms = max(1, int(interval * 1000 * 0.9))
+        if world.redis.set(SWEEPER_LOCK_KEY, self.me, nx=True, px=lock_ms):
+            report: Any = sweep_world(world)
+            if any(report.as_dict().values()):
+                log.info("keeper: swept %s", report.as_dict())
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.tick_s):
+            try:
+                self.tick()
+            except Exception as exc:  # Redis or the database away: try again at the next tick
+                log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
+
+
+_keeper: Keeper | None = None
+
+
+def start_keeper(world: World) -> Keeper:
+    global _keeper
+    if _keeper is None:
+        _keeper = Keeper(world)
+        _keeper.start()
+    return _keeper
+
+
+def stop_keeper() -> None:
+    global _keeper
+    if _keeper is not None:
+        _keeper.stop()
+        _keeper = None
