@@ -263,3 +263,26 @@ def test_the_command_in_its_own_process_from_another_directory(api: Any, tmp_pat
     assert done.returncode == 0, done.stderr
     assert api.organizer.get(f"/v1/bots/{name}").status_code == 200
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no ./var, no config written
+
+
+def test_create_warns_of_entrants_not_connected_and_match_retry_requeues_a_failed_match(
+    cli: Any, make_bot: Any, sessions: Any
+) -> None:
+    names = [make_bot("cli-away")[0].name for _ in range(2)]
+    created = cli("tournament", "create", "away", "--game", "fool", "--players", "2",
+                  "--bots", ",".join(names), "--games-per-pairing", "2", "--absent-grace", "3")
+    assert created.returncode == 0, created.stderr
+    assert "created: 2 matches" in created.stdout
+    assert f"warning: not connected: {', '.join(names)}" in created.stderr and "3 s" in created.stderr
+    tid = int(created.stdout.split()[1])
+    with sessions() as session:
+        match = session.query(Match).filter(Match.tournament_id == tid).first()
+        match.status, match.error = "failed", "every seat was disconnected"
+        session.commit()
+        failed_id = match.id
+    retried = cli("match", "retry", str(failed_id))
+    assert retried.returncode == 0, retried.stderr
+    assert f"match {failed_id} queued again" in retried.stdout
+    with sessions() as session:
+        assert session.get(Match, failed_id).status == "queued"
+    assert "failed" in one_line_error(cli("match", "retry", str(failed_id)))
