@@ -246,7 +246,11 @@ class TournamentPublic(BaseModel):
 
 
 class TournamentDetail(TournamentPublic):
-    seed: int
+    seed: int | None = Field(description="the schedule's seed: the organizer's until the tournament is over")
+    deal_key: str | None = Field(
+        None, description="the secret its match seeds derive from (hex): shown once the tournament is over")
+    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
+    deals_public: bool = Field(True, description="whether the seeds and the deal key are public yet")
     standings: list[StandingRow]
     ratings: list[FittedRating]
 
@@ -317,6 +321,8 @@ class TestPublic(BaseModel):
     sets_in_flight: int
     matches: dict[str, int] = Field(description="the test's matches by status")
     seed: int | None = Field(description="shown once the test is over")
+    deal_key: str | None = Field(None, description="the secret its match seeds derive from, once it is over")
+    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
     created_by: str
     created_at: datetime
     finished_at: datetime | None
@@ -408,6 +414,8 @@ class MatchPublic(BaseModel):
     id: int
     tournament_id: int | None
     number: int
+    deal_group: int = Field(0, description="matches of one deal group share their deal (duplicate rotations)")
+    rotation: int = Field(0, description="its seat rotation within the deal group")
     practice: bool
     test_id: int | None = Field(None, description="the test it belongs to (a bot against a bot, SPRT)")
     game: str
@@ -415,7 +423,8 @@ class MatchPublic(BaseModel):
     players: int
     status: str
     outcome: str | None
-    seed: int | None = Field(description="shown once the match is over (it deals every card)")
+    seed: int | None = Field(
+        description="shown once nothing sharing its deals is still to be played (it deals every card)")
     move_ms: int
     max_faults: int
     rules_version: int = Field(description="the version of the game's rules it was played under")

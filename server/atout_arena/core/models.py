@@ -141,6 +141,9 @@ class Tournament(_Competition, Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # Written once by the finalize task: the standings as a list of plain dicts.
     standings: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    # The secret its match seeds derive from (core.deals), shown once it is over; None: seeds
+    # of a tournament made before issue 11 (a plain hash of the seed).
+    deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     league: Mapped[League | None] = relationship(back_populates="seasons")
     entries: Mapped[list[TournamentEntry]] = relationship(
@@ -180,6 +183,7 @@ class SprtTest(_Competition, Base):
     # then finish, but never move a decided test.
     final: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
+    deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # as Tournament.deal_key
     created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -324,3 +328,13 @@ class TournamentRating(Base):
 
     tournament: Mapped[Tournament] = relationship(back_populates="fitted")
     bot: Mapped[Bot] = relationship()
+
+
+class ArenaSecret(Base):
+    """A secret of the arena, made on first use and shared by every process through the
+    database: ``deals`` (hex), what competitions' deal keys derive from (core.deals)."""
+
+    __tablename__ = "arena_secrets"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128), nullable=False)

@@ -102,10 +102,19 @@ class CompetitionSpec:
         return math.ceil(pairs / per_table)
 
     def check_size(self, bots: int) -> None:
+        """Refuse at once a schedule whose lower bound is over the limit (never built)."""
         estimate = self.estimated_matches(bots)
         if estimate > MAX_MATCHES:
             raise CompetitionError(
                 f"this tournament would have at least {estimate} matches; at most {MAX_MATCHES}"
+            )
+
+    def check_count(self, matches: int) -> None:
+        """Refuse a built schedule of more than :data:`MAX_MATCHES` matches (its real length,
+        which the lower bound may underestimate)."""
+        if matches > MAX_MATCHES:
+            raise CompetitionError(
+                f"this tournament would have {matches} matches; at most {MAX_MATCHES}"
             )
 
 
