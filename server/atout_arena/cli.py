@@ -61,13 +61,36 @@ def _bots(args: argparse.Namespace, settings: Settings) -> int:
             token = registry.rotate(args.name)
             print(f"bot {args.name!r} has a new token (the old one no longer works):", file=sys.stderr)
             print(token)
+            _revoke(settings, registry, registry.get(args.name).id, "token_rotated")
         elif args.bots_command in ("disable", "enable"):
             bot = registry.disable(args.name, disabled=args.bots_command == "disable")
             print(f"bot {bot.name!r} is {'disabled' if bot.disabled else 'enabled'}")
+            if bot.disabled:
+                _revoke(settings, registry, bot.id, "disabled")
     except RegistryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _revoke(settings: Settings, registry: BotRegistry, bot_id: int, reason: str) -> None:
+    """Close the bot's live streams on every game server (services.revocation), when a Redis
+    is running: without one, no game server runs either."""
+    import redis
+
+    from atout_arena.services.revocation import revoke_bot
+
+    redis_url, _ = find_redis_url(settings, start=False)
+    if redis_url is None:
+        return
+    client = redis.Redis.from_url(redis_url, socket_timeout=10)
+    try:
+        done = revoke_bot(registry._sessions, client, bot_id, reason)
+        print(f"{done['game_servers']} game servers told to close its streams"
+              + (f"; tests cancelled: {done['tests_cancelled']}" if done["tests_cancelled"] else ""),
+              file=sys.stderr)
+    finally:
+        client.close()
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:

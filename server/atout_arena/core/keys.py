@@ -86,6 +86,17 @@ def reply_key(request_id: str) -> str:
     return f"atout:reply:{request_id}"
 
 
+# -- control ---------------------------------------------------------------------------------
+
+# Pub/sub channel every game server listens to: {"revoke": bot_id, "reason": ...} when a bot is
+# disabled or its token rotated (its streams close, its open decisions fault ``disconnected``).
+CONTROL_CHANNEL = "atout:control"
+
+
+def reply_prefix() -> str:
+    return "atout:reply:"
+
+
 # -- spectators ------------------------------------------------------------------------------
 
 

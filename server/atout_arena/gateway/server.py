@@ -13,6 +13,7 @@ stores a practice match and sends it to the workers' practice queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
@@ -24,7 +25,8 @@ from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_arena.core.relay import GatewayRelay, make_async_redis
+from atout_arena.core.keys import CONTROL_CHANNEL
+from atout_arena.core.relay import GatewayRelay, make_async_redis, parse_control
 from atout_arena.core.settings import Settings
 from atout_arena.gateway.servicer import CURRENT_BOT, BotGatewayServicer, GamesServicer
 from atout_arena.services.bots import BotInfo, BotRegistry
@@ -162,14 +164,40 @@ class GameServer:
         self.health = health_servicer
         self.relay = relay
         self.grace_s = grace_s
+        self._control: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        self._control = asyncio.create_task(self._listen_control(), name="control-channel")
         await self.server.start()
         for name in ("", *ALL_SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
 
+    async def _listen_control(self) -> None:
+        """Follow the control channel (keys.CONTROL_CHANNEL): a revoked bot's streams close.
+        Resubscribes after a Redis error, every second until it can."""
+        while True:
+            pubsub = self.relay.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CONTROL_CHANNEL)
+                async for message in pubsub.listen():
+                    parsed = parse_control(message.get("data", b""))
+                    if parsed is not None:
+                        closed = self.gateway.revoke(*parsed)
+                        log.info("bot %s revoked (%s): %d streams closed", parsed[0], parsed[1], closed)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis went away: listen again once it is back
+                log.warning("control channel: %r; subscribing again in 1 s", exc)
+                await asyncio.sleep(1)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
     async def stop(self, grace_s: float | None = None) -> None:
         grace = self.grace_s if grace_s is None else grace_s
+        if self._control is not None:
+            self._control.cancel()
+            await asyncio.gather(self._control, return_exceptions=True)
         await self.health.enter_graceful_shutdown()
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
         await self.server.stop(grace)

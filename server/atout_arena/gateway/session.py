@@ -87,6 +87,7 @@ class BotSession:
         self._flush_task: asyncio.Task[None] | None = None
         self._stopped: asyncio.Future[SessionEnd] | None = None
         self._ping_nonce = 0
+        self.revoked = False
 
     # ------------------------------------------------------------ life
 
@@ -167,6 +168,12 @@ class BotSession:
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.shield(self._finish())
 
+    def revoke(self, message: str) -> None:
+        """End the stream with an Error ``revoked`` and fault every decision waiting for it
+        ``disconnected`` (its bot was disabled or its token rotated). Call from its event loop."""
+        self.revoked = True
+        self.stop("revoked", message)
+
     def stop(self, code: str, message: str) -> None:
         """Ask the session to end with an Error (e.g. ``shutting_down``). Call from its event loop."""
         if self._stopped is not None and not self._stopped.done():
@@ -188,6 +195,10 @@ class BotSession:
             if self._answers:
                 await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
             await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
+            if self.revoked:  # after the release: a decision sent now finds no stream either
+                faulted = await asyncio.wait_for(self.relay.fault_pending(self.address), CLOSE_TIMEOUT_S)
+                log.info("bot %s stream %s revoked: %d open decisions faulted disconnected",
+                         self.bot.name, self.conn_id, faulted)
         except Exception:
             log.exception("bot %s stream %s: could not release cleanly", self.bot.name, self.conn_id)
 

@@ -10,7 +10,7 @@ everywhere:
 - a move takes 1 ms to :data:`~atout_arena.core.relay.MAX_DEADLINE_MS` with the time bank;
   faults and the bank are never negative; ``games_per_pairing`` is at least 1;
 - entrants are registered bots (every unknown one is named), never house bots (they play
-  practice matches only), each entered once;
+  practice matches only), never disabled bots (each is named), each entered once;
 - a schedule holds at most :data:`MAX_MATCHES` matches.
 
 A broken rule raises :class:`CompetitionError` (a ``ValueError``) whose message says which.
@@ -124,6 +124,7 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
     say) is an error, or with ``distinct`` is listed once, where it came first."""
     unknown: list[str] = []
     house: list[str] = []
+    disabled: list[str] = []
     found: list[Bot] = []
     seen: set[int] = set()
     for ref in refs:
@@ -137,6 +138,9 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         if is_house(bot.name):
             house.append(bot.name)
             continue
+        if bot.disabled:
+            disabled.append(bot.name)
+            continue
         if bot.id in seen:
             if distinct:
                 continue
@@ -147,4 +151,6 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         raise CompetitionError(f"no bot named {', '.join(unknown)}")
     if house:
         raise CompetitionError(f"house bots play practice matches only: {', '.join(house)}")
+    if disabled:
+        raise CompetitionError(f"disabled bots cannot be entered: {', '.join(map(repr, disabled))}")
     return found

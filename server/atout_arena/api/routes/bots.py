@@ -13,6 +13,7 @@ from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic,
 from atout_arena.core.models import Bot, Rating
 from atout_arena.services.bots import NAME_PATTERN, RegistryError, find_bot
 from atout_arena.services.practice import is_house
+from atout_arena.services.revocation import revoke_bot
 
 router = APIRouter(prefix="/v1/bots", tags=["bots"])
 
@@ -107,11 +108,12 @@ def show_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, caller: CallerD
 
 @router.post("/{bot}/token", response_model=BotToken, responses={**AUTH, **NOT_FOUND, 409: {}})
 def rotate_token(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotToken:
-    """Give the bot a new token, **shown this once**; the old one stops working (a stream
-    already open stays open until it ends)."""
+    """Give the bot a new token, **shown this once**; the old one stops working, and the
+    streams opened with it close within a second on every game server (Error ``revoked``)."""
     found = _bot(session, bot)
     _not_house(found, "hold a token of")
     token = arena.registry.rotate(found.id)
+    revoke_bot(arena.sessions, arena.redis, found.id, "token_rotated")
     return BotToken(id=found.id, name=found.name, token=token)
 
 
@@ -119,6 +121,8 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
     found = _bot(session, bot)
     _not_house(found, "disable or enable")
     info = arena.registry.disable(found.id, disabled=disabled)
+    if disabled:
+        revoke_bot(arena.sessions, arena.redis, found.id, "disabled")
     return BotPublic(
         id=info.id,
         name=info.name,
@@ -132,7 +136,9 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
 
 @router.post("/{bot}/disable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
 def disable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotPublic:
-    """Disable a bot: it cannot connect any more (its matches fault it ``disconnected``)."""
+    """Disable a bot: its open streams close within a second on every game server (Error
+    ``revoked``), its waiting decisions fault ``disconnected``, its running tests are cancelled,
+    it cannot connect any more nor be entered into anything."""
     return _set_disabled(arena, session, bot, True)
 
 
