@@ -110,6 +110,9 @@ ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets 
 ENDED_MAX = 256  # ... at most this many per bot
 REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
 MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its bank)
+# A decision takes at most this many rejected answers: then it is faulted ``illegal`` at once
+# (the worker stops waiting) and the game server drops the stream's further answers to it.
+MAX_REJECTIONS = 8
 
 KIND_MESSAGE = b"msg"
 KIND_CONNECTION = b"conn"
@@ -404,6 +407,10 @@ class GatewayRelay:
 
     async def release(self, bot_id: str, conn_id: str) -> None:
         await self._call("EVAL", RELEASE, 2, conn_key(bot_id), CONNECTED_KEY, conn_id, bot_id)
+
+    async def count(self, key: str, field: str, amount: int) -> None:
+        """``HINCRBY key field amount`` (a metric of :mod:`atout_arena.core.metrics`)."""
+        await self._call("HINCRBY", key, field, amount)
 
     async def fault_pending(self, bot_id: str) -> int:
         """Answer every decision waiting for the stream ``bot_id`` (an address) with

@@ -51,6 +51,11 @@ SERVER_OPTIONS: Sequence[tuple[str, Any]] = (
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    # A bot stream's receive window stays small (no BDP growth): a bot sending faster than its
+    # session reads (the session's token bucket) is held by HTTP/2 flow control after a few
+    # thousand small messages, instead of the transport taking them in at any rate (issue 11).
+    ("grpc.http2.bdp_probe", 0),
+    ("grpc.http2.lookahead_bytes", 65_536),
 )
 
 
