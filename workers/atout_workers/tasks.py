@@ -21,7 +21,7 @@ from celery import shared_task
 
 from atout_arena.core import tasks as contract
 from atout_arena.core.relay import is_connected
-from atout_arena.services import leagues, sprt, tournaments
+from atout_arena.services import deals, leagues, sprt, tournaments
 from atout_workers import store
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
 from atout_workers.sweeper import sweep as run_sweep
@@ -43,8 +43,10 @@ RELIABLE: dict[str, Any] = {
 @shared_task(name=contract.PLAY_MATCH, ignore_result=True, **RELIABLE)
 def play_match(match_id: int) -> str:
     world = get_world()
-    return run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                     on_test=world.tasks.test_tick)
+    result = run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                       on_test=world.tasks.test_tick)
+    world.tasks.play_matches(deals.release_next(world.sessions, match_id))  # duplicate: the next rotation
+    return result
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)

@@ -16,12 +16,12 @@ and what one rotation shows (the cards played, a seat's hand) is the deal of the
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session, aliased, sessionmaker
 
-from atout_arena.core.models import Match, SprtTest, Tournament
+from atout_arena.core.models import Match, SprtTest, Tournament, utcnow
 from atout_arena.core.vocabulary import MATCH_DONE, MATCH_IN_FLIGHT, MatchStatus, SprtStatus, TournamentStatus
 
 
@@ -80,3 +80,72 @@ def duplicate_still_open(session: Session, match: Match) -> bool:
         return False
     duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == match.tournament_id))
     return bool(duplicate) and match.tournament_id in open_tournaments(session, [match.tournament_id])
+
+
+# -- one rotation of a deal at a time (finding 2) ----------------------------------------------
+#
+# The rotations of a deal group seat the same bots: played at once, a bot would hold several
+# hands of one deal. So a duplicate tournament queues rotation 0 of each group at its start, and
+# each later rotation only once the one before it is done (finished, failed or cancelled):
+# released by the task that played it (:func:`release_next`) and, should that be lost, by the
+# sweeper (:func:`release_stalled`). Tests (services.sprt) create their sets the same way.
+
+
+def _released(session: Session, candidates: list[int]) -> list[int]:
+    if not candidates:
+        return []
+    ids = list(session.scalars(
+        update(Match).where(Match.id.in_(candidates), Match.status == MatchStatus.PENDING)
+        .values(status=MatchStatus.QUEUED, queued_at=utcnow()).returning(Match.id)
+        .execution_options(synchronize_session=False)))
+    session.commit()
+    return sorted(ids)
+
+
+def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
+    """The pending next rotations of ``done`` matches, in open competitions."""
+    wanted: list[int] = []
+    for m in done:
+        if m.status not in MATCH_DONE:
+            continue
+        if m.tournament_id is not None:
+            owner = Match.tournament_id == m.tournament_id
+        elif m.test_id is not None:
+            owner = Match.test_id == m.test_id
+        else:
+            continue  # a practice match: no siblings
+        nxt = session.scalar(select(Match.id).where(
+            owner, Match.deal_group == m.deal_group, Match.rotation == m.rotation + 1,
+            Match.status == MatchStatus.PENDING))
+        if nxt is None:
+            continue
+        if m.tournament_id is not None:
+            status = session.scalar(select(Tournament.status).where(Tournament.id == m.tournament_id))
+            if status != TournamentStatus.RUNNING:
+                continue
+        wanted.append(nxt)
+    return wanted
+
+
+def release_next(sessions: sessionmaker, match_id: int) -> list[int]:
+    """Queue the next rotation of ``match_id``'s deal group once it is done; returns the ids
+    to send to the workers (none: not a duplicate match, not done, or released already)."""
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        if match is None:
+            return []
+        return _released(session, _next_rotations(session, [match]))
+
+
+def release_stalled(sessions: sessionmaker) -> list[int]:
+    """The sweeper's net: every pending rotation whose previous rotation is done, in a running
+    tournament or test; queued, and returned to be sent."""
+    with sessions() as session:
+        previous = aliased(Match)
+        done = list(session.scalars(
+            select(previous).join(Match, and_(
+                Match.deal_group == previous.deal_group, Match.rotation == previous.rotation + 1,
+                or_(and_(previous.tournament_id.isnot(None), Match.tournament_id == previous.tournament_id),
+                    and_(previous.test_id.isnot(None), Match.test_id == previous.test_id))))
+            .where(Match.status == MatchStatus.PENDING, previous.status.in_(MATCH_DONE)).limit(1000)))
+        return _released(session, _next_rotations(session, done))

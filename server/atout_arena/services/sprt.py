@@ -248,14 +248,17 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
                     deal_group=set_index,
                     rotation=rotation, game=test.game, options=test.options, seed=seed, move_ms=test.move_ms,
                     time_bank_ms=test.time_bank_ms, max_faults=test.max_faults,
-                    rules_version=rules_version(test.game), status=MatchStatus.QUEUED, queued_at=utcnow(),
+                    rules_version=rules_version(test.game),
+                    # one rotation of a set at a time (services.deals.release_next queues the next)
+                    status=MatchStatus.QUEUED if rotation == 0 else MatchStatus.PENDING,
+                    queued_at=utcnow() if rotation == 0 else None,
                 )
                 match.seats = [MatchSeat(seat=s, bot_id=bot, version=version)
                                for s, (bot, version) in enumerate(seats)]
                 session.add(match)
                 new.append(match)
         session.commit()
-        return [m.id for m in new]
+        return [m.id for m in new if m.rotation == 0]
 
 
 def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis) -> None:

@@ -122,8 +122,11 @@ def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
             if session.get(Tournament, tournament_id) is None:
                 raise TournamentError(f"no tournament {tournament_id}")
             return []
+        duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == tournament_id))
+        first = (Match.rotation == 0,) if duplicate else ()  # later rotations: services.deals.release_next
         ids = list(session.scalars(
-            update(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING)
+            update(Match)
+            .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING, *first)
             .values(status=MatchStatus.QUEUED, queued_at=now).returning(Match.id)
             .execution_options(synchronize_session=False)
         ))
