@@ -11,7 +11,7 @@ from typing import Any
 TESTS = Path(__file__).resolve().parent
 SAMPLE_BOTS = TESTS / "server" / "sample_bots.py"  # bots of the game-server tests
 WORKER_BOTS = TESTS / "workers" / "worker_bots.py"  # bots of the workers' end-to-end tests
-WORKER_BOT_CLASSES = ("Sleepy", "QuitAfter", "Stamp")
+WORKER_BOT_CLASSES = ("Sleepy", "QuitAfter", "Stamp", "Spy")
 
 # Short liveness settings for the parts that play matches in tests (workers) and sweep (beat),
 # so that the sweeper tests take seconds. Both must share them: a match heartbeating every 5 s

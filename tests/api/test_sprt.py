@@ -53,7 +53,8 @@ def test_version_2_against_version_1_until_the_sprt_decides(
           f"[{final['lower']:.2f}, {final['upper']:.2f}], Elo {final['elo']}, result {final['result']}")
     assert final["status"] == "finished" and final["result"] == "H1", final
     assert final["llr"] >= final["upper"] and final["games"] == 2 * final["sets"] <= 400
-    assert final["seed"] is not None  # published once over
+    # published once over and its last running match done (services.deals)
+    wait_until(lambda: api.client.get(f"/v1/tests/{test['id']}").json()["seed"] is not None, 60, "the seed")
     assert final["elo"] is None or final["elo"] > 50
 
     # Every match of the test: the two versions seat by seat, unrated, with the version each played.

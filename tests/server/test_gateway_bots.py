@@ -338,3 +338,40 @@ def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot,
     fifth.wait_for_log("at most 4 streams of one bot at once")
     assert not is_connected(redis_client, info.bot_id, "v5")
     assert all(is_connected(redis_client, info.bot_id, f"v{n}") for n in range(1, 5))
+
+
+def test_a_decision_takes_a_bounded_number_of_rejected_answers(  # type: ignore[no-untyped-def]
+    address, make_bot, decisions, redis_client
+) -> None:
+    """Issue 11, finding 7: after MAX_REJECTIONS illegal answers the decision is faulted
+    ``illegal`` at once (not at its deadline), and the game server drops the stream's further
+    answers to it, counting them (``atout_stream_limited_total``)."""
+    from gateway_helpers import RawBot
+
+    from atout.v1 import atout_pb2 as pb
+    from atout_arena.core.metrics import STREAM_LIMITED, limited_field
+    from atout_arena.core.relay import MAX_REJECTIONS
+
+    info, token = make_bot()
+    bot = RawBot(address, token)
+    try:
+        bot.connect()
+        connected(decisions, info.bot_id)
+        request = {**engine_request(), "check": lambda action: "never legal"}
+        with ThreadPoolExecutor(1) as pool:
+            started = time.perf_counter()
+            future = pool.submit(decisions.request, info.bot_id, "m-flood", deadline_ms=10_000, **request)
+            asked = bot.recv(skip=("ping", "match_start"))
+            assert asked is not None and asked.WhichOneof("kind") == "decision"
+            for i in range(40):
+                bot.send(pb.BotMessage(action=pb.Action(request_id=asked.decision.request_id,
+                                                        match_id="m-flood", action=f"junk {i}")))
+            decision = future.result(15)
+            elapsed = time.perf_counter() - started
+        assert decision.fault == Fault.ILLEGAL and len(decision.rejected) == MAX_REJECTIONS
+        assert elapsed < 3.0, elapsed  # not the 10 s deadline
+        field = limited_field(info.name, "answers")
+        wait_until(lambda: int(redis_client.hget(STREAM_LIMITED.key, field) or 0) >= 40 - MAX_REJECTIONS - 1,
+                   10, what="the dropped answers to be counted")
+    finally:
+        bot.close()

@@ -10,6 +10,7 @@ from atout_arena.core.match import Answer
 from atout_arena.core.models import Match, SprtTest
 from atout_arena.core.settings import Settings
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.deals import release_next
 from atout_arena.services.sprt import analysis_of, cancel_test, create_test, sprt_summary, tick
 from atout_workers.runner import run_match
 from atout_workers.world import build_world
@@ -26,16 +27,30 @@ def first_legal(a) -> Answer:  # type: ignore[no-untyped-def]
     return Answer(a.legal_actions[0], 1.0)
 
 
+def play_sets(world, ids: list[int], asker) -> list[int]:  # type: ignore[no-untyped-def]
+    """Play the matches ``ids`` and each next rotation they release (as the play task does);
+    returns every match played."""
+    played, pending = [], list(ids)
+    while pending:
+        match_id = pending.pop(0)
+        run_match(world, match_id, asker=asker)
+        played.append(match_id)
+        pending += release_next(world.sessions, match_id)
+    return played
+
+
 def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # type: ignore[no-untyped-def]
     a, _ = make_bot("sprt-a")
     b, _ = make_bot("sprt-b")
     test_id = create_test(world.sessions, a=a.name, b=f"{b.name}@v7", spec=CompetitionSpec.of("fool", 3),
                           sets_in_flight=2, max_games=60)
-    ids = tick(world.sessions, test_id)
-    assert len(ids) == 2 * 6  # two sets: three rotations of the table, three of its mirror
+    first = tick(world.sessions, test_id)
+    assert len(first) == 2  # two sets, queued one rotation at a time (services.deals)
     assert tick(world.sessions, test_id) == []  # idempotent: the sets in flight are there already
     with world.sessions() as session:
-        matches = [session.get(Match, m) for m in ids]
+        matches = list(session.query(Match).filter(Match.test_id == test_id).order_by(Match.number))
+        assert len(matches) == 2 * 6  # two sets: three rotations of the table, three of its mirror
+        assert [m.id for m in matches if m.status == "queued"] == first
         for group in (matches[:6], matches[6:]):
             assert len({m.seed for m in group}) == 1  # one deal per set
             tables = [[(s.bot_id, s.version) for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
@@ -84,7 +99,7 @@ def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, m
         # once decided, the matches not started are cancelled: skipped by the runner
         assert outcome == "finished" or sprt_summary(world.sessions, test_id)["status"] == "finished"
         played += 1
-        pending += tick(world.sessions, test_id)
+        pending += release_next(world.sessions, match_id) + tick(world.sessions, test_id)
     summary = sprt_summary(world.sessions, test_id)
     assert summary["status"] == "finished" and summary["result"] == "H0", summary
     assert summary["llr"] <= summary["lower"] and summary["games"] == 2 * summary["sets"]
@@ -100,10 +115,8 @@ def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> 
     b, _ = make_bot("max-b")
     test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
                           max_games=4, sets_in_flight=8)
-    ids = tick(world.sessions, test_id)
+    ids = play_sets(world, tick(world.sessions, test_id), first_legal)
     assert len(ids) == 4  # never more sets than max_games allows
-    for match_id in ids:
-        run_match(world, match_id, asker=first_legal)
     assert tick(world.sessions, test_id) == []
     summary = sprt_summary(world.sessions, test_id)
     assert summary["status"] == "finished" and summary["result"] == "inconclusive" and summary["games"] == 4
@@ -112,7 +125,7 @@ def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> 
     assert cancel_test(world.sessions, other) and not cancel_test(world.sessions, other)
     with world.sessions() as session:
         assert {session.get(Match, m).status for m in queued} == {"cancelled"}
-    assert analysis_of(world.sessions, other).complete_sets == len(queued) // 2
+    assert analysis_of(world.sessions, other).complete_sets == len(queued)  # one queued rotation a set
     assert sprt_summary(world.sessions, other)["status"] == "cancelled"
 
 
@@ -122,10 +135,8 @@ def test_a_test_whose_sets_run_out_ends_inconclusive(world, make_bot) -> None:  
     b, _ = make_bot("out-b")
     test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("fool", 3),
                           max_games=20, sets_in_flight=8)
-    ids = tick(world.sessions, test_id)
+    ids = play_sets(world, tick(world.sessions, test_id), first_legal)
     assert len(ids) == 18
-    for match_id in ids:
-        run_match(world, match_id, asker=first_legal)
     assert tick(world.sessions, test_id) == []
     summary = sprt_summary(world.sessions, test_id)
     assert summary["status"] == "finished" and summary["result"] == "inconclusive" and summary["games"] == 18
@@ -140,14 +151,13 @@ def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(wo
                           sets_in_flight=2)
     assert tick(world.sessions, test_id, connected=lambda bot, version: bot != b.id) == []  # b is away
     ids = tick(world.sessions, test_id, connected=lambda bot, version: True)
-    assert len(ids) == 4
+    assert len(ids) == 2  # two sets, their first rotations
 
     def b_is_gone(ask):  # type: ignore[no-untyped-def]
         if ask.bot.bot_id == b.id:
             return Answer(None, 0.0, Fault.DISCONNECTED, "not connected")
         return Answer(ask.legal_actions[0], 1.0)
 
-    for match_id in ids:
-        run_match(world, match_id, asker=b_is_gone)
+    assert len(play_sets(world, ids, b_is_gone)) == 4
     view = analysis_of(world.sessions, test_id)
     assert view.complete_sets == 2 and view.absent_sets == 2 and view.analysis.sets == 0  # nothing learnt

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
+from typing import ClassVar
 
 from atout import Bot, Observation
 
@@ -57,3 +59,42 @@ class HalfHeuristic(Bot):
     def act(self, observation: Observation) -> str:
         choice = self.heuristic.act(observation)  # always asked: the heuristic may keep state
         return choice if self.rng.random() < 0.5 else self.rng.choice(observation.legal_actions)
+
+
+class Spy(Bot):
+    """A random legal action; at its first decision of each match it tries to find every hand
+    of the deal from what it knows: its own hand, the tournament seed ``$ATOUT_TEST_SPY_SEED``
+    and the public API at ``$ATOUT_TEST_API_URL`` (the match's seed if shown, else the seeds
+    of the first ``$ATOUT_TEST_SPY_GROUPS`` deal groups by the schedule's public formula). One
+    JSON line per match goes to ``$ATOUT_TEST_SPY_FILE``: its hand and whether it found the deal."""
+
+    seen: ClassVar[set[str]] = set()
+
+    def act(self, observation: Observation) -> str:
+        if observation.match_id not in Spy.seen:
+            Spy.seen.add(observation.match_id)
+            self._spy(observation)
+        return self.rng.choice(observation.legal_actions)
+
+    def _spy(self, observation: Observation) -> None:
+        import httpx
+
+        from atout.games import new_game
+        from atout_arena.core.schedule import deal_seed
+
+        api = os.environ["ATOUT_TEST_API_URL"]
+        match = httpx.get(f"{api}/v1/matches/{observation.match_id}", timeout=10).json()
+        seed = int(os.environ["ATOUT_TEST_SPY_SEED"])
+        candidates = [match["seed"]] if match.get("seed") is not None else []
+        candidates += [deal_seed(seed, g) for g in range(int(os.environ.get("ATOUT_TEST_SPY_GROUPS", "64")))]
+        hand = sorted(observation.raw["hand"])
+        found = None
+        for candidate in candidates:
+            rules = new_game(match["game"], players=match["players"], **match["options"])
+            state = rules.new_state(seed=candidate)
+            if sorted(state.observation(observation.raw["seat"])["hand"]) == hand:
+                found = [state.observation(s)["hand"] for s in range(match["players"])]
+                break
+        with open(os.environ["ATOUT_TEST_SPY_FILE"], "a") as out:
+            out.write(json.dumps({"match": int(observation.match_id), "seat": observation.raw["seat"],
+                                  "hand": observation.raw["hand"], "found": found}) + "\n")

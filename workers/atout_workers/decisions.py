@@ -16,7 +16,8 @@ waiting for a legal answer until the deadline. Faults (:class:`Fault`):
   is asked again afresh, with its whole deadline: nothing is charged. A stream is live while
   its game server is (:data:`atout_arena.core.relay.LIVE_CONN`): a killed game server's bots
   read as gone within seconds;
-- ``illegal``: the deadline passed after at least one illegal answer;
+- ``illegal``: the deadline passed after at least one illegal answer, or the bot gave
+  :data:`~atout_arena.core.relay.MAX_REJECTIONS` illegal answers (faulted at once);
 - ``timeout``: the deadline passed with no answer.
 
 Concurrency, to keep 16+ matches in flight in one worker process: :class:`DecisionClient` is
@@ -42,6 +43,7 @@ from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
     MAX_DEADLINE_MS,
+    MAX_REJECTIONS,
     REPLY_DISCONNECTED,
     REPLY_MARGIN_S,
     REQ_GRACE_MS,
@@ -152,8 +154,8 @@ class _Exchange:
         if reason is None:
             return self.outcome(None, action, bot_ms)
         self.rejected.append((action, reason))
-        if now_ms() >= self.deadline_unix_ms:
-            return None
+        if now_ms() >= self.deadline_unix_ms or len(self.rejected) >= MAX_REJECTIONS:
+            return None  # cancelled, then faulted (illegal) by expired()
         rejection = pb.ArenaMessage(
             rejection=pb.Rejection(
                 request_id=self.request_id, match_id=self.match_id, action=action, reason=reason

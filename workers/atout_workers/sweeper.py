@@ -27,6 +27,7 @@ from typing import Any
 
 from sqlalchemy.orm import sessionmaker
 
+from atout_arena.services.deals import release_stalled
 from atout_workers import store
 
 log = logging.getLogger(__name__)
@@ -38,10 +39,11 @@ class SweepReport:
     requeued: list[int] = field(default_factory=list)
     finalize: list[int] = field(default_factory=list)
     tests: list[int] = field(default_factory=list)
+    released: list[int] = field(default_factory=list)  # duplicate rotations whose previous one was done
 
     def as_dict(self) -> dict[str, Any]:
         return {"stale": self.stale, "requeued": self.requeued, "finalize": self.finalize,
-                "tests": self.tests}
+                "tests": self.tests, "released": self.released}
 
 
 def sweep(
@@ -65,6 +67,9 @@ def sweep(
             log.warning("match %s: queued for over %.0f s with an empty queue; dispatching it again",
                         match_id, requeue_after_s)
             dispatch_match(match_id)
+    report.released = release_stalled(sessions)  # the next rotation of a deal, when its task missed it
+    for match_id in report.released:
+        dispatch_match(match_id)
     report.finalize = store.unfinalized_tournaments(sessions)
     for tournament_id in report.finalize:
         dispatch_finalize(tournament_id)

@@ -23,7 +23,7 @@ from celery import shared_task
 from atout_arena.core import tasks as contract
 from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.relay import connected_bots, is_connected
-from atout_arena.services import ladders, leagues, sprt, tournaments
+from atout_arena.services import deals, ladders, leagues, sprt, tournaments
 from atout_workers.keeper import sweep_world
 from atout_workers.runner import TRANSIENT_ERRORS, run_match
 from atout_workers.world import get_world
@@ -48,6 +48,7 @@ def play_match(match_id: int) -> str:
     ladder_id = ladders.ladder_of(world.sessions, match_id)
     if ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
+    world.tasks.play_matches(deals.release_next(world.sessions, match_id))  # duplicate: the next rotation
     return result
 
 

@@ -28,6 +28,7 @@ from atout_arena.core.relay import connected_bots
 from atout_arena.core.standings import sides_of, won
 from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy, TournamentStatus
 from atout_arena.services.bots import is_house
+from atout_arena.services.deals import secret_matches
 
 RECENT_MATCHES = 20  # listed on a bot's page
 COUNTED_MATCHES = 100  # for its think times and faults by kind
@@ -221,13 +222,15 @@ def seat_think(actions: Sequence[Any] | None, players: int) -> list[tuple[float 
             for s in range(players)]
 
 
-def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
+def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = False) -> dict[str, Any]:
     seats = sorted(match.seats, key=lambda s: s.seat)
     think = seat_think(match.actions, len(seats))
     return {
         "id": match.id,
         "tournament_id": match.tournament_id,
         "number": match.number,
+        "deal_group": match.deal_group,
+        "rotation": match.rotation,
         "practice": match.tournament_id is None and match.test_id is None and match.ladder_id is None,
         "test_id": match.test_id,
         "ladder_id": match.ladder_id,
@@ -236,7 +239,7 @@ def match_public(match: Match, names: dict[int, str]) -> dict[str, Any]:
         "players": len(seats),
         "status": match.status,
         "outcome": match.outcome,
-        "seed": match.seed if match.status in MATCH_DONE else None,
+        "seed": match.seed if seed_shown else None,
         "move_ms": match.move_ms,
         "max_faults": match.max_faults,
         "rules_version": match.rules_version,
@@ -271,9 +274,14 @@ def bot_names(session: Session, ids: Sequence[int]) -> dict[int, str]:
     return dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(set(ids)))).all())
 
 
-def matches_public(session: Session, matches: Sequence[Match]) -> list[dict[str, Any]]:
+def matches_public(
+    session: Session, matches: Sequence[Match], *, organizer: bool = False
+) -> list[dict[str, Any]]:
+    """The matches as the API shows them; their seeds only where :mod:`atout_arena.services.deals`
+    says so (the ``organizer`` sees every seed)."""
     names = bot_names(session, [s.bot_id for m in matches for s in m.seats])
-    return [match_public(m, names) for m in matches]
+    secret = set() if organizer else secret_matches(session, matches)
+    return [match_public(m, names, seed_shown=m.id not in secret) for m in matches]
 
 
 def get_match(session: Session, match_id: int) -> Match | None:
@@ -292,6 +300,7 @@ def match_page(
     limit: int = 50,
     offset: int = 0,
     newest_first: bool = False,
+    organizer: bool = False,
 ) -> dict[str, Any]:
     query = select(Match)
     if tournament_id is not None:
@@ -312,7 +321,8 @@ def match_page(
     items = session.scalars(
         query.options(selectinload(Match.seats)).order_by(order).limit(limit).offset(offset)
     )
-    return {"items": matches_public(session, list(items)), "total": total, "limit": limit, "offset": offset}
+    items_public = matches_public(session, list(items), organizer=organizer)
+    return {"items": items_public, "total": total, "limit": limit, "offset": offset}
 
 
 # -- tournaments ------------------------------------------------------------------------------

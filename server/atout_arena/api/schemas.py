@@ -314,7 +314,11 @@ class TournamentDetail(TournamentPublic):
         default_factory=list,
         description="on create and start: the entrants not connected now (their matches wait "
                     "absent_grace_s for them, then forfeit their seats as 'absent')")
-    seed: int
+    seed: int | None = Field(description="the schedule's seed: the organizer's until the tournament is over")
+    deal_key: str | None = Field(
+        None, description="the secret its match seeds derive from (hex): shown once the tournament is over")
+    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
+    deals_public: bool = Field(True, description="whether the seeds and the deal key are public yet")
     standings: list[StandingRow]
     ratings: list[FittedRating]
 
@@ -389,6 +393,8 @@ class TestPublic(BaseModel):
     sets_in_flight: int
     matches: dict[str, int] = Field(description="the test's matches by status")
     seed: int | None = Field(description="shown once the test is over")
+    deal_key: str | None = Field(None, description="the secret its match seeds derive from, once it is over")
+    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
     created_by: str
     created_at: UtcDatetime
     finished_at: UtcDatetime | None
@@ -480,6 +486,8 @@ class MatchPublic(BaseModel):
     id: int
     tournament_id: int | None
     number: int
+    deal_group: int = Field(0, description="matches of one deal group share their deal (duplicate rotations)")
+    rotation: int = Field(0, description="its seat rotation within the deal group")
     practice: bool
     test_id: int | None = Field(None, description="the test it belongs to (a bot against a bot, SPRT)")
     ladder_id: int | None = Field(None, description="the ladder it belongs to")
@@ -488,7 +496,8 @@ class MatchPublic(BaseModel):
     players: int
     status: MatchStatusName
     outcome: OutcomeName | None
-    seed: int | None = Field(description="shown once the match is over (it deals every card)")
+    seed: int | None = Field(
+        description="shown once nothing sharing its deals is still to be played (it deals every card)")
     move_ms: int
     max_faults: int
     rules_version: int = Field(description="the version of the game's rules it was played under")

@@ -98,6 +98,16 @@ SERVERS_KEY = "atout:servers"
 WORKERS_KEY = "atout:workers"
 SWEEPER_LOCK_KEY = "atout:sweeper:lock"
 
+# -- control ---------------------------------------------------------------------------------
+
+# Pub/sub channel every game server listens to: {"revoke": bot_id, "reason": ...} when a bot is
+# disabled or its token rotated (its streams close, its open decisions fault ``disconnected``).
+CONTROL_CHANNEL = "atout:control"
+
+
+def reply_prefix() -> str:
+    return "atout:reply:"
+
 
 # -- spectators ------------------------------------------------------------------------------
 

@@ -99,9 +99,24 @@ QUEUE_DEPTH = MetricSpec(
     "Celery tasks waiting in the broker, by queue.",
     ("queue",))
 
+STREAM_LIMITED = MetricSpec(
+    "atout_stream_limited_total", "counter",
+    "Bot messages held back by a game server's limits, by bot and limit: 'rate' (read later: the "
+    "stream's token bucket was empty), 'answers' (dropped: its request had its rejected answers).",
+    ("bot", "limit"))
+STREAM_LIMITS = ("rate", "answers")
+
 ALL_METRICS: tuple[MetricSpec, ...] = (
     DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING, BOTS_CONNECTED, QUEUE_DEPTH,
+    STREAM_LIMITED,
 )
+
+
+def limited_field(bot: str, limit: str) -> str:
+    """The field of :data:`STREAM_LIMITED` for ``bot`` and ``limit`` (one of STREAM_LIMITS)."""
+    if limit not in STREAM_LIMITS:
+        raise ValueError(f"metrics: unknown limit {limit!r}; limits: {', '.join(STREAM_LIMITS)}")
+    return _field((bot, limit))
 
 
 def _field(labels: Sequence[str]) -> str:
@@ -191,7 +206,8 @@ class ArenaCollector(Collector):
         for queue in self.queues:
             for suffix in QUEUE_PRIORITY_SUFFIXES:
                 pipe.llen(queue + suffix)
-        replies = pipe.execute()
+        pipe.hgetall(STREAM_LIMITED.key)
+        *replies, limited = pipe.execute()
         raw = dict(zip((DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING),
                        replies[:5], strict=True))
         yield self._histogram(DECISION_SECONDS, raw[DECISION_SECONDS])
@@ -207,6 +223,7 @@ class ArenaCollector(Collector):
         for i, queue in enumerate(self.queues):
             depth.add_metric([queue], float(sum(lengths[i * step : (i + 1) * step])))
         yield depth
+        yield self._simple(STREAM_LIMITED, limited, CounterMetricFamily)
 
     @staticmethod
     def _simple(spec: MetricSpec, data: dict[Any, Any], family: type) -> Metric:

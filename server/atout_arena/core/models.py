@@ -144,6 +144,9 @@ class Tournament(_Competition, Base):
     # How long a match waits for an entrant that is not connected before it forfeits its seat
     # as `absent` (services.competitions.DEFAULT_ABSENT_GRACE_S when created).
     absent_grace_s: Mapped[float] = mapped_column(Float, nullable=False, default=10.0, server_default="10")
+    # The secret its match seeds derive from (core.deals), shown once it is over; None: seeds
+    # of a tournament made before issue 11 (a plain hash of the seed).
+    deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     league: Mapped[League | None] = relationship(back_populates="seasons")
     entries: Mapped[list[TournamentEntry]] = relationship(
@@ -183,6 +186,7 @@ class SprtTest(_Competition, Base):
     # then finish, but never move a decided test.
     final: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
+    deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # as Tournament.deal_key
     created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -389,3 +393,13 @@ class TournamentRating(Base):
 
     tournament: Mapped[Tournament] = relationship(back_populates="fitted")
     bot: Mapped[Bot] = relationship()
+
+
+class ArenaSecret(Base):
+    """A secret of the arena, made on first use and shared by every process through the
+    database: ``deals`` (hex), what competitions' deal keys derive from (core.deals)."""
+
+    __tablename__ = "arena_secrets"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128), nullable=False)

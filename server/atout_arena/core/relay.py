@@ -85,6 +85,7 @@ Redis Cluster.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import time
 from collections.abc import Sequence
@@ -96,6 +97,7 @@ import redis.asyncio as aioredis
 
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
+    CONTROL_CHANNEL,
     REQ_KEY_PREFIX,
     SERVERS_KEY,
     conn_key,
@@ -105,6 +107,7 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     matches_key,
     pending_key,
     reply_key,
+    reply_prefix,
     req_key,
     split_address,
     stream_address,
@@ -116,6 +119,9 @@ ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets 
 ENDED_MAX = 256  # ... at most this many per bot
 REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
 MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its bank)
+# A decision takes at most this many rejected answers: then it is faulted ``illegal`` at once
+# (the worker stops waiting) and the game server drops the stream's further answers to it.
+MAX_REJECTIONS = 8
 
 KIND_MESSAGE = b"msg"
 KIND_CONNECTION = b"conn"
@@ -247,6 +253,19 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1
 end
 return 0
+"""
+
+
+FAULT_PENDING = """
+local faulted = 0
+for _, rid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  redis.call('RPUSH', ARGV[1] .. rid, 'D')
+  redis.call('PEXPIRE', ARGV[1] .. rid, ARGV[3])
+  redis.call('DEL', ARGV[2] .. rid)
+  faulted = faulted + 1
+end
+redis.call('DEL', KEYS[1])
+return faulted
 """
 
 
@@ -434,6 +453,17 @@ class GatewayRelay:
     async def release(self, bot_id: str, conn_id: str) -> None:
         await self._call("EVAL", RELEASE, 2, conn_key(bot_id), CONNECTED_KEY, conn_id, bot_id)
 
+    async def count(self, key: str, field: str, amount: int) -> None:
+        """``HINCRBY key field amount`` (a metric of :mod:`atout_arena.core.metrics`)."""
+        await self._call("HINCRBY", key, field, amount)
+
+    async def fault_pending(self, bot_id: str) -> int:
+        """Answer every decision waiting for the stream ``bot_id`` (an address) with
+        ``disconnected``, at once (a revoked bot: its workers stop waiting). Returns how many."""
+        (faulted,) = await self._call(
+            "EVAL", FAULT_PENDING, 1, pending_key(bot_id), reply_prefix(), REQ_KEY_PREFIX, 60_000)
+        return int(faulted)
+
     async def _call(self, *command: Any) -> list[Any]:
         return await call_async(self.pool, [command], COMMAND_TIMEOUT_S)
 
@@ -568,3 +598,23 @@ def make_async_redis(url: str) -> aioredis.Redis:
     return aioredis.Redis.from_url(
         url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S, protocol=2
     )
+
+
+# ------------------------------------------------------------------ control channel
+
+
+def publish_revocation(redis_client: Any, bot_id: int | str, reason: str) -> int:
+    """Tell every game server (sync client) that ``bot_id`` lost its right to play (``reason``:
+    ``disabled`` or ``token_rotated``): they close its streams within a second and fault its
+    open decisions ``disconnected``. Returns how many game servers heard it."""
+    message = json.dumps({"revoke": str(bot_id), "reason": reason})
+    return int(redis_client.publish(CONTROL_CHANNEL, message))
+
+
+def parse_control(data: bytes | str) -> tuple[str, str] | None:
+    """(bot id, reason) of a control message; None when it is not one."""
+    try:
+        message = json.loads(data)
+        return str(message["revoke"]), str(message.get("reason", "revoked"))
+    except (ValueError, TypeError, KeyError):
+        return None

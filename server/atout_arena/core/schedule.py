@@ -20,8 +20,9 @@ Both return a list of :class:`ScheduledMatch`. What they guarantee:
   ``(i + r) % k`` in rotation ``r``), so the luck of the cards cancels out. Games are then
   counted in whole deal groups: a pair meets a multiple of ``k`` times, and
   ``games_per_pairing`` is rounded up to it.
-- Seeds derive from the tournament ``seed`` and the deal group alone: the same arguments give
-  the same schedule, and every match of a deal group has the same ``seed``.
+- Seeds derive from the tournament ``seed``, the deal group and, in the arena, the
+  competition's secret deal ``key`` (:func:`deal_seed`): the same arguments give the same
+  schedule, and every match of a deal group has the same ``seed``.
 
 Bots are any hashable ids (a bot's database id or its name), in the order given; the schedule
 depends on that order only through which bot gets which index.
@@ -30,6 +31,7 @@ depends on that order only through which bot gets which index.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import math
 import random
@@ -44,6 +46,11 @@ BotId = Hashable
 
 _COMPLETE_LIMIT = 5000  # above this many combinations of k bots, no complete design
 _BLOCK_LIMIT = 5000  # above this many base blocks, the cyclic design tries a fixed sample
+# Above this much work (chosen blocks cubed x (candidate blocks x distances + a scan's overhead))
+# the cyclic design keeps its greedy blocks unpolished: the swaps and the "one round fewer" tries
+# cost about that, and the schedule must be built within a second (issue 11). Large designs
+# are near their lower bound already.
+_POLISH_LIMIT = 50_000_000
 
 
 @dataclass(frozen=True)
@@ -62,14 +69,23 @@ class ScheduledMatch:
     rotation: int
 
 
-def deal_seed(tournament_seed: int, deal_group: int) -> int:
-    """The seed of a deal group: 63 bits (it fits a signed 64-bit column), stable across runs."""
-    digest = hashlib.sha256(f"atout/schedule/{tournament_seed}/{deal_group}".encode()).digest()
+def deal_seed(tournament_seed: int, deal_group: int, key: str | None = None) -> int:
+    """The seed of a deal group: 63 bits (it fits a signed 64-bit column), stable across runs.
+
+    With ``key`` (a competition's secret deal key, hex: :mod:`atout_arena.core.deals`) it is an
+    HMAC of the seed and the group, which nobody computes without the key; without, a plain
+    hash of them (anyone who knows the seed can)."""
+    message = f"atout/schedule/{tournament_seed}/{deal_group}".encode()
+    if key is None:
+        digest = hashlib.sha256(message).digest()
+    else:
+        digest = hmac.new(bytes.fromhex(key), message, hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
 
 
 def round_robin(
-    bots: Sequence[BotId], games_per_pairing: int, *, seed: int = 0, duplicate: bool = False
+    bots: Sequence[BotId], games_per_pairing: int, *, seed: int = 0, duplicate: bool = False,
+    key: str | None = None,
 ) -> list[ScheduledMatch]:
     """Every pair of bots plays ``games_per_pairing`` games, split over both seatings.
 
@@ -89,11 +105,11 @@ def round_robin(
     pairs = [pair for rnd in _circle_rounds(len(ids)) for pair in rnd]
     if duplicate:
         passes = math.ceil(games_per_pairing / 2)
-        return _expand(ids, [pair for _ in range(passes) for pair in pairs], seed, duplicate=True)
+        return _expand(ids, [pair for _ in range(passes) for pair in pairs], seed, duplicate=True, key=key)
     # Pass g plays the base seating when g is even, the other one when g is odd: an odd count
     # gives the base seating the extra game, and the base seatings are balanced per bot.
     design = [pair if g % 2 == 0 else pair[::-1] for g in range(games_per_pairing) for pair in pairs]
-    return _expand(ids, design, seed, duplicate=False)
+    return _expand(ids, design, seed, duplicate=False, key=key)
 
 
 def tables(
@@ -103,6 +119,7 @@ def tables(
     *,
     seed: int = 0,
     duplicate: bool = False,
+    key: str | None = None,
 ) -> list[ScheduledMatch]:
     """Tables of ``players_per_table`` bots, so that every pair meets ``games_per_pairing`` times.
 
@@ -130,7 +147,7 @@ def tables(
     _check_count("games_per_pairing", games_per_pairing)
     _check_seed(seed)
     if k == 2:
-        return round_robin(ids, games_per_pairing, seed=seed, duplicate=duplicate)
+        return round_robin(ids, games_per_pairing, seed=seed, duplicate=duplicate, key=key)
     n = len(ids)
     # Design meetings per pair: a deal group is k games for every pair at its table.
     target = math.ceil(games_per_pairing / k) if duplicate else games_per_pairing
@@ -139,7 +156,7 @@ def tables(
         design = [everyone if duplicate else _rotate(everyone, g) for g in range(target)]
     else:
         design = _balanced_design(n, k, target)
-    return _expand(ids, design, seed, duplicate=duplicate)
+    return _expand(ids, design, seed, duplicate=duplicate, key=key)
 
 
 # -- checks ------------------------------------------------------------------------------------
@@ -181,12 +198,12 @@ def _rotate(table: tuple[int, ...], r: int) -> tuple[int, ...]:
 
 
 def _expand(
-    ids: list[BotId], design: list[tuple[int, ...]], seed: int, *, duplicate: bool
+    ids: list[BotId], design: list[tuple[int, ...]], seed: int, *, duplicate: bool, key: str | None
 ) -> list[ScheduledMatch]:
     """Matches from a design (bot indices in seat order): one deal group per design table."""
     matches: list[ScheduledMatch] = []
     for group, table in enumerate(design):
-        group_seed = deal_seed(seed, group)
+        group_seed = deal_seed(seed, group, key)
         for rotation in range(len(table) if duplicate else 1):
             seats = tuple(ids[b] for b in _rotate(table, rotation))
             matches.append(ScheduledMatch(len(matches), seats, group_seed, group, rotation))
@@ -357,15 +374,9 @@ def _cyclic_design(n: int, k: int, target: int) -> list[tuple[int, ...]]:
                 break
         return chosen
 
-    # Greedy: the block covering the most missing meetings, then the most even.
-    met = np.zeros(len(weight), dtype=np.int64)
-    chosen: list[int] = []
-    while met.min() < target:
-        useful = (weight * np.minimum(gains, np.maximum(target - met, 0))).sum(axis=1)
-        evenness = (weight * (met + gains) ** 2).sum(axis=1)
-        best = int(np.lexsort((evenness, -useful))[0])
-        chosen.append(best)
-        met = met + gains[best]
+    chosen = _greedy_blocks(gains, weight, target)
+    if len(chosen) ** 3 * (gains.size + 3000) > _POLISH_LIMIT:
+        return [tuple((b + i) % n for b in blocks[c]) for c in chosen for i in range(n)]
     chosen = improve(chosen)
     # Then try one round fewer: drop any one block, and repair by swaps.
     while len(chosen) > 1:
@@ -375,6 +386,50 @@ def _cyclic_design(n: int, k: int, target: int) -> list[tuple[int, ...]]:
             break
         chosen = fewer
     return [tuple((b + i) % n for b in blocks[c]) for c in chosen for i in range(n)]
+
+
+def _greedy_blocks(gains: np.ndarray, weight: np.ndarray, target: int) -> list[int]:
+    """Greedy: the block covering the most missing meetings, then the most even.
+
+    Far from the target (every distance still misses at least a block's largest gain), every
+    block covers the same number of missing meetings, and the evenness ranking does not change
+    when every count moves by the same amount (each block adds the same total), so the choice
+    depends only on ``met - met.min()``. When that state comes back, the blocks chosen since
+    repeat: whole periods are added at once, as long as they stay far from the target. The
+    result is exactly the step-by-step greedy's, in a few hundred steps at most.
+    """
+    met = np.zeros(len(weight), dtype=np.int64)
+    chosen: list[int] = []
+    seen: dict[bytes, int] = {}
+    far = int(gains.max())
+    flat = (weight * gains).sum(axis=1)
+    squares = (weight * gains**2).sum(axis=1)
+    while met.min() < target:
+        if target - met.max() >= far:
+            state = (met - met.min()).tobytes()
+            if state in seen:
+                start = seen[state]
+                period = chosen[start:]
+                shift = int(met.min() - (met - gains[period].sum(axis=0)).min())
+                # After j more periods the counts are met + j * shift: stay far from the target.
+                periods = max(0, (target - far - int(met.max())) // shift) if shift > 0 else 0
+                chosen.extend(period * periods)
+                met = met + shift * periods
+                seen.clear()
+                if periods:
+                    continue
+            else:
+                seen[state] = len(chosen)
+        if target - met.max() >= far:
+            useful = flat  # every block covers its whole gain
+        else:
+            useful = (weight * np.minimum(gains, np.maximum(target - met, 0))).sum(axis=1)
+        # sum(weight * (met + gains) ** 2) per block, less what is the same for every block.
+        evenness = gains @ (2 * weight * met) + squares
+        best = int(np.lexsort((evenness, -useful))[0])
+        chosen.append(best)
+        met = met + gains[best]
+    return chosen
 
 
 def _candidate_blocks(n: int, k: int) -> list[tuple[int, ...]]:

@@ -21,6 +21,7 @@ stores a practice match and sends it to the workers' practice queue.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 from collections.abc import Awaitable, Callable, Sequence
@@ -32,12 +33,14 @@ from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
+from atout_arena.core.keys import CONTROL_CHANNEL
 from atout_arena.core.relay import (
     SERVER_BEAT_S,
     SERVERS_KEY,
     GatewayRelay,
     make_async_redis,
     now_ms,
+    parse_control,
     server_beat_command,
 )
 from atout_arena.core.settings import Settings
@@ -64,6 +67,11 @@ SERVER_OPTIONS: Sequence[tuple[str, Any]] = (
     ("grpc.keepalive_timeout_ms", 10_000),
     ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
     ("grpc.keepalive_permit_without_calls", 1),
+    # A bot stream's receive window stays small (no BDP growth): a bot sending faster than its
+    # session reads (the session's token bucket) is held by HTTP/2 flow control after a few
+    # thousand small messages, instead of the transport taking them in at any rate (issue 11).
+    ("grpc.http2.bdp_probe", 0),
+    ("grpc.http2.lookahead_bytes", 65_536),
 )
 
 
@@ -180,8 +188,10 @@ class GameServer:
         self.grace_s = grace_s
         self.server_id = server_id
         self._beat: asyncio.Task[None] | None = None
+        self._control: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
+        self._control = asyncio.create_task(self._listen_control(), name="control-channel")
         await self.server.start()
         for name in ("", *ALL_SERVICE_NAMES):
             await self.health.set(name, health_pb2.HealthCheckResponse.SERVING)
@@ -204,8 +214,32 @@ class GameServer:
                 failing = True
             await asyncio.sleep(SERVER_BEAT_S)
 
+    async def _listen_control(self) -> None:
+        """Follow the control channel (keys.CONTROL_CHANNEL): a revoked bot's streams close.
+        Resubscribes after a Redis error, every second until it can."""
+        while True:
+            pubsub = self.relay.redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(CONTROL_CHANNEL)
+                async for message in pubsub.listen():
+                    parsed = parse_control(message.get("data", b""))
+                    if parsed is not None:
+                        closed = self.gateway.revoke(*parsed)
+                        log.info("bot %s revoked (%s): %d streams closed", parsed[0], parsed[1], closed)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # Redis went away: listen again once it is back
+                log.warning("control channel: %r; subscribing again in 1 s", exc)
+                await asyncio.sleep(1)
+            finally:
+                with contextlib.suppress(Exception):
+                    await pubsub.aclose()
+
     async def stop(self, grace_s: float | None = None) -> None:
         grace = self.grace_s if grace_s is None else grace_s
+        if self._control is not None:
+            self._control.cancel()
+            await asyncio.gather(self._control, return_exceptions=True)
         await self.health.enter_graceful_shutdown()
         if self._beat is not None:
             self._beat.cancel()

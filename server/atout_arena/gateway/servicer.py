@@ -29,6 +29,7 @@ from atout_arena.services.practice import Practice, PracticeError
 
 log = logging.getLogger(__name__)
 
+REVOKED = {"disabled": "disabled by the organizer", "token_rotated": "its token was replaced"}
 CURRENT_BOT: ContextVar[BotInfo | None] = ContextVar("atout_current_bot", default=None)
 
 
@@ -81,6 +82,17 @@ class BotGatewayServicer(pb_grpc.BotGatewayServicer):
             )
         finally:
             self.sessions.discard(session)
+
+    def revoke(self, bot_id: str, reason: str) -> int:
+        """Close every stream of ``bot_id`` on this game server (every version), faulting its
+        open decisions ``disconnected``; returns how many were closed."""
+        closed = 0
+        for session in list(self.sessions):
+            if session.bot_id == bot_id:
+                why = REVOKED.get(reason, reason)
+                session.revoke(f"bot {session.bot.name!r}: {why}; this stream is closed")
+                closed += 1
+        return closed
 
     def close_all(self, code: str, message: str) -> None:
         """End every stream with an Error (graceful shutdown); refuse new ones."""

@@ -5,8 +5,11 @@
 the header comment of ``proto/atout/v1/atout.proto``; the Redis side is ``atout_arena.core.relay``.
 
 What a bot sends can never hurt another bot nor the server: an answer is only forwarded for a
-request id that this very stream was sent, before its deadline; anything else gets a
-Rejection or an ``Error`` with code ``bad_message`` saying why, and the stream goes on.
+request id that this very stream was sent, before its deadline, and at most
+``MAX_REJECTIONS + 1`` times per request; anything else gets a Rejection or an ``Error`` with
+code ``bad_message`` saying why, and the stream goes on. A stream is read at the pace of what
+it is asked (a token bucket: :data:`MESSAGE_RATE`): a flood waits in gRPC's flow control.
+What the limits hold back is logged and counted (``atout_stream_limited_total``).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from google.protobuf.message import DecodeError
 
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import stream_address
-from atout_arena.core.relay import KIND_CONNECTION, KIND_MESSAGE, Answer, GatewayRelay, now_ms
+from atout_arena.core.metrics import STREAM_LIMITED, limited_field
+from atout_arena.core.relay import KIND_CONNECTION, KIND_MESSAGE, MAX_REJECTIONS, Answer, GatewayRelay, now_ms
 from atout_arena.services.bots import BotInfo
 
 log = logging.getLogger(__name__)
@@ -34,6 +38,15 @@ MAX_VERSION_LENGTH = 64
 MAX_STREAMS = 4  # live streams (versions) of one bot at once
 MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
+# Per stream: a token bucket on the bot's messages (issue 11, finding 7). It fills at
+# MESSAGE_RATE a second (up to MESSAGE_BURST: pings, pongs, a few stray answers) and by
+# MAX_REJECTIONS + 1 for every decision the stream is sent (up to MAX_CREDIT), so a bot answering
+# what it is asked, however fast, never waits. Beyond that the stream is simply read later:
+# gRPC's flow control then holds the bot's sends, so a flooding bot costs the game server (and
+# every other match) next to nothing.
+MESSAGE_RATE = 50.0  # messages per second
+MESSAGE_BURST = 200.0
+MAX_CREDIT = 100_000.0
 CLOSE_TIMEOUT_S = 2.0
 
 
@@ -53,6 +66,28 @@ def reported_think_ms(value: float) -> float:
 
 def error_message(code: str, message: str) -> pb.ArenaMessage:
     return pb.ArenaMessage(error=pb.Error(code=code, message=message))
+
+
+class TokenBucket:
+    """``rate`` tokens a second, at most ``burst`` saved: :meth:`take` says how long to wait."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, burst
+        self.tokens = burst
+        self.at = time.monotonic()
+
+    def credit(self, tokens: float) -> None:
+        """Room for ``tokens`` more messages (what a decision sent may bring back)."""
+        self.tokens = min(self.tokens + tokens, MAX_CREDIT)
+
+    def take(self) -> float:
+        """Take a token; the seconds to wait before using it (0: at once)."""
+        now = time.monotonic()
+        if self.tokens < self.burst:  # credit above the burst is kept, the rate refills up to it
+            self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.tokens -= 1
+        self.at = now
+        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
 
 class BotSession:
@@ -88,6 +123,10 @@ class BotSession:
         self._flush_task: asyncio.Task[None] | None = None
         self._stopped: asyncio.Future[SessionEnd] | None = None
         self._ping_nonce = 0
+        self.revoked = False
+        self.bucket = TokenBucket(MESSAGE_RATE, MESSAGE_BURST)
+        self.answers: dict[str, int] = {}  # request id -> answers forwarded (at most MAX_REJECTIONS + 1)
+        self.limited = {"rate": 0, "answers": 0}  # messages held back since the last count
 
     # ------------------------------------------------------------ life
 
@@ -168,6 +207,12 @@ class BotSession:
             await asyncio.gather(*tasks, return_exceptions=True)
             await asyncio.shield(self._finish())
 
+    def revoke(self, message: str) -> None:
+        """End the stream with an Error ``revoked`` and fault every decision waiting for it
+        ``disconnected`` (its bot was disabled or its token rotated). Call from its event loop."""
+        self.revoked = True
+        self.stop("revoked", message)
+
     def stop(self, code: str, message: str) -> None:
         """Ask the session to end with an Error (e.g. ``shutting_down``). Call from its event loop."""
         if self._stopped is not None and not self._stopped.done():
@@ -189,6 +234,11 @@ class BotSession:
             if self._answers:
                 await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
             await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
+            await asyncio.wait_for(self._count_limited(), CLOSE_TIMEOUT_S)
+            if self.revoked:  # after the release: a decision sent now finds no stream either
+                faulted = await asyncio.wait_for(self.relay.fault_pending(self.address), CLOSE_TIMEOUT_S)
+                log.info("bot %s stream %s revoked: %d open decisions faulted disconnected",
+                         self.bot.name, self.conn_id, faulted)
         except (redis.RedisError, OSError) as exc:  # Redis is gone (a shutdown): one line, no traceback
             log.warning("bot %s stream %s: presence not released, Redis unreachable (%s); it expires "
                         "by itself", self.bot.name, self.conn_id, exc)
@@ -235,6 +285,7 @@ class BotSession:
                 return  # its worker has given up on it already
             decision.deadline_ms = left
             self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
+            self.bucket.credit(MAX_REJECTIONS + 1)
         elif kind == "match_end":
             match_id = message.match_end.match_id
             for rid in [r for r, (m, _) in self.open.items() if m == match_id]:
@@ -253,13 +304,28 @@ class BotSession:
             now = now_ms()
             for rid in [r for r, (_, d) in self.open.items() if d + ANSWER_GRACE_MS < now]:
                 del self.open[rid]
+                self.answers.pop(rid, None)
+            await self._count_limited()
             self._ping_nonce += 1
             await self.send(pb.ArenaMessage(ping=pb.Ping(nonce=self._ping_nonce)))
+
+    async def _count_limited(self) -> None:
+        """Add the messages held back since the last time to the metric, and log them."""
+        for limit, held in self.limited.items():
+            if held:
+                self.limited[limit] = 0
+                log.warning("bot %s stream %s: %d messages held back (%s limit)",
+                            self.bot.name, self.conn_id, held, limit)
+                await self.relay.count(STREAM_LIMITED.key, limited_field(self.bot.name, limit), held)
 
     # ------------------------------------------------------------ bot -> arena
 
     async def _read_bot(self) -> None:
         while True:
+            wait = self.bucket.take()
+            if wait > 0:
+                self.limited["rate"] += 1
+                await asyncio.sleep(wait)
             message = await self._recv()
             if message is None:
                 return
@@ -311,6 +377,11 @@ class BotSession:
         if len(action.action) > MAX_ACTION_LENGTH:
             await reject(f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
             return
+        answered = self.answers.get(action.request_id, 0)
+        if answered > MAX_REJECTIONS:  # its decision was faulted illegal: nothing more is read
+            self.limited["answers"] += 1
+            return
+        self.answers[action.request_id] = answered + 1
         self._answers.append(Answer(self.address, action.request_id, action.action, -late + 5_000,
                                    reported_think_ms(action.think_ms)))
         if self._flush_task is None or self._flush_task.done():

@@ -10,7 +10,7 @@ everywhere:
 - a move takes 1 ms to :data:`~atout_arena.core.relay.MAX_DEADLINE_MS` with the time bank;
   faults and the bank are never negative; ``games_per_pairing`` is at least 1;
 - entrants are registered bots (every unknown one is named), never house bots (they play
-  practice matches only), each entered once;
+  practice matches only), never disabled bots (each is named), each entered once;
 - a schedule holds at most :data:`MAX_MATCHES` matches.
 
 A broken rule raises :class:`CompetitionError` (a ``ValueError``) whose message says which.
@@ -102,10 +102,19 @@ class CompetitionSpec:
         return math.ceil(pairs / per_table)
 
     def check_size(self, bots: int) -> None:
+        """Refuse at once a schedule whose lower bound is over the limit (never built)."""
         estimate = self.estimated_matches(bots)
         if estimate > MAX_MATCHES:
             raise CompetitionError(
                 f"this tournament would have at least {estimate} matches; at most {MAX_MATCHES}"
+            )
+
+    def check_count(self, matches: int) -> None:
+        """Refuse a built schedule of more than :data:`MAX_MATCHES` matches (its real length,
+        which the lower bound may underestimate)."""
+        if matches > MAX_MATCHES:
+            raise CompetitionError(
+                f"this tournament would have {matches} matches; at most {MAX_MATCHES}"
             )
 
 
@@ -115,6 +124,7 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
     say) is an error, or with ``distinct`` is listed once, where it came first."""
     unknown: list[str] = []
     house: list[str] = []
+    disabled: list[str] = []
     found: list[Bot] = []
     seen: set[int] = set()
     for ref in refs:
@@ -128,6 +138,9 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         if is_house(bot.name):
             house.append(bot.name)
             continue
+        if bot.disabled:
+            disabled.append(bot.name)
+            continue
         if bot.id in seen:
             if distinct:
                 continue
@@ -138,4 +151,6 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         raise CompetitionError(f"no bot named {', '.join(unknown)}", kind="not_found")
     if house:
         raise CompetitionError(f"house bots play practice matches only: {', '.join(house)}")
+    if disabled:
+        raise CompetitionError(f"disabled bots cannot be entered: {', '.join(map(repr, disabled))}")
     return found

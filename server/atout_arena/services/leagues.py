@@ -103,7 +103,7 @@ def start_season(sessions: sessionmaker, league: str | int) -> tuple[int, list[i
             return None
         last = session.scalar(select(func.max(Tournament.season)).where(Tournament.league_id == lg.id))
         season = (last or 0) + 1
-        members = [m.bot_id for m in lg.members if m.active]
+        members = [m.bot_id for m in lg.members if m.active and not m.bot.disabled]  # disabled: sit out
         spec = CompetitionSpec.of(game=lg.game, players=lg.players, options=dict(lg.options),
                                   games_per_pairing=lg.games_per_pairing, duplicate=lg.duplicate,
                                   move_ms=lg.move_ms, time_bank_ms=lg.time_bank_ms, max_faults=lg.max_faults)

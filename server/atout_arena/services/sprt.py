@@ -33,6 +33,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout.stats import Analysis, Sprt, analyse, pairwise_score
+from atout_arena.core.deals import commitment, deal_key
 from atout_arena.core.keys import VERSION_SEPARATOR
 from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
@@ -40,6 +41,7 @@ from atout_arena.core.schedule import deal_seed
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStatus
 from atout_arena.services.bots import find_bot, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.deals import open_tests
 from atout_arena.services.practice import house_bots
 
 HOUSE = "house"
@@ -113,6 +115,7 @@ def create_test(
         raise CompetitionError(f"max_games={max_games}: 1 to {MAX_GAMES}")
     if not 1 <= sets_in_flight <= MAX_SETS_IN_FLIGHT:
         raise CompetitionError(f"sets_in_flight={sets_in_flight}: 1 to {MAX_SETS_IN_FLIGHT}")
+    seed = secrets.randbits(62) if seed is None else seed
     with sessions() as session:
         first = parse_contender(session, sessions, a, spec.game)
         second = parse_contender(session, sessions, b, spec.game)
@@ -145,7 +148,7 @@ def create_test(
             bot_a_id=first.bot.id, version_a=first.version, bot_b_id=second.bot.id, version_b=second.version,
             field=field, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta,
             max_games=max_games, sets_in_flight=sets_in_flight,
-            seed=secrets.randbits(62) if seed is None else seed, status=SprtStatus.RUNNING,
+            seed=seed, deal_key=deal_key(sessions, "test", seed), status=SprtStatus.RUNNING,
             created_by="organizer" if caller_bot_id is None else f"bot {caller_bot_id}",
         )
         session.add(test)
@@ -238,21 +241,24 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         n = len(seatings)
         new: list[Match] = []
         for set_index in range(first, first + room):
-            seed = deal_seed(test.seed, set_index)
+            seed = deal_seed(test.seed, set_index, test.deal_key)
             for rotation, seats in enumerate(seatings):
                 match = Match(
                     tournament_id=None, test_id=test.id, number=set_index * n + rotation,
                     deal_group=set_index,
                     rotation=rotation, game=test.game, options=test.options, seed=seed, move_ms=test.move_ms,
                     time_bank_ms=test.time_bank_ms, max_faults=test.max_faults,
-                    rules_version=rules_version(test.game), status=MatchStatus.QUEUED, queued_at=utcnow(),
+                    rules_version=rules_version(test.game),
+                    # one rotation of a set at a time (services.deals.release_next queues the next)
+                    status=MatchStatus.QUEUED if rotation == 0 else MatchStatus.PENDING,
+                    queued_at=utcnow() if rotation == 0 else None,
                 )
                 match.seats = [MatchSeat(seat=s, bot_id=bot, version=version)
                                for s, (bot, version) in enumerate(seats)]
                 session.add(match)
                 new.append(match)
         session.commit()
-        return [m.id for m in new]
+        return [m.id for m in new if m.rotation == 0]
 
 
 def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis) -> None:
@@ -335,13 +341,15 @@ def _absent(match: Match, seats: list[MatchSeat], contenders: tuple[int, int]) -
                for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
 
 
-def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
+def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True) -> dict[str, Any]:
     """Everything a person (or the API) wants to see of a test, as plain data. A finished test
-    shows the statistics that decided it (read from the test, not recomputed)."""
+    shows the statistics that decided it (read from the test, not recomputed). Its ``seed`` and
+    ``deal_key`` are for the ``organizer`` until its deals are public (services.deals)."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
+        shown = organizer or test_id not in open_tests(session, [test_id])
         view = None if test.final is not None else analysis_of(sessions, test_id)
         names = {bot_id: name for bot_id, _, name in _contenders(session, test)}
         counts = dict(session.execute(
@@ -361,7 +369,8 @@ def sprt_summary(sessions: sessionmaker, test_id: int) -> dict[str, Any]:
             "sprt": {"elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta},
             "max_games": test.max_games, "move_ms": test.move_ms, "max_faults": test.max_faults,
             "sets_in_flight": test.sets_in_flight, "matches": counts,
-            "seed": test.seed if test.status != SprtStatus.RUNNING else None,
+            "seed": test.seed if shown else None, "deal_key": test.deal_key if shown else None,
+            "deal_commitment": commitment(test.deal_key),
             "created_by": test.created_by, "created_at": test.created_at, "finished_at": test.finished_at,
             # the statistics that decided it once over (later games never move them), else live
             **{k: v for k, v in (test.final if view is None else view.analysis.to_dict()).items()

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from atout_arena.core.deals import commitment, deal_key
 from atout_arena.core.match import rules_version
 from atout_arena.core.models import (
     Bot,
@@ -36,10 +37,11 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import is_connected
-from atout_arena.core.schedule import tables
+from atout_arena.core.schedule import ScheduledMatch, tables
 from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
+from atout_arena.services.deals import open_tournaments
 
 TournamentError = CompetitionError  # the error of every competition service
 DEFAULT_ABSENT_GRACE_S = 10.0  # a match waits this long for an entrant that is not connected
@@ -71,29 +73,47 @@ def create_tournament(
     if not (isinstance(absent_grace_s, int | float) and 0 <= absent_grace_s <= MAX_ABSENT_GRACE_S):
         raise CompetitionError(f"absent_grace_s={absent_grace_s!r}: from 0 to {MAX_ABSENT_GRACE_S:g} seconds")
     seed = secrets.randbits(62) if seed is None else seed
+    key = deal_key(sessions, "tournament", seed)  # match seeds are secret (core.deals)
     with sessions() as session:
         ids = [b.id for b in entrants(session, bots)]
-        spec.check_size(len(ids))
+        spec.check_size(len(ids))  # the lower bound first: a schedule far too long is never built
         try:
-            schedule = tables(ids, spec.players, spec.games_per_pairing, seed=seed, duplicate=spec.duplicate)
+            schedule = tables(ids, spec.players, spec.games_per_pairing, seed=seed, duplicate=spec.duplicate,
+                              key=key)
         except ValueError as exc:
             raise CompetitionError(str(exc)) from None
-        tournament = Tournament(name=name, **spec.columns(), seed=seed, status=TournamentStatus.CREATED,
-                                league_id=league_id, season=season, absent_grace_s=float(absent_grace_s))
+        spec.check_count(len(schedule))
+        tournament = Tournament(name=name, **spec.columns(), seed=seed, deal_key=key,
+                                status=TournamentStatus.CREATED, league_id=league_id, season=season,
+                                absent_grace_s=float(absent_grace_s))
         tournament.entries = [TournamentEntry(bot_id=b, position=i) for i, b in enumerate(ids)]
         session.add(tournament)
         session.flush()
-        for scheduled in schedule:
-            match = Match(
-                tournament_id=tournament.id, number=scheduled.index, deal_group=scheduled.deal_group,
-                rotation=scheduled.rotation, game=spec.game, options=spec.options, seed=scheduled.seed,
-                move_ms=spec.move_ms, time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults,
-                rules_version=rules_version(spec.game), status=MatchStatus.PENDING,
-            )
-            match.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate(scheduled.seats)]
-            session.add(match)
+        _store_schedule(session, tournament.id, spec, schedule)
         session.commit()
         return tournament.id
+
+
+def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
+                    schedule: Sequence[ScheduledMatch]) -> None:
+    """Insert the matches and their seats in bulk: 20,000 matches take seconds as ORM objects,
+    a fraction of one as two Core executemany."""
+    version = rules_version(spec.game)
+    now = utcnow()
+    session.execute(insert(Match.__table__), [
+        {"tournament_id": tournament_id, "number": m.index, "deal_group": m.deal_group,
+         "rotation": m.rotation, "game": spec.game, "options": spec.options, "seed": m.seed,
+         "move_ms": spec.move_ms, "time_bank_ms": spec.time_bank_ms, "max_faults": spec.max_faults,
+         "rules_version": version, "status": MatchStatus.PENDING, "attempts": 0, "created_at": now}
+        for m in schedule
+    ])
+    ids = dict(session.execute(
+        select(Match.number, Match.id).where(Match.tournament_id == tournament_id)).all())
+    session.execute(insert(MatchSeat.__table__), [
+        {"match_id": ids[m.index], "seat": s, "bot_id": b, "faults": 0, "forfeited": False,
+         "think_ms": 0.0, "version": "", "played_version": ""}
+        for m in schedule for s, b in enumerate(m.seats)
+    ])
 
 
 def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
@@ -111,8 +131,11 @@ def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
             if session.get(Tournament, tournament_id) is None:
                 raise TournamentError(f"no tournament {tournament_id}")
             return []
+        duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == tournament_id))
+        first = (Match.rotation == 0,) if duplicate else ()  # later rotations: services.deals.release_next
         ids = list(session.scalars(
-            update(Match).where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING)
+            update(Match)
+            .where(Match.tournament_id == tournament_id, Match.status == MatchStatus.PENDING, *first)
             .values(status=MatchStatus.QUEUED, queued_at=now).returning(Match.id)
             .execution_options(synchronize_session=False)
         ))
@@ -292,12 +315,17 @@ def finalize_tournament(sessions: sessionmaker, tournament_id: int) -> bool:
         return True
 
 
-def tournament_summary(sessions: sessionmaker, tournament_id: int) -> dict[str, Any]:
-    """Everything a person (or the API) wants to see of a tournament, as plain data."""
+def tournament_summary(
+    sessions: sessionmaker, tournament_id: int, *, organizer: bool = True
+) -> dict[str, Any]:
+    """Everything a person (or the API) wants to see of a tournament, as plain data. Its
+    ``seed`` and ``deal_key`` are None for anyone but the ``organizer`` until its deals are
+    public (:mod:`atout_arena.services.deals`); ``deal_commitment`` is always shown."""
     with sessions() as session:
         t = session.get(Tournament, tournament_id)
         if t is None:
             raise TournamentError(f"no tournament {tournament_id}")
+        shown = organizer or t.id not in open_tournaments(session, [t.id])
         counts: dict[str, int] = {}
         for status in session.scalars(select(Match.status).where(Match.tournament_id == tournament_id)):
             counts[status] = counts.get(status, 0) + 1
@@ -310,7 +338,10 @@ def tournament_summary(sessions: sessionmaker, tournament_id: int) -> dict[str, 
         return {
             "id": t.id, "name": t.name, "game": t.game, "options": t.options, "players": t.players,
             "games_per_pairing": t.games_per_pairing, "duplicate": t.duplicate, "move_ms": t.move_ms,
-            "time_bank_ms": t.time_bank_ms, "max_faults": t.max_faults, "seed": t.seed, "status": t.status,
+            "time_bank_ms": t.time_bank_ms, "max_faults": t.max_faults, "status": t.status,
+            "seed": t.seed if shown else None, "deal_key": t.deal_key if shown else None,
+            "deal_commitment": commitment(t.deal_key),
+            "deals_public": t.id not in open_tournaments(session, [t.id]),
             "league_id": t.league_id, "season": t.season,
             "entrants": [names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
             "matches": counts, "standings": table,

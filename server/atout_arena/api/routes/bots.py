@@ -14,6 +14,7 @@ from atout_arena.core.models import Bot, Rating
 from atout_arena.services.bots import RegistryError, bot_name_problem, find_bot
 from atout_arena.services.ladders import ladders_of
 from atout_arena.services.practice import is_house
+from atout_arena.services.revocation import revoke_bot
 
 router = APIRouter(prefix="/v1/bots", tags=["bots"])
 
@@ -100,11 +101,12 @@ def show_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, caller: CallerD
 
 @router.post("/{bot}/token", response_model=BotToken, responses={**AUTH, **NOT_FOUND, 409: {}})
 def rotate_token(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotToken:
-    """Give the bot a new token, **shown this once**; the old one stops working (a stream
-    already open stays open until it ends)."""
+    """Give the bot a new token, **shown this once**; the old one stops working, and the
+    streams opened with it close within a second on every game server (Error ``revoked``)."""
     found = _bot(session, bot)
     _not_house(found, "hold a token of")
     token = arena.registry.rotate(found.id)
+    revoke_bot(arena.sessions, arena.redis, found.id, "token_rotated")
     return BotToken(id=found.id, name=found.name, token=token)
 
 
@@ -112,6 +114,8 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
     found = _bot(session, bot)
     _not_house(found, "disable or enable")
     info = arena.registry.disable(found.id, disabled=disabled)
+    if disabled:
+        revoke_bot(arena.sessions, arena.redis, found.id, "disabled")
     return BotPublic(
         id=info.id,
         name=info.name,
@@ -125,8 +129,10 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
 
 @router.post("/{bot}/disable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
 def disable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> BotPublic:
-    """Disable a bot: it cannot connect any more (its matches fault it ``disconnected``); its
-    ladders tick at once, which takes it out of their pools and cancels its queued sets."""
+    """Disable a bot: its open streams close within a second on every game server (Error
+    ``revoked``), its waiting decisions fault ``disconnected``, its running tests are cancelled,
+    its ladders tick at once (which takes it out of their pools and cancels its queued sets); it
+    cannot connect any more nor be entered into anything."""
     shown = _set_disabled(arena, session, bot, True)
     for ladder_id in ladders_of(arena.sessions, shown.id):
         arena.tasks.ladder_tick(ladder_id)

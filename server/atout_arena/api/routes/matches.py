@@ -38,6 +38,7 @@ from atout_arena.core.replay import (
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus
 from atout_arena.services.bots import find_bot
+from atout_arena.services.deals import duplicate_still_open
 from atout_arena.services.tournaments import TournamentError, retry_match
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
@@ -90,13 +91,25 @@ def check_seat(match: Match, seat: int | None, caller: Caller) -> None:
     raise HTTPException(status.HTTP_403_FORBIDDEN, f"seat {seat} is not your bot's seat in match {match.id}")
 
 
-def _public(session: Session, match: Match) -> MatchPublic:
-    return MatchPublic.model_validate(queries.matches_public(session, [match])[0])
+def _public(session: Session, match: Match, organizer: bool = False) -> MatchPublic:
+    return MatchPublic.model_validate(queries.matches_public(session, [match], organizer=organizer)[0])
+
+
+def check_duplicate_open(session: Session, match: Match, caller: Caller, what: str) -> None:
+    """A match played in duplicate shows nothing beyond its own seats' live views while its
+    competition is open (services.deals): its deal is another rotation's."""
+    if not caller.organizer and duplicate_still_open(session, match):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN,
+            f"match {match.id} is played in duplicate and its competition is still open: its {what} "
+            "is the organizer's until every rotation of its deal is played",
+        )
 
 
 @router.get("", response_model=MatchPage)
 def list_matches(
     session: SessionDep,
+    caller: CallerDep,
     status_: Annotated[MatchStatusName | None, Query(alias="status")] = None,
     game: Annotated[str | None, Query(max_length=32)] = None,
     tournament_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
@@ -127,15 +140,17 @@ def list_matches(
             limit=limit,
             offset=offset,
             newest_first=True,
+            organizer=caller.organizer,
         )
     )
 
 
 @router.get("/{match_id}", response_model=MatchPublic, responses=NOT_FOUND)
-def show(match_id: MatchIdPath, session: SessionDep) -> MatchPublic:
+def show(match_id: MatchIdPath, session: SessionDep, caller: CallerDep) -> MatchPublic:
     """A match: game, options, seats (bot, score, place, faults, forfeit, think time), status
-    and, once finished, its result. The seed is shown once the match is over."""
-    return _public(session, _match(session, match_id))
+    and, once finished, its result. The seed is shown once nothing sharing its deal is still to
+    be played (its tournament or test is over; a practice match once it is done)."""
+    return _public(session, _match(session, match_id), caller.organizer)
 
 
 @router.post(
@@ -193,9 +208,10 @@ def replay(
     seat saw (its hand included), for the organizer and that seat's own bot."""
     match = _match(session, match_id)
     check_seat(match, seat, caller)
+    check_duplicate_open(session, match, caller, "replay")
     match, record = _record(arena, session, match_id)
     return Replay(
-        match=_public(session, match),
+        match=_public(session, match, caller.organizer),
         viewer="public" if seat is None else "seat",
         seat=seat,
         events=list(iter_views(record, seat)),
@@ -270,7 +286,7 @@ def full_replay(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: 
     (``hands``), the legal actions of the seat to act (``legal``), who chose each action
     (``by``: bot or fallback), think times, faults and their detail, and the seed."""
     match, record = _record(arena, session, match_id)
-    return Replay(match=_public(session, match), viewer="full", seat=None, events=full_views(record))
+    return Replay(match=_public(session, match, True), viewer="full", seat=None, events=full_views(record))
 
 
 # -- live events --------------------------------------------------------------------------------
@@ -290,6 +306,8 @@ def event_source(
     with arena.sessions() as session:
         match = _match(session, match_id)
         check_seat(match, seat, caller)
+        if seat is None:  # a seat's own live view is its bot's, whatever the format
+            check_duplicate_open(session, match, caller, "live public view")
     channel = public_channel(match_id) if seat is None else seat_channel(match_id, seat)
     return EventSource(match_id, channel, seat is None)
 

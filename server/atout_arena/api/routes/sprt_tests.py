@@ -21,10 +21,10 @@ CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.H
          "busy": status.HTTP_429_TOO_MANY_REQUESTS}
 
 
-def _summary(arena: ArenaDep, test_id: int) -> TestPublic:
+def _summary(arena: ArenaDep, test_id: int, organizer: bool = True) -> TestPublic:
     known_id(test_id, "test")
     try:
-        return TestPublic.model_validate(sprt_summary(arena.sessions, test_id))
+        return TestPublic.model_validate(sprt_summary(arena.sessions, test_id, organizer=organizer))
     except CompetitionError as exc:
         raise HTTPException(CODES[exc.kind], str(exc)) from None
 
@@ -64,23 +64,24 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     except CompetitionError as exc:
         raise HTTPException(CODES[exc.kind], str(exc)) from None
     arena.tasks.test_tick(test_id)
-    return _summary(arena, test_id)
+    return _summary(arena, test_id, caller.organizer)
 
 
 @router.get("", response_model=list[TestPublic])
-def list_tests(arena: ArenaDep, session: SessionDep,
+def list_tests(arena: ArenaDep, session: SessionDep, caller: CallerDep,
                limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[TestPublic]:
     """The latest tests, newest first, with their live statistics."""
     ids = list(session.scalars(select(SprtTest.id).order_by(SprtTest.id.desc()).limit(limit)))
     session.close()
-    return [_summary(arena, test_id) for test_id in ids]
+    return [_summary(arena, test_id, caller.organizer) for test_id in ids]
 
 
 @router.get("/{test_id}", response_model=TestPublic, responses=NOT_FOUND)
-def show(test_id: int, arena: ArenaDep) -> TestPublic:
+def show(test_id: int, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     """A test: its games and sets, A's score, Elo ± 95%, LOS, and the SPRT's LLR within its
-    bounds (``lower``, ``upper``); ``result`` once it is over. The seed is shown after the end."""
-    return _summary(arena, test_id)
+    bounds (``lower``, ``upper``); ``result`` once it is over. The seed and the deal key are
+    shown once it is over and its last match is done (to the organizer, always)."""
+    return _summary(arena, test_id, caller.organizer)
 
 
 @router.post("/{test_id}/cancel", response_model=TestPublic,

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import queries
-from atout_arena.api.deps import ArenaDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
+from atout_arena.api.deps import ArenaDep, CallerDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
 from atout_arena.api.schemas import (
     MatchPage,
     MatchStatusName,
@@ -46,13 +46,14 @@ def _tournament(session: Session, tournament_id: int) -> Tournament:
     return t
 
 
-def _detail(arena: ArenaDep, tournament_id: int) -> TournamentDetail:
-    summary = tournament_summary(arena.sessions, tournament_id)
+def _detail(arena: ArenaDep, tournament_id: int, organizer: bool = True) -> TournamentDetail:
+    summary = tournament_summary(arena.sessions, tournament_id, organizer=organizer)
     with arena.sessions() as session:
         t = _tournament(session, tournament_id)
         public = queries.tournaments_public(session, [t])[0]
     return TournamentDetail.model_validate(
-        {**public, "seed": summary["seed"], "standings": summary["standings"], "ratings": summary["ratings"]}
+        {**public, **{k: summary[k] for k in ("seed", "deal_key", "deal_commitment", "deals_public")},
+         "standings": summary["standings"], "ratings": summary["ratings"]}
     )
 
 
@@ -110,11 +111,15 @@ def list_tournaments(
 
 
 @router.get("/{tournament_id}", response_model=TournamentDetail, responses=NOT_FOUND)
-def show(tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep) -> TournamentDetail:
+def show(
+    tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep
+) -> TournamentDetail:
     """A tournament with its progress (matches by status), its standings (live while it runs)
-    and, once finished, the batch rating fit with 95% confidence intervals."""
+    and, once finished, the batch rating fit with 95% confidence intervals. Its ``seed`` and
+    ``deal_key`` are shown once it is over (to the organizer, always); ``deal_commitment``,
+    the SHA-256 of the key, from the start, so anyone can check the key once it is shown."""
     _tournament(session, tournament_id)
-    return _detail(arena, tournament_id)
+    return _detail(arena, tournament_id, caller.organizer)
 
 
 @router.post(
@@ -177,6 +182,7 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
 def matches(
     tournament_id: TournamentIdPath,
     session: SessionDep,
+    caller: CallerDep,
     status_: Annotated[MatchStatusName | None, Query(alias="status")] = None,
     bot: Annotated[
         str | None, Query(max_length=64, description="only the matches of this bot (404: no such bot)")
@@ -194,6 +200,7 @@ def matches(
         bot_id = found.id
     return MatchPage.model_validate(
         queries.match_page(
-            session, tournament_id=tournament_id, status=status_, bot_id=bot_id, limit=limit, offset=offset
+            session, tournament_id=tournament_id, status=status_, bot_id=bot_id, limit=limit, offset=offset,
+            organizer=caller.organizer,
         )
     )

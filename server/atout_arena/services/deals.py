@@ -1,0 +1,151 @@
+"""Who may see a deal, and when (issue 11, findings 1 and 2).
+
+A match's seed deals every card of it, so it is shown to anyone only once nothing that shares
+its deals is still to be played:
+
+- a tournament's (or league season's) matches, and its seed and deal key, once it is
+  ``finished``, or ``cancelled`` with no match still running;
+- a test's, once it is over and none of its matches is still pending, queued or running;
+- a practice match's, once it is done (its seed is random, shared with nothing).
+
+The organizer sees everything, always. The same rule opens, for anyone but the organizer, the
+replays and the live events of a match played in *duplicate* (a tournament with ``duplicate``,
+every test): another rotation of its deal is still to be played while its competition is open,
+and what one rotation shows (the cards played, a seat's hand) is the deal of the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session, aliased, sessionmaker
+
+from atout_arena.core.models import Match, SprtTest, Tournament, utcnow
+from atout_arena.core.vocabulary import MATCH_DONE, MATCH_IN_FLIGHT, MatchStatus, SprtStatus, TournamentStatus
+
+
+def open_tournaments(session: Session, ids: Iterable[int]) -> set[int]:
+    """The tournaments among ``ids`` whose deals are still secret."""
+    ids = set(ids)
+    if not ids:
+        return set()
+    status = dict(session.execute(
+        select(Tournament.id, Tournament.status).where(Tournament.id.in_(ids))).all())
+    over = (TournamentStatus.FINISHED, TournamentStatus.CANCELLED)
+    secret = {t for t, s in status.items() if s not in over}
+    cancelled = [t for t, s in status.items() if s == TournamentStatus.CANCELLED]
+    if cancelled:  # a cancelled tournament's running matches play to the end
+        secret |= set(session.scalars(select(Match.tournament_id).where(
+            Match.tournament_id.in_(cancelled), Match.status == MatchStatus.RUNNING).distinct()))
+    return secret
+
+
+def open_tests(session: Session, ids: Iterable[int]) -> set[int]:
+    """The tests among ``ids`` whose deals are still secret."""
+    ids = set(ids)
+    if not ids:
+        return set()
+    secret = set(session.scalars(select(SprtTest.id).where(SprtTest.id.in_(ids),
+                                                             SprtTest.status == SprtStatus.RUNNING)))
+    secret |= set(session.scalars(select(Match.test_id).where(
+        Match.test_id.in_(ids), Match.status.in_(MATCH_IN_FLIGHT)).distinct()))
+    return secret
+
+
+def secret_matches(session: Session, matches: Iterable[Match]) -> set[int]:
+    """The ids of the ``matches`` whose seed only the organizer may see."""
+    matches = list(matches)
+    tournaments = open_tournaments(session, {m.tournament_id for m in matches if m.tournament_id is not None})
+    tests = open_tests(session, {m.test_id for m in matches if m.test_id is not None})
+    secret = set()
+    for m in matches:
+        if m.tournament_id is not None:
+            hidden = m.tournament_id in tournaments
+        elif m.test_id is not None:
+            hidden = m.test_id in tests
+        else:
+            hidden = m.status not in MATCH_DONE
+        if hidden:
+            secret.add(m.id)
+    return secret
+
+
+def duplicate_still_open(session: Session, match: Match) -> bool:
+    """True when ``match`` is played in duplicate and its competition's deals are still secret:
+    its replays and live events are then the organizer's (and, live, its own seats')."""
+    if match.test_id is not None:
+        return match.test_id in open_tests(session, [match.test_id])
+    if match.tournament_id is None:
+        return False
+    duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == match.tournament_id))
+    return bool(duplicate) and match.tournament_id in open_tournaments(session, [match.tournament_id])
+
+
+# -- one rotation of a deal at a time (finding 2) ----------------------------------------------
+#
+# The rotations of a deal group seat the same bots: played at once, a bot would hold several
+# hands of one deal. So a duplicate tournament queues rotation 0 of each group at its start, and
+# each later rotation only once the one before it is done (finished, failed or cancelled):
+# released by the task that played it (:func:`release_next`) and, should that be lost, by the
+# sweeper (:func:`release_stalled`). Tests (services.sprt) create their sets the same way.
+
+
+def _released(session: Session, candidates: list[int]) -> list[int]:
+    if not candidates:
+        return []
+    ids = list(session.scalars(
+        update(Match).where(Match.id.in_(candidates), Match.status == MatchStatus.PENDING)
+        .values(status=MatchStatus.QUEUED, queued_at=utcnow()).returning(Match.id)
+        .execution_options(synchronize_session=False)))
+    session.commit()
+    return sorted(ids)
+
+
+def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
+    """The pending next rotations of ``done`` matches, in open competitions."""
+    wanted: list[int] = []
+    for m in done:
+        if m.status not in MATCH_DONE:
+            continue
+        if m.tournament_id is not None:
+            owner = Match.tournament_id == m.tournament_id
+        elif m.test_id is not None:
+            owner = Match.test_id == m.test_id
+        else:
+            continue  # a practice match: no siblings
+        nxt = session.scalar(select(Match.id).where(
+            owner, Match.deal_group == m.deal_group, Match.rotation == m.rotation + 1,
+            Match.status == MatchStatus.PENDING))
+        if nxt is None:
+            continue
+        if m.tournament_id is not None:
+            status = session.scalar(select(Tournament.status).where(Tournament.id == m.tournament_id))
+            if status != TournamentStatus.RUNNING:
+                continue
+        wanted.append(nxt)
+    return wanted
+
+
+def release_next(sessions: sessionmaker, match_id: int) -> list[int]:
+    """Queue the next rotation of ``match_id``'s deal group once it is done; returns the ids
+    to send to the workers (none: not a duplicate match, not done, or released already)."""
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        if match is None:
+            return []
+        return _released(session, _next_rotations(session, [match]))
+
+
+def release_stalled(sessions: sessionmaker) -> list[int]:
+    """The sweeper's net: every pending rotation whose previous rotation is done, in a running
+    tournament or test; queued, and returned to be sent."""
+    with sessions() as session:
+        previous = aliased(Match)
+        done = list(session.scalars(
+            select(previous).join(Match, and_(
+                Match.deal_group == previous.deal_group, Match.rotation == previous.rotation + 1,
+                or_(and_(previous.tournament_id.isnot(None), Match.tournament_id == previous.tournament_id),
+                    and_(previous.test_id.isnot(None), Match.test_id == previous.test_id))))
+            .where(Match.status == MatchStatus.PENDING, previous.status.in_(MATCH_DONE)).limit(1000)))
+        return _released(session, _next_rotations(session, done))
