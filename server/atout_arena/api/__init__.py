@@ -28,6 +28,7 @@ from atout_arena.api.routes import (
     games,
     leagues,
     matches,
+    play,
     practice,
     ratings,
     sprt_tests,
@@ -79,12 +80,13 @@ def create_app(
             {"name": "matches", "description": "results, replays, live events"},
             {"name": "ratings", "description": "leaderboards"},
             {"name": "practice", "description": "a bot against house bots"},
+            {"name": "play", "description": "human seats: a person plays in the browser"},
             {"name": "tests", "description": "is A stronger than B? duplicate sets until an SPRT decides"},
             {"name": "system", "description": "health and metrics"},
         ],
     )
     app.state.arena = arena
-    for module in (games, bots, tournaments, leagues, matches, ratings, practice, sprt_tests, system):
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, play, sprt_tests, system):
         app.include_router(module.router)
 
     @app.exception_handler(CompetitionError)

@@ -58,7 +58,7 @@ def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreate
             f"bad bot name {body.name!r}: names starting with 'house-' are the arena's",
         )
     try:
-        info, token = arena.registry.add(body.name, owner=body.owner)
+        info, token = arena.registry.add(body.name, owner=body.owner, kind=body.kind, move_ms=body.move_ms)
     except RegistryError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return BotCreated(
@@ -67,6 +67,7 @@ def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreate
         owner=info.owner,
         created_at=info.created_at,
         disabled=info.disabled,
+        kind=info.kind,
         house=False,
         connected=False,
         token=token,
