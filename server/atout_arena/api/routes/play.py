@@ -134,17 +134,21 @@ def message_event(payload: bytes) -> ServerSentEvent | None:
         200: {"content": {"text/event-stream": {}}, "description": "a stream of server-sent events"},
     },
 )
-async def play_events(request: Request, arena: ArenaDep, human: HumanDep) -> AsyncIterator[ServerSentEvent]:
+async def play_events(
+    request: Request, arena: ArenaDep, human: HumanDep, caller: BotCallerDep
+) -> AsyncIterator[ServerSentEvent]:
     """The human's seats, as server-sent events (see the module's text): while this stream is
-    open the human counts as connected, and its decisions come here. One stream per human:
-    a newer one replaces this one (``event: error``, code ``replaced``)."""
+    open the human counts as connected, and its decisions come here. ``hello`` names the human
+    and, for a bot's token, the bot (``POST /v1/play/practice`` then starts a match against it).
+    One stream per human: a newer one replaces this one (``event: error``, code ``replaced``)."""
     relay = _relay(request, arena)
     address = human.bot_id
     conn_id = f"api-{arena.settings.server_id}/{secrets.token_hex(6)}"
     takeover = await relay.takeover(address, conn_id)
     inbox = relay.inbox(address)
     try:
-        yield _json("hello", {"human": human.name, "human_id": human.id, "move_ms": human.move_ms})
+        yield _json("hello", {"human": human.name, "human_id": human.id, "move_ms": human.move_ms,
+                              "bot": None if caller.kind == HUMAN else caller.name})  # fmt: skip
         for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
             event = message_event(payload)
             if event is not None:
