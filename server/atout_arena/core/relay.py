@@ -64,6 +64,12 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
    if it is still its own.
 
+The API serves human seats as a game server does (``atout_arena.api.routes.play``): the same
+``TAKEOVER`` / ``XREAD`` / ``HEARTBEAT`` / ``RELEASE`` for the human's address while the
+browser's play stream is open; its answers come in separate HTTP requests that hold no stream
+state, so they go through :data:`ANSWER_IF_PENDING` (pushed only while the request is pending
+for that address and before its deadline).
+
 Why a stream and not a list for the inbox: every reader has its own cursor, so a replaced
 stream still reading can never take a message away from its successor. Replies are only taken
 from a stream for request ids that this stream was sent, so a bot can never answer another
