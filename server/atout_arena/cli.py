@@ -47,7 +47,8 @@ def _bots(args: argparse.Namespace, settings: Settings) -> int:
     registry = BotRegistry(open_database(settings.database_url)[1])
     try:
         if args.bots_command == "add":
-            bot, token = registry.add(args.name, owner=args.owner)
+            kind = "human" if args.human else "bot"
+            bot, token = registry.add(args.name, owner=args.owner, kind=kind, move_ms=args.move_ms)
             print(f"bot {bot.name!r} added (id {bot.id}). Its token, shown only this once:", file=sys.stderr)
             print(token)
         elif args.bots_command == "list":
@@ -119,6 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
     add = bots_commands.add_parser("add", help="register a bot and print its token (once)")
     add.add_argument("name")
     add.add_argument("--owner", default="", help="who the bot belongs to")
+    add.add_argument("--human", action="store_true", help="a person, who plays on the dashboard's Play page")
+    add.add_argument("--move-ms", type=int, default=None,
+                     help="its own move time when longer than a match's (a human's default: 60000)")
     bots_commands.add_parser("list", help="list the registered bots")
     for name, text in (
         ("rotate", "give a bot a new token"),

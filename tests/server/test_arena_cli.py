@@ -83,3 +83,17 @@ def test_bots_rotate_and_disable(database_url, registry, monkeypatch, capsys) ->
         "bots", "disable", "no-such-bot", database_url=database_url, monkeypatch=monkeypatch, capsys=capsys
     )
     assert missing.returncode == 1 and "no bot named 'no-such-bot'" in missing.stderr
+
+
+def test_bots_add_human_registers_a_person_with_its_own_move_time(
+    database_url, registry, monkeypatch, capsys
+) -> None:
+    name = f"cli-person-{os.getpid()}"
+    added = arena_here("bots", "add", name, "--human", "--move-ms", "45000", database_url=database_url,
+                       monkeypatch=monkeypatch, capsys=capsys)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    person = registry.verify(added.stdout.strip())
+    assert person is not None and person.kind == "human" and person.move_ms == 45_000
+    bad = arena_here("bots", "add", f"{name}-2", "--human", "--move-ms", "0", database_url=database_url,
+                     monkeypatch=monkeypatch, capsys=capsys)  # fmt: skip
+    assert bad.returncode == 1 and "move_ms=0" in bad.stderr
