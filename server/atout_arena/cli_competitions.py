@@ -2,7 +2,8 @@
 of the running arena's REST API through :mod:`atout_arena.client` — never the database or
 Redis of the current directory, so that none can create a stray ``./var/atout.db``.
 
-    atout-arena bots add NAME [--owner OWNER]        register a bot; prints its token once
+    atout-arena bots add NAME [--owner OWNER] [--human [--move-ms MS]]
+                                                     register a bot (or a person); prints its token once
     atout-arena bots list | rotate NAME | disable NAME | enable NAME
     atout-arena tournament create NAME --game merde --bots a,b,c,d [--players 4]
                [--option deals=2] [--games-per-pairing 1] [--duplicate] [--move-ms 1000]
@@ -207,7 +208,12 @@ def _handler(run: Run) -> Callable[[argparse.Namespace], int]:
 def cmd_bots(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
     command = args.bots_command
     if command == "add":
-        bot = client.post("/v1/bots", {"name": args.name, "owner": args.owner})
+        body: dict[str, Any] = {"name": args.name, "owner": args.owner}
+        if args.human:
+            body["kind"] = "human"
+        if args.move_ms is not None:
+            body["move_ms"] = args.move_ms
+        bot = client.post("/v1/bots", body)
         if args.json:
             _print_json(bot)
         else:
@@ -465,6 +471,9 @@ def register(subparsers: Any) -> None:
     add = bots_commands.add_parser("add", parents=common, help="register a bot and print its token (once)")
     add.add_argument("name")
     add.add_argument("--owner", default="", help="who the bot belongs to")
+    add.add_argument("--human", action="store_true", help="a person, who plays on the dashboard's Play page")
+    add.add_argument("--move-ms", type=int, default=None,
+                     help="its own move time when longer than a match's (a human's default: 60000)")
     bots_commands.add_parser("list", parents=common, help="list the registered bots")
     for name, text in (("rotate", "give a bot a new token"), ("disable", "stop a bot from connecting"),
                        ("enable", "let a disabled bot connect again")):

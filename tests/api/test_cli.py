@@ -286,3 +286,14 @@ def test_create_warns_of_entrants_not_connected_and_match_retry_requeues_a_faile
     with sessions() as session:
         assert session.get(Match, failed_id).status == "queued"
     assert "failed" in one_line_error(cli("match", "retry", str(failed_id)))
+
+
+def test_bots_add_human_registers_a_person_with_its_own_move_time(cli: Any, sessions: Any) -> None:
+    from atout_arena.services.bots import BotRegistry
+
+    name = f"cli-person-{os.getpid()}-{random.randrange(10**6)}"
+    added = cli("bots", "add", name, "--human", "--move-ms", "45000")
+    assert added.returncode == 0, added.stderr
+    person = BotRegistry(sessions).verify(added.stdout.strip())
+    assert person is not None and person.kind == "human" and person.move_ms == 45_000
+    assert "move_ms" in one_line_error(cli("bots", "add", f"{name}-2", "--human", "--move-ms", "0"))

@@ -57,13 +57,19 @@ INITIAL_RATING = DEFAULT_RATING
 def setup_of(session: Session, match: Match) -> MatchSetup:
     """The :class:`MatchSetup` of a stored match (its seats' bots loaded by id)."""
     seats = sorted(match.seats, key=lambda s: s.seat)
-    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot_id for s in seats]))).all())
+    rows = session.execute(select(Bot.id, Bot.name, Bot.move_ms).where(Bot.id.in_([s.bot_id for s in seats])))
+    bots = {bot_id: (name, own_ms) for bot_id, name, own_ms in rows}
+    names = {bot_id: name for bot_id, (name, _) in bots.items()}
+    own = {bot_id: own_ms or 0 for bot_id, (_, own_ms) in bots.items()}
     return MatchSetup(
         match_id=str(match.id),
         game=match.game,
         options=dict(match.options or {}),
         seed=int(match.seed),
-        seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version) for s in seats),
+        seats=tuple(
+            SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version, move_ms=own.get(s.bot_id, 0))
+            for s in seats
+        ),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
         absent_grace_s=match.tournament.absent_grace_s if match.tournament is not None else None,
     )

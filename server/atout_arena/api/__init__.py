@@ -31,6 +31,7 @@ from atout_arena.api.routes import (
     ladders,
     leagues,
     matches,
+    play,
     practice,
     ratings,
     sprt_tests,
@@ -84,13 +85,14 @@ def create_app(
             {"name": "matches", "description": "results, replays, live events"},
             {"name": "ratings", "description": "leaderboards"},
             {"name": "practice", "description": "a bot against house bots"},
+            {"name": "play", "description": "human seats: a person plays in the browser"},
             {"name": "tests", "description": "is A stronger than B? duplicate sets until an SPRT decides"},
             {"name": "ladders", "description": "connected bots matched all the time, rated by OpenSkill"},
             {"name": "system", "description": "health and metrics"},
         ],
     )
     app.state.arena = arena
-    for module in (games, bots, tournaments, leagues, matches, ratings, practice, sprt_tests, ladders,
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, play, sprt_tests, ladders,
                    system):
         app.include_router(module.router)
 

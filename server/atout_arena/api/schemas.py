@@ -122,6 +122,11 @@ class BotCreate(Strict):
         ),
     ]
     owner: Annotated[str, StringConstraints(max_length=128)] = ""
+    kind: Literal["bot", "human"] = Field("bot", description="human: a person who plays at the dashboard")
+    move_ms: Annotated[
+        int | None,
+        Field(ge=1, le=240_000, description="its own move time, when longer than a match's (human: 60000)"),
+    ] = None
 
 
 class BotPublic(BaseModel):
@@ -132,6 +137,7 @@ class BotPublic(BaseModel):
     disabled: bool
     house: bool = Field(description="an arena-run house bot (practice opponent)")
     connected: bool = Field(description="has a live stream to a game server now")
+    kind: str = Field("bot", description="bot, or human (a person at the dashboard)")
 
 
 class BotCreated(BotPublic):

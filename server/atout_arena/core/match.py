@@ -56,6 +56,7 @@ class SeatBot:
     name: str
     version: str = ""
     address: str = ""
+    move_ms: int = 0  # the bot's own move time (a human's): the seat waits the longer of it and the match's
 
     @property
     def stream(self) -> str:
@@ -263,7 +264,8 @@ def play_match(
                 faults[seat] += 1
                 detail = "absent: not connected when the match started"
         else:
-            deadline = policy.move_ms + int(bank[seat])
+            move_ms = max(policy.move_ms, setup.seats[seat].move_ms)
+            deadline = move_ms + int(bank[seat])
             answer = ask(DecisionAsk(setup.match_id, setup.game, seat, setup.seats[seat],
                                      state.observation(seat), legal, deadline, check))
             think_ms = max(0.0, answer.think_ms)
@@ -279,7 +281,7 @@ def play_match(
                 action, by, detail = fallback_action(legal), PlayedBy.FALLBACK, answer.detail
             else:
                 assert answer.action is not None
-                bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - policy.move_ms))
+                bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - move_ms))
                 action, by, bot_ms = answer.action, PlayedBy.BOT, answer.bot_ms
             if charged:
                 faults[seat] += len(charged)

@@ -54,6 +54,11 @@ class Bot(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False, index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     disabled: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
+    # "bot" (a program on a gRPC stream) or "human" (a person at the dashboard's play page,
+    # served by the API: atout_arena.api.routes.play); move_ms: this bot's own move time when
+    # longer than a match's (a human's; None: the match's alone).
+    kind: Mapped[str] = mapped_column(String(16), nullable=False, default="bot", server_default="bot")
+    move_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     def __repr__(self) -> str:
         return f"Bot(id={self.id!r}, name={self.name!r}, owner={self.owner!r}, disabled={self.disabled!r})"

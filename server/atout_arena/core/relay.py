@@ -72,6 +72,12 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
    if it is still its own.
 
+The API serves human seats as a game server does (``atout_arena.api.routes.play``): the same
+``TAKEOVER`` / ``XREAD`` / ``HEARTBEAT`` / ``RELEASE`` for the human's address while the
+browser's play stream is open; its answers come in separate HTTP requests that hold no stream
+state, so they go through :data:`ANSWER_IF_PENDING` (pushed only while the request is pending
+for that address and before its deadline).
+
 Why a stream and not a list for the inbox: every reader has its own cursor, so a replaced
 stream still reading can never take a message away from its successor. Replies are only taken
 from a stream for request ids that this stream was sent, so a bot can never answer another
@@ -229,6 +235,25 @@ return {cursor, redis.call('HVALS', KEYS[4]), requests, ended}
 """
 
 ANSWER = """
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('DEL', KEYS[3])
+return 1
+"""
+
+# An answer from a client that holds no stream state of its own (the API's human seats,
+# answered by POST): pushed only while the request is pending for this address and before its
+# deadline. Returns 1 (pushed), 0 (not pending: unknown, answered already, or given up), or
+# -<ms> (late by that much).
+ANSWER_IF_PENDING = """
+local deadline = redis.call('ZSCORE', KEYS[2], ARGV[1])
+if not deadline or redis.call('EXISTS', KEYS[3]) == 0 then
+  return 0
+end
+if tonumber(deadline) < tonumber(ARGV[4]) then
+  return tonumber(deadline) - tonumber(ARGV[4])
+end
 redis.call('RPUSH', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -466,6 +491,15 @@ class GatewayRelay:
 
     async def _call(self, *command: Any) -> list[Any]:
         return await call_async(self.pool, [command], COMMAND_TIMEOUT_S)
+
+
+def answer_if_pending_command(answer: Answer) -> tuple[Any, ...]:
+    """The whole ``EVAL`` of :data:`ANSWER_IF_PENDING` for ``answer`` (the API's human seats)."""
+    return (
+        "EVAL", ANSWER_IF_PENDING, 3,
+        reply_key(answer.request_id), pending_key(answer.bot_id), req_key(answer.request_id),
+        answer.request_id, answer.reply(), answer.ttl_ms, now_ms(),
+    )  # fmt: skip
 
 
 # ------------------------------------------------------------------ presence (anyone)

@@ -29,6 +29,9 @@ from atout_arena.core.models import Bot, parse_id
 
 TOKEN_PREFIX = "atout_"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+BOT_KINDS = ("bot", "human")
+DEFAULT_HUMAN_MOVE_MS = 60_000  # a person's move time, unless registered with another
+MAX_OWN_MOVE_MS = 240_000  # below the relay's longest wait (core.relay.MAX_DEADLINE_MS)
 HOUSE_PREFIX = "house-"  # reserved for the arena's house bots (atout_arena.services.practice)
 # A bot's name as the OpenAPI states it: NAME_PATTERN, not all digits (a string of digits is an
 # id: GET /v1/bots/2 is bot 2), not a house bot's.
@@ -78,6 +81,8 @@ class BotInfo:
     owner: str
     created_at: datetime
     disabled: bool
+    kind: str = "bot"  # or "human" (services.humans)
+    move_ms: int | None = None  # its own move time, when longer than a match's
 
     @property
     def bot_id(self) -> str:
@@ -89,7 +94,7 @@ class BotInfo:
         created = bot.created_at
         if created.tzinfo is None:  # SQLite keeps no time zone: the stored value is UTC
             created = created.replace(tzinfo=UTC)
-        return cls(bot.id, bot.name, bot.owner, created, bot.disabled)
+        return cls(bot.id, bot.name, bot.owner, created, bot.disabled, bot.kind or "bot", bot.move_ms)
 
 
 def hash_token(token: str) -> str:
@@ -106,16 +111,26 @@ class BotRegistry:
     def __init__(self, session_factory: sessionmaker) -> None:
         self._sessions = session_factory
 
-    def add(self, name: str, owner: str = "") -> tuple[BotInfo, str]:
-        """Register a bot; returns it and its token (shown once: only its hash is kept)."""
+    def add(
+        self, name: str, owner: str = "", kind: str = "bot", move_ms: int | None = None
+    ) -> tuple[BotInfo, str]:
+        """Register a bot; returns it and its token (shown once: only its hash is kept).
+        ``kind="human"``: a person who plays at the dashboard (:mod:`atout_arena.services.humans`),
+        with ``move_ms`` (default :data:`DEFAULT_HUMAN_MOVE_MS`) as its own move time."""
         problem = bot_name_problem(name)
         if problem is not None:
             raise RegistryError(problem)
         if len(owner) > 128:
             raise RegistryError(f"owner {owner[:20]!r}...: at most 128 characters")
+        if kind not in BOT_KINDS:
+            raise RegistryError(f"bad kind {kind!r}: one of {', '.join(BOT_KINDS)}")
+        if kind == "human" and move_ms is None:
+            move_ms = DEFAULT_HUMAN_MOVE_MS
+        if move_ms is not None and not 1 <= move_ms <= MAX_OWN_MOVE_MS:
+            raise RegistryError(f"move_ms={move_ms}: a bot's own move time is 1 to {MAX_OWN_MOVE_MS} ms")
         token = new_token()
         with self._sessions() as session:
-            bot = Bot(name=name, owner=owner, token_hash=hash_token(token))
+            bot = Bot(name=name, owner=owner, token_hash=hash_token(token), kind=kind, move_ms=move_ms)
             session.add(bot)
             try:
                 session.commit()

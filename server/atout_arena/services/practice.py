@@ -106,12 +106,15 @@ def start_practice(
     move_ms: int | None = None,
     seat: int | None = None,
     seed: int | None = None,
+    human: int | None = None,
 ) -> int:
     """Store a practice match of ``bot`` (id or name) against house bots; returns its id.
 
     The match is ``queued`` with no tournament; :func:`play_practice` plays it. ``players``
     and ``move_ms`` default to the game's default and :data:`DEFAULT_MOVE_MS`; ``seat`` (the
-    bot's seat) to one drawn from the seed. Raises :class:`PracticeError`.
+    bot's seat) to one drawn from the seed. ``human`` (a human's id, "play against your
+    bot"): the human sits in ``seat`` (or a drawn one), the bot in another drawn seat, house
+    bots in the rest. Raises :class:`PracticeError`.
     """
     options = dict(options or {})
     options.pop("players", None)
@@ -140,8 +143,13 @@ def start_practice(
                 "busy", f"bot {me.name!r} has {busy} practice matches in flight; at most {MAX_IN_FLIGHT}"
             )
         me_id = me.id
-    house = iter(house_bots(sessions, game, n - 1))
-    seating = [me_id if s == seat else next(house) for s in range(n)]
+    if human is None:
+        house = iter(house_bots(sessions, game, n - 1))
+        seating = [me_id if s == seat else next(house) for s in range(n)]
+    else:
+        bot_seat = random.Random(seed + 1).choice([s for s in range(n) if s != seat])
+        house = iter(house_bots(sessions, game, n - 2))
+        seating = [human if s == seat else me_id if s == bot_seat else next(house) for s in range(n)]
     with sessions() as session:
         match = Match(
             tournament_id=None,
@@ -190,15 +198,22 @@ class Practice:
         options: Mapping[str, Any] | None = None,
         move_ms: int | None = None,
         seat: int | None = None,
+        human: int | None = None,
     ) -> PracticeStarted:
-        """Start a practice match of a connected bot at once. Raises :class:`PracticeError`."""
+        """Start a practice match of a connected bot at once. Raises :class:`PracticeError`.
+        ``human``: a human's id, seated too (its play stream must be open); ``seat`` is then
+        the human's, and so is the returned one."""
         if not is_connected(self.redis, str(bot_id)):
             raise PracticeError(
                 "not_connected",
                 f"bot {bot_id} is not connected to a game server: connect it first "
                 "(atout-bot run ... --token ...), then ask for a practice match",
             )
-        match_id = start_practice(self.sessions, bot_id, game, players, options, move_ms, seat)
+        if human is not None and not is_connected(self.redis, str(human)):
+            raise PracticeError(
+                "not_connected", "your play stream is not open: open GET /v1/play/events first"
+            )
+        match_id = start_practice(self.sessions, bot_id, game, players, options, move_ms, seat, human=human)
         with self.sessions() as session:
             match = session.get(Match, match_id)
             assert match is not None
@@ -206,7 +221,7 @@ class Practice:
             names = dict(
                 session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot_id for s in seats]))).all()
             )
-            mine = next(s.seat for s in seats if s.bot_id == bot_id)
+            mine = next(s.seat for s in seats if s.bot_id == (bot_id if human is None else human))
             started = PracticeStarted(match_id, game, mine, [names[s.bot_id] for s in seats])
         # stored before it is sent: should the send fail, the sweeper sends it again
         self.tasks.play_practice(match_id)

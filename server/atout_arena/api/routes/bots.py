@@ -52,7 +52,7 @@ def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreate
     if problem is not None:
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, problem)
     try:
-        info, token = arena.registry.add(body.name, owner=body.owner)
+        info, token = arena.registry.add(body.name, owner=body.owner, kind=body.kind, move_ms=body.move_ms)
     except RegistryError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return BotCreated(
@@ -61,6 +61,7 @@ def register_bot(body: BotCreate, arena: ArenaDep, _: OrganizerDep) -> BotCreate
         owner=info.owner,
         created_at=info.created_at,
         disabled=info.disabled,
+        kind=info.kind,
         house=False,
         connected=False,
         token=token,

@@ -6,9 +6,11 @@
 //   #/matches             live and recent        #/matches/ID       live view or replay viewer
 //   #/games               the rulesets
 //   #/ladders             every ladder           #/ladders/ID       live standings (SSE)
+//   #/play                a person at the table (play.js)
 
 import { ApiError, api, followEvents, token } from "./api.js";
 import { actionEl, el } from "./cards.js";
+import { playPage } from "./play.js";
 import { renderTable } from "./table.js";
 
 const POLL_MS = 2000;
@@ -471,10 +473,11 @@ async function gamesPage() {
 
 // -- one match: live view and replay viewer ---------------------------------------------------
 
-function scoreboard(match, viewData, ended) {
+function scoreboard(match, viewData, ended, { final = true } = {}) {
+  // final=false (a replay before its last step): no final score nor place yet
   const rows = match.seats.map((s) => {
-    const score = viewData && viewData.scores ? viewData.scores[s.seat] : s.score;
-    const place = ended && ended.ranking ? ended.ranking[s.seat] : s.place;
+    const score = viewData && viewData.scores ? viewData.scores[s.seat] : final ? s.score : null;
+    const place = ended && ended.ranking ? ended.ranking[s.seat] : final ? s.place : null;
     const name = el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.version ? `${s.bot}@${s.version}` : s.bot);
     name.title = s.version ? `${s.bot}, version ${s.version}` : s.bot;
     // the bot's own think time (as its SDK reported it) beside the network and queueing time
@@ -642,7 +645,7 @@ async function replayView(match, choice = "") {
     felt.dataset.ply = String(index);
     slider.value = String(index);
     counter.textContent = `${index} / ${events.length - 1}`;
-    board.replaceChildren(scoreboard(match, event.view, ended));
+    board.replaceChildren(scoreboard(match, event.view, ended, { final: atEnd }));
     for (const li of log.children) li.classList.toggle("current", Number(li.dataset.ply) === index - 1);
     const current = log.querySelector(".current");
     if (current) { // scroll the log only, never the page
@@ -672,6 +675,8 @@ async function replayView(match, choice = "") {
   const keys = (e) => {
     if (!document.body.contains(slider)) return document.removeEventListener("keydown", keys);
     if (e.target instanceof HTMLInputElement && e.target.type !== "range") return;
+    const arrow = e.key === "ArrowLeft" || e.key === "ArrowRight";
+    if (arrow && e.target === slider) e.preventDefault(); // the slider's own step would make it two
     if (e.key === "ArrowLeft") { stop(); go(index - 1); }
     else if (e.key === "ArrowRight") { stop(); go(index + 1); }
     else if (e.key === " ") { e.preventDefault(); play.click(); }
@@ -703,6 +708,7 @@ const ROUTES = [
   [/^\/tests\/(\d+)$/, "tests", testPage],
   [/^\/ladders\/?$/, "ladders", laddersPage],
   [/^\/ladders\/(\d+)$/, "ladders", ladderPage],
+  [/^\/play\/?$/, "play", () => playPage(view, page)],
 ];
 
 async function route() {
