@@ -50,7 +50,7 @@ def test_the_readme_organizer_quickstart_runs_as_written(tmp_path: Path) -> None
         listed = re.compile(r"^\s*\d+ │ (alice|bob|carol) .*│ enabled │")  # bots list
         rows = [line for line in out.splitlines() if listed.match(line)]
         assert len(rows) == 3 and all("│ yes " in row for row in rows), out  # connected first
-        assert "tournament 1 started: 1 matches sent to the workers" in out
+        assert "tournament 1 started: 1 match sent to the workers" in out
         assert "finished; 1/1 matches done" in out and "95% interval" in out
         assert re.search(r"match 1: \d+ actions replayed; .*as stored", out), out
         assert "Traceback" not in err and "Warning" not in err, err

@@ -144,7 +144,7 @@ def test_up_serves_an_organizer_flow_restarts_a_killed_part_and_leaves_nothing(
         cup = arena_cli("tournament", "create", "cup", "--game", "fool", "--players", "3",
                         "--bots", "alice,bob,carol", "--start", "--wait", env=up.env, cwd=elsewhere)
         assert cup.returncode == 0, cup.stderr
-        assert "tournament 1 started: 1 matches sent to the workers" in cup.stdout
+        assert "tournament 1 started: 1 match sent to the workers" in cup.stdout
         assert "finished; 1/1 matches done" in cup.stdout
         assert all(name in cup.stdout for name in tokens) and "95% interval" in cup.stdout
         replay = arena_cli("replay", "1", env=up.env, cwd=elsewhere)

@@ -42,7 +42,8 @@ def _summary(arena: ArenaDep, ladder_id: int) -> LadderPublic:
 
 
 @router.post("", response_model=LadderPublic, status_code=status.HTTP_201_CREATED,
-             responses={**AUTH, 409: {"description": "a ladder of that name exists"}})
+             responses={**AUTH, 404: {"description": "a bot named is unknown"},
+                        409: {"description": "a ladder of that name exists"}})
 def create(body: LadderCreate, arena: ArenaDep, _: OrganizerDep) -> LadderPublic:
     """Start a ladder: its members (``bots``, or any registered bot when omitted) play whenever
     they are connected, in duplicate sets (one seeded deal in every seat rotation) seated by the

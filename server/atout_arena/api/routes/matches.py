@@ -106,7 +106,7 @@ def check_duplicate_open(session: Session, match: Match, caller: Caller, what: s
         )
 
 
-@router.get("", response_model=MatchPage)
+@router.get("", response_model=MatchPage, openapi_extra=TOKEN_OPTIONAL)
 def list_matches(
     session: SessionDep,
     caller: CallerDep,
@@ -145,7 +145,7 @@ def list_matches(
     )
 
 
-@router.get("/{match_id}", response_model=MatchPublic, responses=NOT_FOUND)
+@router.get("/{match_id}", response_model=MatchPublic, responses=NOT_FOUND, openapi_extra=TOKEN_OPTIONAL)
 def show(match_id: MatchIdPath, session: SessionDep, caller: CallerDep) -> MatchPublic:
     """A match: game, options, seats (bot, score, place, faults, forfeit, think time), status
     and, once finished, its result. The seed is shown once nothing sharing its deal is still to

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import select
 
-from atout_arena.api.deps import ArenaDep, CallerDep, OrganizerDep, SessionDep, known_id
+from atout_arena.api.deps import TOKEN_OPTIONAL, ArenaDep, CallerDep, OrganizerDep, SessionDep, known_id
 from atout_arena.api.schemas import TestCreate, TestPublic
 from atout_arena.core.models import SprtTest
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
@@ -67,7 +67,7 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     return _summary(arena, test_id, caller.organizer)
 
 
-@router.get("", response_model=list[TestPublic])
+@router.get("", response_model=list[TestPublic], openapi_extra=TOKEN_OPTIONAL)
 def list_tests(arena: ArenaDep, session: SessionDep, caller: CallerDep,
                limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[TestPublic]:
     """The latest tests, newest first, with their live statistics."""
@@ -76,7 +76,7 @@ def list_tests(arena: ArenaDep, session: SessionDep, caller: CallerDep,
     return [_summary(arena, test_id, caller.organizer) for test_id in ids]
 
 
-@router.get("/{test_id}", response_model=TestPublic, responses=NOT_FOUND)
+@router.get("/{test_id}", response_model=TestPublic, responses=NOT_FOUND, openapi_extra=TOKEN_OPTIONAL)
 def show(test_id: int, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     """A test: its games and sets, A's score, Elo ± 95%, LOS, and the SPRT's LLR within its
     bounds (``lower``, ``upper``); ``result`` once it is over. The seed and the deal key are

@@ -9,7 +9,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import queries
-from atout_arena.api.deps import ArenaDep, CallerDep, OrganizerDep, SessionDep, TournamentIdPath, known_id
+from atout_arena.api.deps import (
+    TOKEN_OPTIONAL,
+    ArenaDep,
+    CallerDep,
+    OrganizerDep,
+    SessionDep,
+    TournamentIdPath,
+    known_id,
+)
 from atout_arena.api.schemas import (
     MatchPage,
     MatchStatusName,
@@ -110,7 +118,8 @@ def list_tournaments(
     ]
 
 
-@router.get("/{tournament_id}", response_model=TournamentDetail, responses=NOT_FOUND)
+@router.get("/{tournament_id}", response_model=TournamentDetail, responses=NOT_FOUND,
+            openapi_extra=TOKEN_OPTIONAL)
 def show(
     tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep
 ) -> TournamentDetail:
@@ -178,7 +187,8 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
     )
 
 
-@router.get("/{tournament_id}/matches", response_model=MatchPage, responses=NOT_FOUND)
+@router.get("/{tournament_id}/matches", response_model=MatchPage, responses=NOT_FOUND,
+            openapi_extra=TOKEN_OPTIONAL)
 def matches(
     tournament_id: TournamentIdPath,
     session: SessionDep,
