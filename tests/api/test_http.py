@@ -132,7 +132,7 @@ def test_bad_tournaments_are_422s_that_say_why(api, new_bot) -> None:  # type: i
         assert response.status_code == 422, (change, response.text)
         assert message in detail(response), (change, detail(response))
     unknown = api.organizer.post("/v1/tournaments", json={**base, "bots": [*names, "nobody-at-all"]})
-    assert unknown.status_code == 404 and "no bot named 'nobody-at-all'" in detail(unknown), unknown.text
+    assert unknown.status_code == 422 and "no bot named 'nobody-at-all'" in detail(unknown), unknown.text
     for change in ({"move_ms": 0}, {"games_per_pairing": 0}, {"max_faults": -1}, {"seed": -1}, {"name": ""}):
         assert api.organizer.post("/v1/tournaments", json={**base, **change}).status_code == 422, change
 
@@ -200,9 +200,9 @@ def test_a_league_has_members_and_needs_enough_of_them(api, new_bot) -> None:  #
     left = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"leave": [names[0]]})
     assert left.json()["members"] == names[1:]
     unknown = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"join": ["nobody-at-all"]})
-    assert unknown.status_code == 404 and "nobody-at-all" in detail(unknown)
+    assert unknown.status_code == 422 and "nobody-at-all" in detail(unknown)
     odd = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"join": ["9" * 30]})
-    assert odd.status_code == 404 and repr("9" * 30) in detail(odd)  # no id: a name, unknown
+    assert odd.status_code == 422 and repr("9" * 30) in detail(odd)  # no id: a name, unknown
     odd = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"join": ["²"]})
     assert odd.status_code == 422 and "body.join.0" in detail(odd)  # neither a name nor an id
     twice_id = api.organizer.get(f"/v1/bots/{names[0]}").json()["id"]

@@ -72,7 +72,7 @@ def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
             "bots": [strong[0], half[0], weak[0], late[0]], "target_in_flight": 6, "move_ms": 3000}
     assert api.client.post("/v1/ladders", json=body).status_code == 401  # the organizer's
     bad = api.organizer.post("/v1/ladders", json={**body, "bots": [strong[0], "nobody-here"]})
-    assert bad.status_code == 404 and "nobody-here" in bad.json()["detail"]
+    assert bad.status_code == 422 and "nobody-here" in bad.json()["detail"]
     created = api.organizer.post("/v1/ladders", json=body)
     assert created.status_code == 201, created.text
     ladder = created.json()

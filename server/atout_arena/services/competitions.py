@@ -148,7 +148,8 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         seen.add(bot.id)
         found.append(bot)
     if unknown:
-        raise CompetitionError(f"no bot named {', '.join(unknown)}", kind="not_found")
+        # A 422, not a 404: the resource the URL names exists; what the body says of it is wrong.
+        raise CompetitionError(f"no bot named {', '.join(unknown)}")
     if house:
         raise CompetitionError(f"house bots play practice matches only: {', '.join(house)}")
     if disabled:
