@@ -178,10 +178,19 @@ def test_every_page_fits_a_phone_and_the_replay_steps_once(
     tid = created.json()["id"]
     wait_until(lambda: api.client.get(f"/v1/tournaments/{tid}").json()["status"] == "finished", 60, "the end")
     match_id = api.client.get(f"/v1/tournaments/{tid}/matches").json()["items"][0]["id"]
+    ladder = api.organizer.post("/v1/ladders", json={
+        "name": f"phone ladder {bots[0][0]}", "game": "merde", "players": 3, "options": {"deals": 1},
+        "bots": [b[0] for b in bots], "target_in_flight": 1,
+    })  # fmt: skip
+    assert ladder.status_code == 201, ladder.text
+    lid = ladder.json()["id"]
+    wait_until(lambda: api.client.get(f"/v1/ladders/{lid}").json()["sets"].get("rated", 0) >= 1, 60,
+               "a rated set")
+    assert api.organizer.post(f"/v1/ladders/{lid}/pause").status_code == 200
 
     page = browser_page(PHONE, is_mobile=True, has_touch=True)
     pages = ["#/", "#/tournaments", f"#/tournaments/{tid}", "#/matches", f"#/matches/{match_id}", "#/games",
-             "#/tests", "#/play"]  # fmt: skip
+             "#/tests", "#/ladders", f"#/ladders/{lid}", "#/play"]  # fmt: skip
     for route in pages:
         page.goto(f"{api.url}/{route}")
         page.wait_for_selector("main > *", timeout=10_000)
