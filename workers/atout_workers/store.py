@@ -65,6 +65,7 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
         seed=int(match.seed),
         seats=tuple(SeatBot(s.bot_id, names.get(s.bot_id, f"bot-{s.bot_id}"), s.version) for s in seats),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
+        suits=match.suits,
     )
 
 

@@ -78,10 +78,12 @@ class MatchSetup:
     seed: int
     seats: tuple[SeatBot, ...]
     policy: FaultPolicy = FaultPolicy()
+    suits: str | None = None  # the suit permutation disguising the deal (None: the plain deal)
 
     def new_state(self) -> State:
-        """The seeded initial state: the same seed deals the same cards."""
-        return new_game(self.game, players=len(self.seats), **self.options).new_state(seed=self.seed)
+        """The seeded initial state: the same seed (and suits) deals the same cards."""
+        return new_game(self.game, players=len(self.seats), **self.options).new_state(
+            seed=self.seed, suit_permutation=self.suits)
 
 
 @dataclass(frozen=True)
