@@ -217,10 +217,16 @@ def suit_map(suit_permutation: str | None) -> dict[str, str] | None:
         raise ValueError(f"suit_permutation {suit_permutation!r} is not a permutation of {SUITS!r}")
     if suit_permutation == SUITS:
         return None
-    to = dict(zip(SUITS, suit_permutation, strict=True))
-    table = {r + s: r + to[s] for s in SUITS for r in RANKS}
-    table.update({j: j for j in JOKERS})
-    return table
+    table = _SUIT_MAPS.get(suit_permutation)
+    if table is None:
+        to = dict(zip(SUITS, suit_permutation, strict=True))
+        table = {r + s: r + to[s] for s in SUITS for r in RANKS}
+        table.update({j: j for j in JOKERS})
+        _SUIT_MAPS[suit_permutation] = table
+    return dict(table)  # the caller's own copy: the cached one is never changed
+
+
+_SUIT_MAPS: dict[str, dict[str, str]] = {}
 
 
 def relabel_action(action: str, suit_permutation: str | None) -> str:
@@ -340,10 +346,11 @@ class Game:
         caller gives are dealt as given."""
         if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < self.players):
             raise ValueError(f"dealer {dealer!r} is not a seat (0..{self.players - 1})")
-        table = suit_map(suit_permutation)
+        table = suit_map(suit_permutation)  # checks it
         state = self.state_class.__new__(self.state_class)
-        # Set before __init__: the engines deal their first deal in their constructor.
-        state._suit_map = table
+        # Set before __init__: the engines deal their first deal in their constructor. The text,
+        # not the table: clone() copies a string for nothing.
+        state._suit_permutation = None if table is None else suit_permutation
         state.__init__(self, seed, decks, dealer, **kwargs)  # type: ignore[misc]
         return state
 
@@ -380,7 +387,7 @@ class State:
     # instance before calling ``State.__init__``.
     FULL_DECK: tuple[str, ...] = ()
     # The relabelling of the seeded decks (Game.new_state's suit_permutation), None: none.
-    _suit_map: dict[str, str] | None = None
+    _suit_permutation: str | None = None
 
     # Slots only make the hot attributes faster to read (subclasses still get a __dict__).
     __slots__ = (
@@ -453,8 +460,10 @@ class State:
             # The caller's deck. The shuffle above still ran, so that the seeded deals after it
             # do not depend on which decks were given.
             return list(self._decks[i])
-        if self._suit_map is not None:
-            return self._relabelled(deck, self._suit_map)
+        if self._suit_permutation is not None:
+            table = suit_map(self._suit_permutation)
+            assert table is not None
+            return self._relabelled(deck, table)
         return deck
 
     def _relabelled(self, deck: list[str], table: dict[str, str]) -> list[str]:
