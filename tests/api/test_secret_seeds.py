@@ -14,13 +14,14 @@ import time
 from e2e_helpers import wait_until
 
 from atout.games import new_game
-from atout_arena.core.schedule import deal_seed
+from atout_arena.core.replay import load_match, replay_match
+from atout_arena.core.schedule import deal_seed, deal_suits
 
 SEED = 424242
 
 
 def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(  # type: ignore[no-untyped-def]
-    api, start_worker, connected_bots, clean_queues, tmp_path
+    api, start_worker, connected_bots, clean_queues, tmp_path, sessions
 ) -> None:
     start_worker("seeds", concurrency=2)
     spy_file = tmp_path / "spy.jsonl"
@@ -51,7 +52,7 @@ def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(  # type
         finished = [m for m in page if m["status"] == "finished"]
         replays = [api.client.get(f"/v1/matches/{m['id']}/replay") for m in finished]
         if running():  # (the last match may have ended meanwhile)
-            assert all(m["seed"] is None for m in page + listed)
+            assert all(m["seed"] is None and m["suits"] is None for m in page + listed)
             for replay in replays:
                 assert replay.status_code == 403 and "duplicate" in replay.json()["detail"]
                 refused += 1
@@ -76,12 +77,38 @@ def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(  # type
     key = final["deal_key"]
     assert hashlib.sha256(bytes.fromhex(key)).hexdigest() == commitment
     by_id = {m["id"]: m for m in matches}
+    hands: dict[tuple[int, int], list[list[str]]] = {}  # (group, rotation): each seat's first hand
+    verified = 0
     for match in matches:
         assert match["seed"] == deal_seed(SEED, match["deal_group"], key)
         assert match["seed"] != deal_seed(SEED, match["deal_group"])  # not the public formula
+        # each rotation disguised by its own suit permutation, derived from the published key
+        assert match["suits"] == deal_suits(SEED, match["deal_group"], match["rotation"], key)
         assert api.client.get(f"/v1/matches/{match['id']}/replay").status_code == 200
+        record = load_match(sessions, match["id"])
+        assert record is not None and record.suits == match["suits"]
+        report = replay_match(record)  # what `atout-arena replay` checks
+        assert report.ok, report.summary()
+        verified += 1
+        state = new_game("tiercon").new_state(seed=match["seed"], suit_permutation=match["suits"])
+        seen = [sorted(state.observation(i)["hand"]) for i in range(2)]
+        hands[match["deal_group"], match["rotation"]] = seen
     for s in spied:
         match = by_id[s["match"]]
-        state = new_game("tiercon").new_state(seed=match["seed"])
-        assert sorted(state.observation(s["seat"])["hand"]) == sorted(s["hand"])
+        assert hands[match["deal_group"], match["rotation"]][s["seat"]] == sorted(s["hand"])
+    # The two rotations of a deal group look different: no seat holds the same cards in both,
+    # and the spy's hand in one rotation is not what its opponent held in the other (without the
+    # disguise it is exactly that: the spy would know its opponent's whole hand).
+    groups = sorted({g for g, _ in hands})
+    same_seat = sum(hands[g, 0][i] == hands[g, 1][i] for g in groups for i in range(2))
+    swapped = 0
+    for s in spied:
+        match = by_id[s["match"]]
+        other = hands[match["deal_group"], 1 - match["rotation"]]
+        # in the other rotation the seats swapped: the spy's opponent sat in the spy's seat
+        swapped += other[s["seat"]] == sorted(s["hand"])
+    print(f"disguise: {len(groups)} deal groups, {same_seat} seats with the same hand in both rotations, "
+          f"{swapped} of {len(spied)} spy hands equal to the opponent's in the other rotation; "
+          f"{verified} of {len(matches)} matches replay as stored")
+    assert same_seat == 0 and swapped == 0 and verified == len(matches)
     print(f"after the end: {len(matches)} of {len(matches)} matches verified (key, seeds, hands, replays)")

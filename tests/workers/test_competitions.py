@@ -11,6 +11,7 @@ from sqlalchemy import select, update
 
 from atout_arena.core.match import Answer
 from atout_arena.core.models import League, Match, Tournament, utcnow
+from atout_arena.core.schedule import deal_suits
 from atout_arena.core.settings import Settings
 from atout_arena.services.leagues import (
     create_league,
@@ -82,6 +83,18 @@ def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, 
             assert len(group) == 2 and group[0].seed == group[1].seed
             seats = [[s.bot_id for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
             assert seats[0] == seats[1][::-1]
+            # each rotation disguised by its own suit permutation (issue 11), from the deal key
+            expected = [deal_suits(42, m.deal_group, m.rotation, t.deal_key) for m in group]
+            assert [m.suits for m in group] == expected
+            assert group[0].suits != group[1].suits
+
+
+def test_only_duplicate_rotations_are_disguised(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("plain")[0] for _ in range(3)]
+    tid = create_tournament(world.sessions, name="p", game="tiercon", bots=[b.name for b in bots],
+                            games_per_pairing=2, seed=42)
+    with world.sessions() as session:
+        assert {m.suits for m in session.scalars(select(Match).where(Match.tournament_id == tid))} == {None}
 
 
 def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, make_bot) -> None:  # type: ignore[no-untyped-def]

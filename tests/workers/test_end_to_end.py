@@ -12,6 +12,7 @@ import pytest
 from e2e_helpers import wait_until
 from sqlalchemy import func, select
 
+from atout.games import SUITS, relabel_action
 from atout_arena.core.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
 from atout_arena.core.models import Match, Rating, RatingChange, Tournament
 from atout_arena.core.replay import load_match, replay_match, replay_views
@@ -176,14 +177,21 @@ def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
     for seat in range(3):
         assert {next(s.bot_id for s in m.seats if s.seat == seat) for m in matches} == {b.id for b in bots}
     records = [load_match(sessions, m.id) for m in matches]
+    # each rotation under its own suit permutation (issue 11): the same deal once the suits are
+    # put back, and not the same look
+    assert len({r.suits for r in records}) == 3
+    looks = set()
     for seat in range(3):
         for deal in (1, 2):
             hands = []
             for record in records:
                 views = replay_views(record, seat)
                 first = next(e["view"] for e in views if e["view"]["deal"] == deal)
-                hands.append(first["hand"])
+                looks.add((seat, deal, tuple(sorted(first["hand"]))))
+                back = "".join(SUITS[(record.suits or SUITS).index(s)] for s in SUITS)  # the inverse
+                hands.append(sorted(relabel_action("x " + " ".join(first["hand"]), back).split()[1:]))
             assert hands[0] and all(h == hands[0] for h in hands), (seat, deal, hands)
+    assert len(looks) > 6  # 6 (seat, deal) pairs: the rotations did not all look alike
 
 
 def test_ratings_move_the_right_way_for_a_strong_bot(

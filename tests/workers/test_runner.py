@@ -3,6 +3,7 @@ real database and Redis, and fake bots (an in-process asker)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import threading
@@ -80,6 +81,20 @@ def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_repl
         report = replay_match(load_match(world.sessions, mid))
         assert report.ok, report.divergence
         assert report.plies == len(load_match(world.sessions, mid).actions) > 0
+
+
+def test_a_duplicate_rotation_is_played_and_replayed_under_its_suits(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    _, _, ids = _tournament(world, make_bot, duplicate=True)
+    records = [load_match(world.sessions, mid) for mid in ids]
+    assert all(r.suits is not None and sorted(r.suits) == sorted("cdhs") for r in records)
+    # (the identity is one of the 24: a rotation may keep the plain deal, its siblings then do not)
+    mid = next(r.id for r in records if r.suits != "cdhs")
+    assert run_match(world, mid, asker=random_asker()) == "finished"
+    record = load_match(world.sessions, mid)
+    assert replay_match(record).ok
+    # the log is of the disguised deal: on the plain deal of the same seed it diverges
+    plain = dataclasses.replace(record, suits=None)
+    assert not replay_match(plain).ok
 
 
 def test_replay_reports_the_first_divergence(world, make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from atout_arena.core.schedule import ScheduledMatch, deal_seed, round_robin, tables
+from atout_arena.core.schedule import ScheduledMatch, deal_seed, deal_suits, round_robin, tables
 
 
 def bots(n: int) -> list[str]:
@@ -224,3 +224,17 @@ def test_indices_are_positions_and_bot_ids_may_be_ints() -> None:
 def test_bad_input(call: Callable[[], object], message: str) -> None:
     with pytest.raises(ValueError, match=message.replace("(", r"\(")):
         call()
+
+
+def test_deal_suits_gives_the_rotations_of_a_group_distinct_secret_permutations() -> None:
+    key, other = "ab" * 32, "cd" * 32
+    for group in range(50):
+        perms = [deal_suits(7, group, r, key) for r in range(24)]
+        assert all(sorted(p) == sorted("cdhs") for p in perms)
+        assert len(set(perms)) == 24  # every rotation its own disguise (fewer than 24 rotations)
+        assert perms == [deal_suits(7, group, r, key) for r in range(24)]  # reproducible
+    # the key changes them: without it nobody computes them
+    plain = [deal_suits(7, g, 0, key) for g in range(50)]
+    assert plain != [deal_suits(7, g, 0, other) for g in range(50)]
+    assert plain != [deal_suits(7, g, 0) for g in range(50)]
+    assert len(set(plain)) > 12  # spread over the 24

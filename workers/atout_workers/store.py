@@ -72,6 +72,7 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
         ),
         policy=FaultPolicy(match.move_ms, match.time_bank_ms, match.max_faults),
         absent_grace_s=match.tournament.absent_grace_s if match.tournament is not None else None,
+        suits=match.suits,
     )
 
 

@@ -26,6 +26,8 @@ from .core import (
     normalise_action,
     parse_card,
     ranking_from_scores,
+    relabel_action,
+    suit_map,
 )
 from .fool import Fool
 from .merde import Merde
@@ -60,4 +62,6 @@ __all__ = [
     "normalise_action",
     "parse_card",
     "ranking_from_scores",
+    "relabel_action",
+    "suit_map",
 ]

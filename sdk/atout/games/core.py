@@ -204,6 +204,44 @@ def shuffle_top(cards: list[Any], rng: random.Random, needed: int) -> None:
         cards[i], cards[j] = cards[j], cards[i]
 
 
+def suit_map(suit_permutation: str | None) -> dict[str, str] | None:
+    """The card relabelling of a suit permutation: ``"hdsc"`` sends clubs to hearts, diamonds
+    to diamonds, hearts to spades and spades to clubs (``suit_permutation[i]`` is the new suit of
+    ``SUITS[i]``); jokers stay. ``None`` (or ``"cdhs"``) is the identity: no map.
+
+    Raises ``ValueError`` when the text is not a permutation of ``cdhs``.
+    """
+    if suit_permutation is None:
+        return None
+    if not isinstance(suit_permutation, str) or sorted(suit_permutation) != sorted(SUITS):
+        raise ValueError(f"suit_permutation {suit_permutation!r} is not a permutation of {SUITS!r}")
+    if suit_permutation == SUITS:
+        return None
+    table = _SUIT_MAPS.get(suit_permutation)
+    if table is None:
+        to = dict(zip(SUITS, suit_permutation, strict=True))
+        table = {r + s: r + to[s] for s in SUITS for r in RANKS}
+        table.update({j: j for j in JOKERS})
+        _SUIT_MAPS[suit_permutation] = table
+    return dict(table)  # the caller's own copy: the cached one is never changed
+
+
+_SUIT_MAPS: dict[str, dict[str, str]] = {}
+
+
+def relabel_action(action: str, suit_permutation: str | None) -> str:
+    """``action`` with every card and suit argument relabelled by ``suit_permutation`` (the
+    same action in the disguised game; the order of its arguments is kept, so a game that
+    writes a set of cards in suit order, such as tiercon's four of a kind, may list them in
+    another order)."""
+    table = suit_map(suit_permutation)
+    if table is None:
+        return action
+    to = dict(zip(SUITS, suit_permutation or SUITS, strict=True))
+    verb, *args = action.split()
+    return " ".join([verb, *(table.get(a, to.get(a, a)) for a in args)])
+
+
 def ranking_from_scores(scores: Sequence[float]) -> list[int]:
     """Places by score, 1 = best; equal scores share the better place and skip the next ones.
 
@@ -293,14 +331,28 @@ class Game:
         seed: int | None = None,
         decks: Sequence[Sequence[str]] | None = None,
         dealer: int | None = None,
+        suit_permutation: str | None = None,
         **kwargs: Any,
     ) -> State:
         """A new game. ``seed`` drives shuffles and draws by lot; ``decks`` fixes the deck of
         each deal (top first, deals beyond the list fall back to the seed); ``dealer`` fixes
-        the first dealer."""
+        the first dealer.
+
+        ``suit_permutation`` (see :func:`suit_map`; default: none) disguises the seeded deals:
+        every deck the seed shuffles is relabelled by it before it is dealt, so the trump and
+        every action follow and the game is the same game with other suits (the arena uses it
+        for duplicate rotations). A game whose rules are not symmetric in its suits relabels
+        only as far as keeps the game the same (fool: :meth:`State._relabelled`). Decks the
+        caller gives are dealt as given."""
         if dealer is not None and (not _is_int(dealer) or not 0 <= dealer < self.players):
             raise ValueError(f"dealer {dealer!r} is not a seat (0..{self.players - 1})")
-        return self.state_class(self, seed, decks, dealer, **kwargs)
+        table = suit_map(suit_permutation)  # checks it
+        state = self.state_class.__new__(self.state_class)
+        # Set before __init__: the engines deal their first deal in their constructor. The text,
+        # not the table: clone() copies a string for nothing.
+        state._suit_permutation = None if table is None else suit_permutation
+        state.__init__(self, seed, decks, dealer, **kwargs)  # type: ignore[misc]
+        return state
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
@@ -334,6 +386,8 @@ class State:
     # The deck of this game; a subclass whose deck depends on options sets it on the
     # instance before calling ``State.__init__``.
     FULL_DECK: tuple[str, ...] = ()
+    # The relabelling of the seeded decks (Game.new_state's suit_permutation), None: none.
+    _suit_permutation: str | None = None
 
     # Slots only make the hot attributes faster to read (subclasses still get a __dict__).
     __slots__ = (
@@ -406,7 +460,16 @@ class State:
             # The caller's deck. The shuffle above still ran, so that the seeded deals after it
             # do not depend on which decks were given.
             return list(self._decks[i])
+        if self._suit_permutation is not None:
+            table = suit_map(self._suit_permutation)
+            assert table is not None
+            return self._relabelled(deck, table)
         return deck
+
+    def _relabelled(self, deck: list[str], table: dict[str, str]) -> list[str]:
+        """A seeded ``deck`` relabelled by the suit permutation ``table``. A game whose rules
+        treat suits unequally overrides it to relabel only as far as keeps the game the same."""
+        return [table[c] for c in deck]
 
     # -- the public API --------------------------------------------------------------------
 

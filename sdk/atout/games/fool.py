@@ -84,6 +84,24 @@ class FoolState(State):
 
     # -- the deal ----------------------------------------------------------------------------
 
+    def _relabelled(self, deck: list[str], table: dict[str, str]) -> list[str]:
+        """The suit permutation keeps the game the same except in one case: when no hand holds a
+        trump, the first attacker holds the lowest card, ties broken by suit order ``c d h s``
+        (RULES.md). Decision (ours): then the trump goes where the permutation sends it, and
+        the three plain suits keep their order among themselves (the one relabelling of them
+        that keeps the tie-break); otherwise the permutation applies as given."""
+        dealt = HAND_SIZE * self.players
+        if dealt < len(deck):
+            trump = deck[dealt][1]
+            if all(c[1] != trump for c in deck[:dealt]):
+                new_trump = table["A" + trump][1]
+                plain = [s for s in SUITS if s != trump]
+                target = [s for s in SUITS if s != new_trump]
+                to = dict(zip(plain, target, strict=True))
+                to[trump] = new_trump
+                return [c[0] + to[c[1]] for c in deck]
+        return [table[c] for c in deck]
+
     def _deal(self) -> None:
         n = self.players
         deck = self._next_deck()

@@ -240,6 +240,7 @@ def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = Fals
         "status": match.status,
         "outcome": match.outcome,
         "seed": match.seed if seed_shown else None,
+        "suits": match.suits if seed_shown else None,
         "move_ms": match.move_ms,
         "max_faults": match.max_faults,
         "rules_version": match.rules_version,

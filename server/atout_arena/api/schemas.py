@@ -504,6 +504,9 @@ class MatchPublic(BaseModel):
     outcome: OutcomeName | None
     seed: int | None = Field(
         description="shown once nothing sharing its deals is still to be played (it deals every card)")
+    suits: str | None = Field(None, description=(
+        "the suit permutation disguising its deal (a duplicate rotation's; the seed's c d h s become "
+        "these), shown with the seed"))
     move_ms: int
     max_faults: int
     rules_version: int = Field(description="the version of the game's rules it was played under")

@@ -82,10 +82,12 @@ class MatchSetup:
     # How long the match waits at its start for bots that are not connected (a competition's
     # absent_grace_s); None: no such wait (practice matches, tests: checked when scheduled).
     absent_grace_s: float | None = None
+    suits: str | None = None  # the suit permutation disguising the deal (None: the plain deal)
 
     def new_state(self) -> State:
-        """The seeded initial state: the same seed deals the same cards."""
-        return new_game(self.game, players=len(self.seats), **self.options).new_state(seed=self.seed)
+        """The seeded initial state: the same seed (and suits) deals the same cards."""
+        return new_game(self.game, players=len(self.seats), **self.options).new_state(
+            seed=self.seed, suit_permutation=self.suits)
 
 
 @dataclass(frozen=True)

@@ -283,6 +283,8 @@ class Match(Base):
     number: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # index in its schedule
     deal_group: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # same seed, same group
     rotation: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    # The suit permutation that disguises its deal (a duplicate rotation's; None: the plain deal)
+    suits: Mapped[str | None] = mapped_column(String(4), nullable=True)
     game: Mapped[str] = mapped_column(String(32), nullable=False)
     options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
     seed: Mapped[int] = mapped_column(BigInteger, nullable=False)

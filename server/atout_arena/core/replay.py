@@ -45,6 +45,7 @@ class MatchRecord:
     forfeited: list[bool] = field(default_factory=list)
     seat_names: list[str] = field(default_factory=list)
     rules_version: int = 1
+    suits: str | None = None  # the suit permutation of its deal (duplicate rotations)
 
     @classmethod
     def of(cls, match: Match) -> MatchRecord:
@@ -55,14 +56,15 @@ class MatchRecord:
             actions=list(match.actions or []), scores=match.scores, ranking=match.ranking,
             forfeited=[bool(s.forfeited) for s in seats],
             seat_names=[s.bot.name if s.bot is not None else str(s.bot_id) for s in seats],
-            rules_version=int(match.rules_version),
+            rules_version=int(match.rules_version), suits=match.suits,
         )
 
     def steps(self) -> list[Step]:
         return [Step.from_json(ply, row) for ply, row in enumerate(self.actions)]
 
     def new_state(self) -> State:
-        return new_game(self.game, players=self.players, **self.options).new_state(seed=self.seed)
+        return new_game(self.game, players=self.players, **self.options).new_state(
+            seed=self.seed, suit_permutation=self.suits)
 
 
 class RulesVersionMismatch(ValueError):  # noqa: N818 - a refusal, said in its message

@@ -83,6 +83,28 @@ def deal_seed(tournament_seed: int, deal_group: int, key: str | None = None) -> 
     return int.from_bytes(digest[:8], "big") >> 1
 
 
+def deal_suits(competition_seed: int, deal_group: int, rotation: int, key: str | None = None) -> str:
+    """The suit permutation that disguises ``rotation`` of a duplicate deal group (issue 11,
+    finding 2): a text for ``new_state(suit_permutation=...)`` (``"hdsc"``: clubs become hearts...).
+
+    The 24 permutations of ``cdhs`` are put in an order drawn from an HMAC of the group under
+    the competition's secret ``key`` (a plain hash without one), and rotation ``r`` takes the
+    ``r``-th: the rotations of a group (fewer than 24) never share a permutation, and nobody
+    computes them without the key. Published with the key once the competition is over, like
+    the seeds."""
+    message = f"atout/suits/{competition_seed}/{deal_group}".encode()
+    if key is None:
+        digest = hashlib.sha256(message).digest()
+    else:
+        digest = hmac.new(bytes.fromhex(key), message, hashlib.sha256).digest()
+    draws = int.from_bytes(digest, "big")
+    order = ["".join(p) for p in itertools.permutations("cdhs")]
+    for i in range(len(order) - 1, 0, -1):  # Fisher-Yates on the digest's digits
+        draws, j = divmod(draws, i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order[rotation % len(order)]
+
+
 def round_robin(
     bots: Sequence[BotId], games_per_pairing: int, *, seed: int = 0, duplicate: bool = False,
     key: str | None = None,

@@ -37,7 +37,7 @@ from atout_arena.core.deals import commitment, deal_key
 from atout_arena.core.keys import VERSION_SEPARATOR
 from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
-from atout_arena.core.schedule import deal_seed
+from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStatus
 from atout_arena.services.bots import find_bot, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
@@ -249,6 +249,7 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
                     rotation=rotation, game=test.game, options=test.options, seed=seed, move_ms=test.move_ms,
                     time_bank_ms=test.time_bank_ms, max_faults=test.max_faults,
                     rules_version=rules_version(test.game),
+                    suits=deal_suits(test.seed, set_index, rotation, test.deal_key),  # a disguise each
                     # one rotation of a set at a time (services.deals.release_next queues the next)
                     status=MatchStatus.QUEUED if rotation == 0 else MatchStatus.PENDING,
                     queued_at=utcnow() if rotation == 0 else None,

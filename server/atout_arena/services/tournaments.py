@@ -37,7 +37,7 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import is_connected
-from atout_arena.core.schedule import ScheduledMatch, tables
+from atout_arena.core.schedule import ScheduledMatch, deal_suits, tables
 from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
@@ -89,22 +89,24 @@ def create_tournament(
         tournament.entries = [TournamentEntry(bot_id=b, position=i) for i, b in enumerate(ids)]
         session.add(tournament)
         session.flush()
-        _store_schedule(session, tournament.id, spec, schedule)
+        _store_schedule(session, tournament.id, spec, schedule, seed, key)
         session.commit()
         return tournament.id
 
 
 def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
-                    schedule: Sequence[ScheduledMatch]) -> None:
+                    schedule: Sequence[ScheduledMatch], seed: int = 0, key: str | None = None) -> None:
     """Insert the matches and their seats in bulk: 20,000 matches take seconds as ORM objects,
-    a fraction of one as two Core executemany."""
+    a fraction of one as two Core executemany. Duplicate rotations are disguised by a suit
+    permutation each (:func:`atout_arena.core.schedule.deal_suits`)."""
     version = rules_version(spec.game)
     now = utcnow()
     session.execute(insert(Match.__table__), [
         {"tournament_id": tournament_id, "number": m.index, "deal_group": m.deal_group,
          "rotation": m.rotation, "game": spec.game, "options": spec.options, "seed": m.seed,
          "move_ms": spec.move_ms, "time_bank_ms": spec.time_bank_ms, "max_faults": spec.max_faults,
-         "rules_version": version, "status": MatchStatus.PENDING, "attempts": 0, "created_at": now}
+         "rules_version": version, "status": MatchStatus.PENDING, "attempts": 0, "created_at": now,
+         "suits": deal_suits(seed, m.deal_group, m.rotation, key) if spec.duplicate else None}
         for m in schedule
     ])
     ids = dict(session.execute(

@@ -253,6 +253,7 @@ def full_views(record: MatchRecord) -> list[dict[str, Any]]:
             "options": record.options,
             "seats": record.seat_names,
             "seed": record.seed,
+            "suits": record.suits,
         },
         None,
     )
