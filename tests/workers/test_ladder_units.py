@@ -212,7 +212,13 @@ def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot
     summary = ladder_summary(sessions, ladder_id, live)
     top = summary["standings"][0]
     assert top["bot"] == a.name and top["games"] == 2 and top["sets"] == 1 and top["connected"]
-    assert summary["sets"]["rated"] == 1 and summary["matches"]["queued"] == 4
+    assert summary["sets"]["rated"] == 1
+    # one rotation of a set at a time (issue 11): rotation 0 queued, the next pending until it is done
+    assert summary["matches"]["queued"] == 2 and summary["matches"]["pending"] == 2
+    assert sorted(second.to_send) == sorted(second.match_ids[::2])
+    with sessions() as session:
+        suits = {session.get(Match, m).suits for m in second.match_ids}
+        assert len(suits) == 2 and None not in suits  # each rotation under its own suit permutation
 
     # b disconnects: the queued games of its sets are cancelled (void), nobody is seated
     gone = tick(sessions, ladder_id, lambda: {a.id, d.id})
@@ -517,3 +523,23 @@ def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot,
     with sessions() as session:
         rows = session.scalars(select(LadderMember).where(LadderMember.ladder_id == ladder_id)).all()
         assert len(rows) == 2
+
+
+def test_a_ladder_rotation_keeps_its_seed_secret_until_its_whole_set_is_played(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    from atout_arena.services.deals import duplicate_still_open, release_next, secret_matches
+
+    a, b = (make_bot(f"lad-secret-{x}")[0] for x in "ab")
+    ladder_id = create_ladder(sessions, name=f"secret-{a.id}", spec=CompetitionSpec.of("tiercon"),
+                              bots=[a.name, b.name], target_in_flight=2)
+    report = tick(sessions, ladder_id, lambda: {a.id, b.id})
+    first, second = report.match_ids[:2]
+    assert report.to_send == [first]
+    finish(sessions, [first], {a.id: 1, b.id: 2})
+    with sessions() as session:
+        done = session.get(Match, first)
+        assert first in secret_matches(session, [done]) and duplicate_still_open(session, done)
+    assert release_next(sessions, first) == [second]  # the next rotation, once the first is done
+    finish(sessions, [second], {a.id: 2, b.id: 1})
+    with sessions() as session:
+        both = [session.get(Match, m) for m in (first, second)]
+        assert secret_matches(session, both) == set() and not duplicate_still_open(session, both[0])

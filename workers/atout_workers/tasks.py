@@ -90,7 +90,7 @@ def ladder_tick(ladder_id: int, chain: str = "") -> int:
     periodic ticks kept alive: no beat is needed for a ladder to seat bots that connect."""
     world = get_world()
     report = ladders.tick(world.sessions, ladder_id, lambda: connected_bots(world.redis))
-    sent = world.tasks.play_matches(report.match_ids)
+    sent = world.tasks.play_matches(report.to_send)  # later rotations: released one at a time
     if report.running:
         arm_ladder(world, ladder_id, chain)
     elif chain:

@@ -6,6 +6,8 @@ its deals is still to be played:
 - a tournament's (or league season's) matches, and its seed and deal key, once it is
   ``finished``, or ``cancelled`` with no match still running;
 - a test's, once it is over and none of its matches is still pending, queued or running;
+- a ladder match's, once every rotation of its duplicate set is done (a ladder never ends;
+  its seed is secret and never shown, its matches' seeds are hashes of it);
 - a practice match's, once it is done (its seed is random, shared with nothing).
 
 The organizer sees everything, always. The same rule opens, for anyone but the organizer, the
@@ -53,17 +55,31 @@ def open_tests(session: Session, ids: Iterable[int]) -> set[int]:
     return secret
 
 
+def open_ladder_sets(session: Session, matches: Iterable[Match]) -> set[tuple[int, int]]:
+    """The (ladder, set) pairs of ``matches`` with a rotation still to be played or playing."""
+    pairs = {(m.ladder_id, m.deal_group) for m in matches if m.ladder_id is not None}
+    if not pairs:
+        return set()
+    rows = session.execute(select(Match.ladder_id, Match.deal_group).where(
+        Match.ladder_id.in_({p[0] for p in pairs}), Match.deal_group.in_({p[1] for p in pairs}),
+        Match.status.in_(MATCH_IN_FLIGHT)).distinct()).all()
+    return {(lid, group) for lid, group in rows} & pairs
+
+
 def secret_matches(session: Session, matches: Iterable[Match]) -> set[int]:
     """The ids of the ``matches`` whose seed only the organizer may see."""
     matches = list(matches)
     tournaments = open_tournaments(session, {m.tournament_id for m in matches if m.tournament_id is not None})
     tests = open_tests(session, {m.test_id for m in matches if m.test_id is not None})
+    sets = open_ladder_sets(session, matches)
     secret = set()
     for m in matches:
         if m.tournament_id is not None:
             hidden = m.tournament_id in tournaments
         elif m.test_id is not None:
             hidden = m.test_id in tests
+        elif m.ladder_id is not None:
+            hidden = (m.ladder_id, m.deal_group) in sets
         else:
             hidden = m.status not in MATCH_DONE
         if hidden:
@@ -76,6 +92,8 @@ def duplicate_still_open(session: Session, match: Match) -> bool:
     its replays and live events are then the organizer's (and, live, its own seats')."""
     if match.test_id is not None:
         return match.test_id in open_tests(session, [match.test_id])
+    if match.ladder_id is not None:  # every ladder set is played in duplicate
+        return bool(open_ladder_sets(session, [match]))
     if match.tournament_id is None:
         return False
     duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == match.tournament_id))
@@ -88,7 +106,8 @@ def duplicate_still_open(session: Session, match: Match) -> bool:
 # hands of one deal. So a duplicate tournament queues rotation 0 of each group at its start, and
 # each later rotation only once the one before it is done (finished, failed or cancelled):
 # released by the task that played it (:func:`release_next`) and, should that be lost, by the
-# sweeper (:func:`release_stalled`). Tests (services.sprt) create their sets the same way.
+# sweeper (:func:`release_stalled`). Tests (services.sprt) and ladders (services.ladders)
+# create their sets the same way.
 
 
 def _released(session: Session, candidates: list[int]) -> list[int]:
@@ -112,6 +131,8 @@ def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
             owner = Match.tournament_id == m.tournament_id
         elif m.test_id is not None:
             owner = Match.test_id == m.test_id
+        elif m.ladder_id is not None:
+            owner = Match.ladder_id == m.ladder_id
         else:
             continue  # a practice match: no siblings
         nxt = session.scalar(select(Match.id).where(
@@ -146,6 +167,7 @@ def release_stalled(sessions: sessionmaker) -> list[int]:
             select(previous).join(Match, and_(
                 Match.deal_group == previous.deal_group, Match.rotation == previous.rotation + 1,
                 or_(and_(previous.tournament_id.isnot(None), Match.tournament_id == previous.tournament_id),
-                    and_(previous.test_id.isnot(None), Match.test_id == previous.test_id))))
+                    and_(previous.test_id.isnot(None), Match.test_id == previous.test_id),
+                    and_(previous.ladder_id.isnot(None), Match.ladder_id == previous.ladder_id))))
             .where(Match.status == MatchStatus.PENDING, previous.status.in_(MATCH_DONE)).limit(1000)))
         return _released(session, _next_rotations(session, done))

@@ -39,7 +39,7 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Ladder, LadderMember, LadderSet, Match, MatchSeat, utcnow
-from atout_arena.core.schedule import deal_seed
+from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, LadderStatus, MatchStatus
 from atout_arena.services.bots import is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
@@ -184,12 +184,17 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
 class TickReport:
     rated: int = 0
     cancelled: int = 0  # queued games of sets with an absent or disabled member
-    scheduled: list[int] | None = None  # the new matches' ids
+    scheduled: list[int] | None = None  # the new matches' ids (every rotation of the new sets)
     running: bool = False  # the ladder is running (its periodic ticks go on)
+    queued: list[int] | None = None  # those to send to the workers now: each new set's rotation 0
 
     @property
     def match_ids(self) -> list[int]:
         return self.scheduled or []
+
+    @property
+    def to_send(self) -> list[int]:
+        return self.queued or []
 
 
 def _join(session: Session, ladder: Ladder, connected: set[int], members: dict[int, LadderMember]) -> None:
@@ -248,6 +253,8 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
             return report
         report.running = True
         report.scheduled = _schedule(session, ladder, members, pool, open_sets, set(gone))
+        report.queued = list(session.scalars(select(Match.id).where(
+            Match.id.in_(report.scheduled), Match.status == MatchStatus.QUEUED))) if report.scheduled else []
         return report
 
 
@@ -296,13 +303,17 @@ def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember]
         number = first + offset
         session.add(LadderSet(ladder_id=ladder.id, number=number, bots=list(table)))
         seed = deal_seed(ladder.seed, number)
+        # One rotation at a time (the next one released when it is done: services.deals), each
+        # under its own suit permutation, as in duplicate tournaments (issue 11, finding 2).
         for rotation, seats in enumerate(set_tables([(bot, "") for bot in table])):
             match = Match(
                 tournament_id=None, ladder_id=ladder.id, number=number * size + rotation,
                 deal_group=number, rotation=rotation, game=ladder.game, options=ladder.options, seed=seed,
+                suits=deal_suits(ladder.seed, number, rotation),
                 move_ms=ladder.move_ms, time_bank_ms=ladder.time_bank_ms, max_faults=ladder.max_faults,
                 rules_version=version,
-                status=MatchStatus.QUEUED, queued_at=utcnow())
+                status=MatchStatus.QUEUED if rotation == 0 else MatchStatus.PENDING,
+                queued_at=utcnow() if rotation == 0 else None)
             match.seats = [MatchSeat(seat=s, bot_id=bot, version=v) for s, (bot, v) in enumerate(seats)]
             session.add(match)
             new.append(match)
