@@ -252,14 +252,14 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
         if ladder.status != LadderStatus.RUNNING:
             return report
         report.running = True
-        report.scheduled = _schedule(session, ladder, members, pool, open_sets, set(gone))
-        report.queued = list(session.scalars(select(Match.id).where(
-            Match.id.in_(report.scheduled), Match.status == MatchStatus.QUEUED))) if report.scheduled else []
+        new = _schedule(session, ladder, members, pool, open_sets, set(gone))
+        report.scheduled = [m.id for m in new]
+        report.queued = [m.id for m in new if m.status == MatchStatus.QUEUED]
         return report
 
 
 def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember], pool: set[int],
-              open_sets: list[LadderSet], gone: set[int]) -> list[int]:
+              open_sets: list[LadderSet], gone: set[int]) -> list[Match]:
     size = set_size_of(ladder.players)
     in_flight = session.scalar(select(func.count()).select_from(Match).where(
         Match.ladder_id == ladder.id, Match.status.not_in(MATCH_DONE))) or 0
@@ -318,7 +318,7 @@ def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember]
             session.add(match)
             new.append(match)
     session.commit()
-    return [m.id for m in new]
+    return new
 
 
 def ladder_of(sessions: sessionmaker, match_id: int) -> int | None:
