@@ -7,26 +7,30 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "action", "ping", "pong")
+    __slots__ = ("hello", "action", "ping", "pong", "actions")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     action: Action
     ping: Ping
     pong: Pong
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    actions: ActionBatch
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., actions: _Optional[_Union[ActionBatch, _Mapping]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("protocol_version", "client", "version")
+    __slots__ = ("protocol_version", "client", "version", "features")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     client: str
     version: str
-    def __init__(self, protocol_version: _Optional[int] = ..., client: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+    features: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, protocol_version: _Optional[int] = ..., client: _Optional[str] = ..., version: _Optional[str] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Action(_message.Message):
     __slots__ = ("request_id", "match_id", "action", "think_ms")
@@ -39,6 +43,12 @@ class Action(_message.Message):
     action: str
     think_ms: float
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., think_ms: _Optional[float] = ...) -> None: ...
+
+class ActionBatch(_message.Message):
+    __slots__ = ("actions",)
+    ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    actions: _containers.RepeatedCompositeFieldContainer[Action]
+    def __init__(self, actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
 
 class Ping(_message.Message):
     __slots__ = ("nonce",)
@@ -53,7 +63,7 @@ class Pong(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ArenaMessage(_message.Message):
-    __slots__ = ("welcome", "decision", "rejection", "match_start", "match_end", "ping", "pong", "error")
+    __slots__ = ("welcome", "decision", "rejection", "match_start", "match_end", "ping", "pong", "error", "decisions")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REJECTION_FIELD_NUMBER: _ClassVar[int]
@@ -62,6 +72,7 @@ class ArenaMessage(_message.Message):
     PING_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    DECISIONS_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     decision: DecisionRequest
     rejection: Rejection
@@ -70,21 +81,30 @@ class ArenaMessage(_message.Message):
     ping: Ping
     pong: Pong
     error: Error
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    decisions: DecisionBatch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., decisions: _Optional[_Union[DecisionBatch, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("protocol_version", "bot_id", "bot_name", "server_id", "keepalive_ms")
+    __slots__ = ("protocol_version", "bot_id", "bot_name", "server_id", "keepalive_ms", "features")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     BOT_ID_FIELD_NUMBER: _ClassVar[int]
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
     KEEPALIVE_MS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     bot_id: str
     bot_name: str
     server_id: str
     keepalive_ms: int
-    def __init__(self, protocol_version: _Optional[int] = ..., bot_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_id: _Optional[str] = ..., keepalive_ms: _Optional[int] = ...) -> None: ...
+    features: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, protocol_version: _Optional[int] = ..., bot_id: _Optional[str] = ..., bot_name: _Optional[str] = ..., server_id: _Optional[str] = ..., keepalive_ms: _Optional[int] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DecisionBatch(_message.Message):
+    __slots__ = ("requests",)
+    REQUESTS_FIELD_NUMBER: _ClassVar[int]
+    requests: _containers.RepeatedCompositeFieldContainer[DecisionRequest]
+    def __init__(self, requests: _Optional[_Iterable[_Union[DecisionRequest, _Mapping]]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "match_id", "game", "seat", "observation_json", "legal_actions", "deadline_ms", "deadline_unix_ms")
