@@ -275,3 +275,42 @@ def test_the_token_bucket_takes_several_tokens_at_once() -> None:
     assert bucket.take(3) == pytest.approx(0.3, abs=0.01)  # three tokens short
     bucket.credit(MAX_REJECTIONS + 1)
     assert bucket.take(1) == 0.0
+
+
+def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
+    address: str, make_bot, spawn_bot, decisions
+) -> None:  # type: ignore[no-untyped-def]
+    """A real SDK bot (another process) in 24 matches at once, asked in bursts like a worker's
+    coroutines would: DecisionBatches of several requests come, ActionBatches go back (counted
+    by the runner, which logs them when it stops), and every decision is answered legally."""
+    info, token = make_bot("sdk-batch")
+    bot = spawn_bot(address, token, "FirstLegal")
+    wait_until(lambda: decisions.is_connected(info.bot_id), timeout=20, what="the SDK bot to connect")
+    matches, rounds = 24, 8
+    barrier = threading.Barrier(matches)
+    outcomes: list[Any] = []
+    engine = [engine_request(seed=i) for i in range(matches)]
+
+    def play(i: int) -> None:
+        decisions.match_start(info.bot_id, f"sb-{i}", "merde", engine[i]["seat"], 3, {})
+        for _ in range(rounds):
+            barrier.wait(20)
+            outcomes.append(decisions.request(info.bot_id, f"sb-{i}", deadline_ms=10_000, **engine[i]))
+
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(matches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(40)
+    assert len(outcomes) == matches * rounds
+    assert all(o.ok for o in outcomes), [o.fault for o in outcomes if not o.ok][:5]
+    assert bot.stop() == 0
+    found = bot.wait_for_log(
+        r"batching: (\d+) requests came in (\d+) DecisionBatches, (\d+) answers went in (\d+) ActionBatches"
+    )
+    requests, batches, answers, action_batches = map(int, found.groups())
+    print(f"{requests} requests in {batches} DecisionBatches,",
+          f"{answers} answers in {action_batches} ActionBatches",
+          f"({matches * rounds} decisions)")
+    assert batches >= 1 and requests >= 2 * batches  # a DecisionBatch holds 2 requests or more
+    assert action_batches >= 1 and answers >= 2 * action_batches
