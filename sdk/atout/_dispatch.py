@@ -17,6 +17,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
+from typing import Any
 
 from .bot import Bot, MatchInfo, MatchResult, Observation
 from .v1 import atout_pb2 as pb
@@ -47,7 +48,7 @@ class _Match:
     bot: Bot | None = None
     info: MatchInfo | None = None
     failed: bool = False  # the factory or on_match_start raised: this match is not played
-    queue: deque[pb.ArenaMessage] = field(default_factory=deque)
+    queue: deque[tuple[str, Any]] = field(default_factory=deque)  # (kind, body) of its messages
     scheduled: bool = False
     requests: OrderedDict[str, _Request] = field(default_factory=OrderedDict)
     last_activity: float = field(default_factory=time.monotonic)
@@ -85,9 +86,19 @@ class MatchDispatcher:
     def handle(self, msg: pb.ArenaMessage) -> None:
         """Queue one match message for its match. Returns at once."""
         kind = msg.WhichOneof("kind")
+        if kind == "decisions":
+            self.handle_decisions(msg.decisions)
+            return
         if kind not in ("match_start", "decision", "rejection", "match_end"):
             raise ValueError(f"not a match message: {kind!r}")
-        body = getattr(msg, kind)
+        self._handle(kind, getattr(msg, kind))
+
+    def handle_decisions(self, batch: pb.DecisionBatch) -> None:
+        """A DecisionBatch: each of its requests as if it had come alone, in order."""
+        for request in batch.requests:
+            self._handle("decision", request)
+
+    def _handle(self, kind: str, body: Any) -> None:
         match_id = body.match_id
         with self._lock:
             if self._closed:
@@ -126,7 +137,7 @@ class MatchDispatcher:
                 match.requests[body.request_id] = _Request(None)
                 while len(match.requests) > _REMEMBERED_REQUESTS:
                     match.requests.popitem(last=False)
-            match.queue.append(msg)
+            match.queue.append((kind, body))
             if match.scheduled:
                 return
             match.scheduled = True
@@ -164,10 +175,9 @@ class MatchDispatcher:
                 if not match.queue:
                     match.scheduled = False
                     return
-                msg = match.queue.popleft()
-            kind = msg.WhichOneof("kind")
+                kind, body = match.queue.popleft()
             try:
-                getattr(self, f"_on_{kind}")(match, getattr(msg, kind))
+                getattr(self, f"_on_{kind}")(match, body)
             except Exception:
                 log.exception("match %s: error while handling %s", match.match_id, kind)
 

@@ -20,6 +20,12 @@ breaks. What happens when a bot misbehaves:
 - A request the arena sends again after a reconnect is answered from memory: the bot is never asked
   the same request twice.
 
+Batching: the Hello lists the feature ``"batch"``, so the arena may send several decision
+requests in one ``DecisionBatch``; each is dispatched as if it had come alone (to its match's
+bot, with its own deadline). Answers that are ready together (queued while the stream was
+sending) go in one ``ActionBatch``; a lone answer goes as a plain ``Action`` at once: nothing ever
+waits for a batch to fill.
+
 It stops (raising) when the token is refused (:class:`AuthenticationError`), when another
 connection of the same bot takes over (:class:`ConnectionReplacedError`), when the arena does not speak
 this protocol (:class:`ProtocolError`), or after ``max_reconnects`` failed attempts in a row
@@ -54,6 +60,8 @@ log = logging.getLogger("atout")
 PROTOCOL_VERSION = 1
 MAX_VERSION_LENGTH = 64  # a Hello version label (the arena refuses longer ones)
 DEFAULT_SERVER = "127.0.0.1:50051"
+FEATURE_BATCH = "batch"  # Hello.features: DecisionBatch welcome, ActionBatch sent
+MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
 
 
 class AtoutError(Exception):
@@ -105,6 +113,9 @@ def client_string() -> str:
     return f"atout-sdk/{__version__} python/{platform.python_version()}"
 
 
+_END = pb.BotMessage()  # the end of the outgoing queue, met while draining it
+
+
 class _Connection:
     """One Connect call: its outgoing queue, its liveness clock, and why it was cancelled."""
 
@@ -121,14 +132,42 @@ class _Connection:
         self.closed = threading.Event()
         self._half_closed = False
         self._lock = threading.Lock()
+        self.action_batches = self.batched_actions = 0  # ActionBatches sent, Actions in them
 
-    def requests(self, hello: pb.BotMessage) -> Iterator[pb.BotMessage]:
+    def requests(self, hello: pb.BotMessage, batch: bool = False) -> Iterator[pb.BotMessage]:
+        """What the stream sends: ``hello``, then the queued messages; with ``batch``, the
+        Actions queued together (ready while the previous message was being sent) as one
+        ActionBatch, never waiting for more."""
         yield hello
+        outgoing = self.outgoing
+        held: pb.BotMessage | None = None  # taken from the queue while draining, sent next
         while True:
-            msg = self.outgoing.get()
+            msg = held if held is not None else outgoing.get()
+            held = None
             if msg is None:
                 return
-            yield msg
+            if not batch or msg.WhichOneof("kind") != "action":
+                yield msg
+                continue
+            actions = [msg]
+            while len(actions) < MAX_ACTION_BATCH:
+                try:
+                    more = outgoing.get_nowait()
+                except queue.Empty:
+                    break
+                if more is not None and more.WhichOneof("kind") == "action":
+                    actions.append(more)
+                else:
+                    held = more if more is not None else _END
+                    break
+            if len(actions) == 1:
+                yield msg
+            else:
+                self.action_batches += 1
+                self.batched_actions += len(actions)
+                yield pb.BotMessage(actions=pb.ActionBatch(actions=[m.action for m in actions]))
+            if held is _END:
+                return
 
     def cancel(self, reason: str) -> None:
         if not self.cancel_reason:
@@ -168,6 +207,7 @@ class Runner:
         stop: threading.Event | None = None,
         version: str | None = None,
         first_connect_timeout: float = 5.0,
+        batch: bool = True,
     ) -> None:
         if isinstance(bot, Bot):
             raise TypeError(
@@ -196,6 +236,9 @@ class Runner:
         self.first_connect_timeout = first_connect_timeout
         self.keepalive = keepalive
         self.tls = tls
+        self.batch = batch  # list "batch" in Hello and send ActionBatches (False: one message each)
+        # what batching did, over every connection (logged when the runner stops)
+        self.stats = {"decision_batches": 0, "batched_requests": 0, "action_batches": 0, "batched_actions": 0}
         self.stopping = stop if stop is not None else threading.Event()
         self.connections = 0  # Connect calls made, for tests and logs
         self.close_grace = 1.0  # seconds the arena has to end the stream after we close our side
@@ -258,6 +301,11 @@ class Runner:
                 self.stopping.wait(delay)
             log.info("stopped")
         finally:
+            if self.stats["decision_batches"] or self.stats["action_batches"]:
+                log.info(
+                    "batching: %(batched_requests)d requests came in %(decision_batches)d DecisionBatches, "
+                    "%(batched_actions)d answers went in %(action_batches)d ActionBatches", self.stats,
+                )
             self._dispatcher.close()
             executor.shutdown(wait=False, cancel_futures=True)
 
@@ -289,12 +337,13 @@ class Runner:
         self.connections += 1
         log.info("connecting to %s", self.server)
         hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, client=client_string(),
-                                             version=self.version))
+                                             version=self.version,
+                                             features=[FEATURE_BATCH] if self.batch else []))
         # A fresh channel per attempt: a channel that failed keeps its own (long) backoff.
         with self._channel() as channel:
             stub = atout_pb2_grpc.BotGatewayStub(channel)
             conn.call = stub.Connect(
-                conn.requests(hello), metadata=(("authorization", f"Bearer {self._token}"),)
+                conn.requests(hello, self.batch), metadata=(("authorization", f"Bearer {self._token}"),)
             )
             self._conn = conn
             watchdog = threading.Thread(target=self._watch, args=(conn,), name="atout-watchdog", daemon=True)
@@ -315,6 +364,8 @@ class Runner:
                 conn.close()
                 conn.call.cancel()
                 watchdog.join(timeout=1.0)
+                self.stats["action_batches"] += conn.action_batches
+                self.stats["batched_actions"] += conn.batched_actions
 
     def _on_message(self, conn: _Connection, msg: pb.ArenaMessage) -> None:
         kind = msg.WhichOneof("kind")
@@ -332,6 +383,11 @@ class Runner:
             )
         elif kind == "error":
             self._on_error(conn, msg.error)
+        elif kind == "decisions":
+            assert self._dispatcher is not None
+            self.stats["decision_batches"] += 1
+            self.stats["batched_requests"] += len(msg.decisions.requests)
+            self._dispatcher.handle_decisions(msg.decisions)
         elif kind is None:
             log.warning("empty message from the arena; ignored")
         else:

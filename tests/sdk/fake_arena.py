@@ -30,6 +30,16 @@ class FakeConnection:
         self.outbox: queue.Queue[pb.ArenaMessage | None] = queue.Queue()
         self.inbox: queue.Queue[pb.BotMessage] = queue.Queue()
         self.ended = threading.Event()
+        self.action_batches: list[list[str]] = []  # request ids of each ActionBatch received
+
+    def put(self, msg: pb.BotMessage) -> None:
+        """A message from the bot; an ActionBatch is recorded, then queued as its Actions."""
+        if msg.WhichOneof("kind") == "actions":
+            self.action_batches.append([a.request_id for a in msg.actions.actions])
+            for action in msg.actions.actions:
+                self.inbox.put(pb.BotMessage(action=action))
+        else:
+            self.inbox.put(msg)
 
     def send(self, **kind: Any) -> None:
         self.outbox.put(pb.ArenaMessage(**kind))
@@ -85,7 +95,7 @@ class FakeArena(atout_pb2_grpc.BotGatewayServicer):
         def read() -> None:
             try:
                 for msg in request_iterator:
-                    conn.inbox.put(msg)
+                    conn.put(msg)
             except grpc.RpcError:
                 pass  # the call ended: nothing more to read
             finally:

@@ -560,3 +560,81 @@ def test_a_bot_whose_act_always_raises_logs_one_traceback_then_a_line_per_decisi
     assert "act() raised again: KeyError: 'no such card'" in later[0].getMessage()
     assert caplog.text.count("Traceback") <= 1
     rt.stop()
+
+
+# ------------------------------------------------------------------ batching (issue 13)
+
+
+def test_hello_lists_batch_unless_turned_off(arena: tuple[FakeArena, int]) -> None:
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    assert list(servicer.next_connection().hello.features) == ["batch"]
+    rt.stop()
+    rt = RunnerThread(Recorder, port, batch=False)
+    assert list(servicer.next_connection().hello.features) == []
+    rt.stop()
+
+
+def test_a_decision_batch_is_played_as_its_requests(arena: tuple[FakeArena, int]) -> None:
+    """Each request of a DecisionBatch goes to its own match's bot with its own deadline, once;
+    a request sent again (alone or batched) is answered from memory."""
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    conn.send(match_start=start("m0", seat=0))
+    requests = [decision(f"r{i}", f"m{i % 3}", seat=i % 3, deadline_ms=1000 + i) for i in range(6)]
+    conn.send(decisions=pb.DecisionBatch(requests=requests))
+    answered = {conn.expect("action").request_id for _ in requests}
+    assert answered == {f"r{i}" for i in range(6)}
+    conn.send(decisions=pb.DecisionBatch(requests=requests[:2]))  # re-sent after a reconnect
+    assert {conn.expect("action").request_id for _ in range(2)} == {"r0", "r1"}
+    conn.nothing("action")
+    rt.stop()
+    acts = {b.match.match_id: [obs for kind, obs in b.calls if kind == "act"] for b in Recorder.instances}
+    assert sorted(acts) == ["m0", "m1", "m2"] and len(Recorder.instances) == 3
+    for match_id, observations in acts.items():
+        i = int(match_id[1:])
+        assert [o.deadline_ms for o in observations] == [1000 + i, 1003 + i]  # in order, one bot a match
+    assert rt.runner.stats["decision_batches"] == 2 and rt.runner.stats["batched_requests"] == 8
+
+
+def _action(request_id: str) -> pb.BotMessage:
+    return pb.BotMessage(action=pb.Action(request_id=request_id, match_id="m", action="pass"))
+
+
+def test_answers_queued_together_go_in_one_action_batch() -> None:
+    """The stream's sender takes what is queued when it is ready to send: several Actions make
+    one ActionBatch (at most MAX_ACTION_BATCH), a lone one goes alone, other messages keep their
+    place; without batch every message goes alone."""
+    from atout.runner import MAX_ACTION_BATCH, _Connection
+
+    hello = pb.BotMessage(hello=pb.Hello(protocol_version=1))
+    conn = _Connection()
+    sent = conn.requests(hello, batch=True)
+    assert next(sent) is hello
+    conn.outgoing.put(_action("a"))
+    assert next(sent).WhichOneof("kind") == "action"  # alone: sent at once, as a plain Action
+    for rid in ("b", "c", "d"):
+        conn.outgoing.put(_action(rid))
+    conn.outgoing.put(pb.BotMessage(pong=pb.Pong(nonce=7)))
+    conn.outgoing.put(_action("e"))
+    batch = next(sent)
+    assert [a.request_id for a in batch.actions.actions] == ["b", "c", "d"]
+    assert next(sent).pong.nonce == 7
+    assert next(sent).action.request_id == "e"
+    for i in range(MAX_ACTION_BATCH + 2):
+        conn.outgoing.put(_action(str(i)))
+    conn.half_close()
+    assert len(next(sent).actions.actions) == MAX_ACTION_BATCH
+    rest = [a.request_id for a in next(sent).actions.actions]
+    assert rest == [str(MAX_ACTION_BATCH), str(MAX_ACTION_BATCH + 1)]
+    assert list(sent) == []  # the end of the queue ends the stream
+    assert (conn.action_batches, conn.batched_actions) == (3, MAX_ACTION_BATCH + 5)
+
+    plain = _Connection()
+    sent = plain.requests(hello, batch=False)
+    next(sent)
+    for rid in ("x", "y"):
+        plain.outgoing.put(_action(rid))
+    plain.half_close()
+    assert [m.action.request_id for m in sent] == ["x", "y"]

@@ -133,6 +133,9 @@ MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its ba
 MAX_REJECTIONS = 8
 
 KIND_MESSAGE = b"msg"
+# A game server reads this many inbox entries per XREAD; the decisions among them go to a bot
+# whose Hello listed "batch" as DecisionBatches of at most this many requests.
+INBOX_READ_COUNT = 512
 KIND_CONNECTION = b"conn"
 REPLY_ACTION = b"A"
 REPLY_TIMED = b"T"  # an action with the bot's own think time
@@ -403,7 +406,9 @@ class InboxReader:
         try:
             async with asyncio.timeout(block_ms / 1000 + REPLY_MARGIN_S):
                 await conn.send_packed_command(
-                    conn.pack_command("XREAD", "COUNT", 256, "BLOCK", block_ms, "STREAMS", self._key, cursor)
+                    conn.pack_command(
+                        "XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms, "STREAMS", self._key, cursor
+                    )
                 )
                 result = await conn.read_response(timeout=math.inf)
         except TimeoutError as exc:

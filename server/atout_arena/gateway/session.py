@@ -10,6 +10,16 @@ request id that this very stream was sent, before its deadline, and at most
 code ``bad_message`` saying why, and the stream goes on. A stream is read at the pace of what
 it is asked (a token bucket: :data:`MESSAGE_RATE`): a flood waits in gRPC's flow control.
 What the limits hold back is logged and counted (``atout_stream_limited_total``).
+
+Batching (issue 13): the inbox is read up to :data:`INBOX_READ_COUNT` entries at a time. To a
+stream whose Hello listed the feature ``"batch"`` (its Welcome then lists it back), the decision
+requests of one read go as one ``DecisionBatch`` (a lone request as a plain ``DecisionRequest``);
+every other message stays single and in its place, so a match's MatchStart still comes before
+its first request and its MatchEnd after its last. Any stream may send an ``ActionBatch``: each
+of its Actions is handled exactly as if it came alone (each takes a token of the bucket and
+counts towards ``MAX_REJECTIONS``), and the answers of one message go to Redis in one pipeline.
+An empty ActionBatch, or one of more than :data:`MAX_ACTION_BATCH` Actions, gets an Error
+``bad_message`` and none of its Actions is read.
 """
 
 from __future__ import annotations
@@ -19,7 +29,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import redis
 from google.protobuf.message import DecodeError
@@ -27,7 +37,15 @@ from google.protobuf.message import DecodeError
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import stream_address
 from atout_arena.core.metrics import STREAM_LIMITED, limited_field
-from atout_arena.core.relay import KIND_CONNECTION, KIND_MESSAGE, MAX_REJECTIONS, Answer, GatewayRelay, now_ms
+from atout_arena.core.relay import (
+    INBOX_READ_COUNT,
+    KIND_CONNECTION,
+    KIND_MESSAGE,
+    MAX_REJECTIONS,
+    Answer,
+    GatewayRelay,
+    now_ms,
+)
 from atout_arena.services.bots import BotInfo
 
 log = logging.getLogger(__name__)
@@ -48,6 +66,10 @@ MESSAGE_RATE = 50.0  # messages per second
 MESSAGE_BURST = 200.0
 MAX_CREDIT = 100_000.0
 CLOSE_TIMEOUT_S = 2.0
+FEATURE_BATCH = "batch"  # Hello.features: the bot takes DecisionBatch messages
+FEATURES = frozenset({FEATURE_BATCH})  # what this arena understands; other features are ignored
+MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (well under the 1 MiB message cap); more: bad_message
+MAX_DECISION_BATCH = INBOX_READ_COUNT  # requests in one DecisionBatch sent
 
 
 class SessionEnd(Exception):  # noqa: N818  (a control-flow signal, not an error)
@@ -80,12 +102,12 @@ class TokenBucket:
         """Room for ``tokens`` more messages (what a decision sent may bring back)."""
         self.tokens = min(self.tokens + tokens, MAX_CREDIT)
 
-    def take(self) -> float:
-        """Take a token; the seconds to wait before using it (0: at once)."""
+    def take(self, count: int = 1) -> float:
+        """Take ``count`` tokens; the seconds to wait before using them (0: at once)."""
         now = time.monotonic()
         if self.tokens < self.burst:  # credit above the burst is kept, the rate refills up to it
             self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
-        self.tokens -= 1
+        self.tokens -= count
         self.at = now
         return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
 
@@ -127,6 +149,7 @@ class BotSession:
         self.bucket = TokenBucket(MESSAGE_RATE, MESSAGE_BURST)
         self.answers: dict[str, int] = {}  # request id -> answers forwarded (at most MAX_REJECTIONS + 1)
         self.limited = {"rate": 0, "answers": 0}  # messages held back since the last count
+        self.batch = False  # its Hello listed "batch": decisions may go as DecisionBatches
 
     # ------------------------------------------------------------ life
 
@@ -158,6 +181,8 @@ class BotSession:
                 f"Hello.version {version[:80]!r}: at most {MAX_VERSION_LENGTH} printable characters",
             ))
         self.version, self.address = version, stream_address(self.bot_id, version)
+        features = sorted(FEATURES.intersection(hello.hello.features))  # unknown ones: ignored
+        self.batch = FEATURE_BATCH in features
         others = [a for a in await self.relay.streams_of(self.bot_id) if a != self.address]
         if len(others) >= MAX_STREAMS:
             return await self._close(SessionEnd(
@@ -177,14 +202,14 @@ class BotSession:
                     bot_name=self.bot.name,
                     server_id=self.server_id,
                     keepalive_ms=self.keepalive_ms,
+                    features=features,
                 )
             )
         )
         takeover = await self.relay.takeover(self.address, self.conn_id)
         tasks: list[asyncio.Task[None]] = []
         try:
-            for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
-                await self._deliver(payload)
+            await self._deliver_all(takeover.match_ends + takeover.match_starts + takeover.requests)
             tasks = [
                 asyncio.create_task(self._read_bot(), name=f"bot-{self.bot_id}-reader"),
                 asyncio.create_task(self._read_inbox(takeover.cursor), name=f"bot-{self.bot_id}-inbox"),
@@ -255,42 +280,66 @@ class BotSession:
         inbox = self.relay.inbox(self.address)
         try:
             while True:
+                payloads: list[bytes] = []
                 for entry_id, kind, payload in await inbox.read(cursor, self.keepalive_ms):
                     cursor = entry_id
                     if kind == KIND_MESSAGE:
-                        await self._deliver(payload)
+                        payloads.append(payload)
                     elif kind == KIND_CONNECTION and payload.decode(errors="replace") != self.conn_id:
+                        await self._deliver_all(payloads)  # what came before it is still ours
                         raise SessionEnd(
                             "replaced",
                             f"bot {self.bot.name!r}{f' version {self.version!r}' if self.version else ''} "
                             "connected again "
                             f"(stream {payload.decode(errors='replace')}); this stream is closed",
                         )
+                await self._deliver_all(payloads)
         finally:
             await inbox.aclose()
 
-    async def _deliver(self, payload: bytes) -> None:
-        try:
-            message = pb.ArenaMessage.FromString(payload)
-        except DecodeError:
-            log.error(
-                "bot %s: inbox entry is not an ArenaMessage (%d bytes): dropped", self.bot_id, len(payload)
-            )
-            return
-        kind = message.WhichOneof("kind")
-        if kind == "decision":
-            decision = message.decision
-            left = decision.deadline_unix_ms - now_ms()
-            if left <= 0:
-                return  # its worker has given up on it already
-            decision.deadline_ms = left
-            self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
-            self.bucket.credit(MAX_REJECTIONS + 1)
-        elif kind == "match_end":
-            match_id = message.match_end.match_id
-            for rid in [r for r, (m, _) in self.open.items() if m == match_id]:
-                del self.open[rid]
-        await self.send(message)
+    async def _deliver_all(self, payloads: list[bytes]) -> None:
+        """Forward inbox messages in order; to a batch stream, the decisions among them go as
+        DecisionBatches (each run of decisions between two other messages: one batch)."""
+        pending: list[pb.DecisionRequest] = []  # decisions not sent yet (batch streams only)
+        for payload in payloads:
+            try:
+                message = pb.ArenaMessage.FromString(payload)
+            except DecodeError:
+                log.error("bot %s: inbox entry is not an ArenaMessage (%d bytes): dropped",
+                          self.bot_id, len(payload))
+                continue
+            kind = message.WhichOneof("kind")
+            if kind == "decision":
+                decision = message.decision
+                left = decision.deadline_unix_ms - now_ms()
+                if left <= 0:
+                    continue  # its worker has given up on it already
+                decision.deadline_ms = left
+                self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
+                self.bucket.credit(MAX_REJECTIONS + 1)
+                if self.batch:
+                    pending.append(decision)
+                    if len(pending) >= MAX_DECISION_BATCH:
+                        await self._send_decisions(pending)
+                        pending = []
+                    continue
+            elif kind == "match_end":
+                match_id = message.match_end.match_id
+                for rid in [r for r, (m, _) in self.open.items() if m == match_id]:
+                    del self.open[rid]
+            if pending:  # the decisions before this message go first
+                await self._send_decisions(pending)
+                pending = []
+            await self.send(message)
+        if pending:
+            await self._send_decisions(pending)
+
+    async def _send_decisions(self, requests: list[pb.DecisionRequest]) -> None:
+        """One DecisionBatch (a lone request: a plain DecisionRequest, as a batch adds nothing)."""
+        if len(requests) == 1:
+            await self.send(pb.ArenaMessage(decision=requests[0]))
+        else:
+            await self.send(pb.ArenaMessage(decisions=pb.DecisionBatch(requests=requests)))
 
     async def _keep_alive(self) -> None:
         interval = self.keepalive_ms / 1000
@@ -335,7 +384,11 @@ class BotSession:
     async def on_bot_message(self, message: pb.BotMessage) -> None:
         kind = message.WhichOneof("kind")
         if kind == "action":
-            await self._on_action(message.action)
+            answers: list[Answer] = []
+            await self._on_action(message.action, answers)
+            self._post(answers)
+        elif kind == "actions":
+            await self._on_actions(message.actions.actions)
         elif kind == "ping":
             await self.send(pb.ArenaMessage(pong=pb.Pong(nonce=message.ping.nonce)))
         elif kind == "pong":
@@ -343,11 +396,34 @@ class BotSession:
         elif kind == "hello":
             await self.send(error_message("bad_message", "Hello was already received on this stream"))
         else:
-            await self.send(
-                error_message("bad_message", "empty BotMessage: set one of hello, action, ping, pong")
-            )
+            await self.send(error_message(
+                "bad_message", "empty BotMessage: set one of hello, action, actions, ping, pong"
+            ))
 
-    async def _on_action(self, action: pb.Action) -> None:
+    async def _on_actions(self, actions: Sequence[pb.Action]) -> None:
+        """An ActionBatch: each Action as if it came alone; their answers in one pipeline."""
+        count = len(actions)
+        if count == 0:
+            await self.send(error_message("bad_message", "empty ActionBatch: send at least one Action"))
+            return
+        if count > MAX_ACTION_BATCH:
+            await self.send(error_message(
+                "bad_message",
+                f"ActionBatch of {count} Actions: at most {MAX_ACTION_BATCH} in one message; "
+                "none of them was read (send them in several messages)",
+            ))
+            return
+        wait = self.bucket.take(count - 1)  # the message took one token already: one per Action
+        if wait > 0:
+            self.limited["rate"] += count - 1
+            await asyncio.sleep(wait)
+        answers: list[Answer] = []
+        for action in actions:
+            await self._on_action(action, answers)
+        self._post(answers)
+
+    async def _on_action(self, action: pb.Action, answers: list[Answer]) -> None:
+        """Check one Action: a Rejection is sent at once, an answer is added to ``answers``."""
         def reject(reason: str) -> Awaitable[None]:
             return self.send(
                 pb.ArenaMessage(
@@ -382,8 +458,15 @@ class BotSession:
             self.limited["answers"] += 1
             return
         self.answers[action.request_id] = answered + 1
-        self._answers.append(Answer(self.address, action.request_id, action.action, -late + 5_000,
-                                   reported_think_ms(action.think_ms)))
+        answers.append(Answer(self.address, action.request_id, action.action, -late + 5_000,
+                              reported_think_ms(action.think_ms)))
+
+    def _post(self, answers: list[Answer]) -> None:
+        """Queue answers for Redis: those of one message (and whatever is queued meanwhile) go
+        in one pipeline."""
+        if not answers:
+            return
+        self._answers.extend(answers)
         if self._flush_task is None or self._flush_task.done():
             self._flush_task = asyncio.create_task(self._flush())
 

@@ -1,0 +1,316 @@
+"""The batched stream (issue 13) against the real game server, Redis, and bare gRPC clients:
+DecisionBatch to a stream whose Hello listed "batch", single messages to one that did not,
+ActionBatch from any stream, each of its Actions handled as if it came alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from gateway_helpers import RawBot, engine_request, wait_until
+
+from atout.v1 import atout_pb2 as pb
+from atout_arena.core.relay import (
+    MAX_REJECTIONS,
+    notify_command,
+    pending_key,
+    push_decision_command,
+    reply_key,
+)
+from atout_arena.gateway.session import MAX_ACTION_BATCH, MESSAGE_BURST, MESSAGE_RATE, TokenBucket
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.fixture
+def address(game_server) -> str:  # type: ignore[no-untyped-def]
+    return game_server.info["address"]
+
+
+def connect(address: str, token: str, features: tuple[str, ...] = ()) -> tuple[RawBot, pb.Welcome]:
+    bot = RawBot(address, token)
+    bot.send(pb.BotMessage(hello=pb.Hello(protocol_version=1, client="raw-batch", features=features)))
+    message = bot.recv()
+    assert message is not None and message.WhichOneof("kind") == "welcome", (message, bot.error)
+    return bot, message.welcome
+
+
+def start_message(match_id: str) -> bytes:
+    start = pb.MatchStart(match_id=match_id, game="merde", players=3)
+    return pb.ArenaMessage(match_start=start).SerializeToString()
+
+
+def request_message(request_id: str, match_id: str, deadline_unix_ms: int) -> bytes:
+    request = pb.DecisionRequest(
+        request_id=request_id, match_id=match_id, game="merde", observation_json="{}",
+        legal_actions=["pass", f"say {request_id}"], deadline_unix_ms=deadline_unix_ms,
+    )  # fmt: skip
+    return pb.ArenaMessage(decision=request).SerializeToString()
+
+
+def push_at_once(
+    redis_client: Any, bot_id: str, plan: list[tuple[str, str]], deadline_ms: int = 20_000
+) -> None:
+    """Write ``plan`` ((match id, request id or "" for its MatchStart), in order) to the bot's
+    inbox in one transaction, so that the game server reads it all in one XREAD."""
+    deadline = int(time.time() * 1000) + deadline_ms
+    pipe = redis_client.pipeline(transaction=True)
+    for match_id, request_id in plan:
+        if request_id:
+            message = request_message(request_id, match_id, deadline)
+            pipe.eval(*push_decision_command(bot_id, request_id, deadline, message, deadline_ms + 5_000))
+        else:
+            pipe.eval(*notify_command(bot_id, "start", match_id, start_message(match_id)))
+    assert all(pipe.execute())
+
+
+def received(bot: RawBot, count: int) -> list[pb.ArenaMessage]:
+    """The next messages until ``count`` decision requests came (batched or not)."""
+    out: list[pb.ArenaMessage] = []
+    requests = 0
+    while requests < count:
+        message = bot.recv()
+        assert message is not None, bot.error
+        out.append(message)
+        kind = message.WhichOneof("kind")
+        requests += len(message.decisions.requests) if kind == "decisions" else kind == "decision"
+    return out
+
+
+def shape(messages: list[pb.ArenaMessage]) -> list[Any]:
+    """Each message as its kind, a DecisionBatch as the list of its request ids."""
+    out: list[Any] = []
+    for m in messages:
+        kind = m.WhichOneof("kind")
+        if kind == "decisions":
+            out.append([r.request_id for r in m.decisions.requests])
+        elif kind == "decision":
+            out.append(m.decision.request_id)
+        else:
+            out.append(f"{kind} {getattr(m, kind).match_id}")
+    return out
+
+
+def actions(*answers: tuple[str, str, str]) -> pb.BotMessage:
+    return pb.BotMessage(actions=pb.ActionBatch(actions=[
+        pb.Action(request_id=rid, match_id=match_id, action=action) for rid, match_id, action in answers
+    ]))
+
+
+PLAN = [("bm1", ""), ("bm1", "q1"), ("bm1", "q2"), ("bm2", ""), ("bm2", "q3"), ("bm1", "q4"), ("bm2", "q5")]
+
+
+def test_a_batch_stream_gets_the_decisions_of_one_read_as_one_batch_in_order(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """Welcome echoes the known features only; the decisions between two other messages go as
+    one DecisionBatch, each with its own time left; one ActionBatch answers them all."""
+    info, token = make_bot("batcher")
+    bot, welcome = connect(address, token, ("batch", "telepathy"))
+    try:
+        assert list(welcome.features) == ["batch"]
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        plan = [(m, f"{info.bot_id}-{r}" if r else "") for m, r in PLAN]
+        push_at_once(redis_client, info.bot_id, plan)
+        messages = received(bot, 5)
+        rid = {r: f"{info.bot_id}-{r}" for r in ("q1", "q2", "q3", "q4", "q5")}
+        assert shape(messages) == [
+            "match_start bm1", [rid["q1"], rid["q2"]], "match_start bm2", [rid["q3"], rid["q4"], rid["q5"]],
+        ]
+        for request in messages[3].decisions.requests:
+            assert 15_000 < request.deadline_ms <= 20_000  # the time left, set by the game server
+        batch = [(r.request_id, r.match_id, r.legal_actions[1]) for m in messages
+                 if m.WhichOneof("kind") == "decisions" for r in m.decisions.requests]
+        bot.send(actions(*batch))
+        for request_id, _, action in batch:
+            wait_until(lambda r=request_id: redis_client.llen(reply_key(r)) == 1, what=f"answer {request_id}")
+            assert redis_client.lrange(reply_key(request_id), 0, -1) == [b"A" + action.encode()]
+            assert redis_client.zscore(pending_key(info.bot_id), request_id) is None
+    finally:
+        bot.close()
+
+
+def test_a_stream_without_batch_gets_single_messages_only(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """A bot that does not list "batch" (the Node bot, grpcurl) sees exactly the old stream; it
+    may still answer with an ActionBatch."""
+    info, token = make_bot("single")
+    bot, welcome = connect(address, token)
+    try:
+        assert list(welcome.features) == []
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        plan = [(m, f"{info.bot_id}-{r}" if r else "") for m, r in PLAN]
+        push_at_once(redis_client, info.bot_id, plan)
+        messages = received(bot, 5)
+        assert shape(messages) == [
+            "match_start bm1", plan[1][1], plan[2][1], "match_start bm2", plan[4][1], plan[5][1], plan[6][1],
+        ]
+        bot.send(actions(*[(m.decision.request_id, m.decision.match_id, "pass")
+                           for m in messages if m.WhichOneof("kind") == "decision"]))
+        for _, request_id in plan[1:]:
+            if request_id:
+                wait_until(lambda r=request_id: redis_client.lrange(reply_key(r), 0, -1) == [b"Apass"],
+                           what=f"answer {request_id}")
+    finally:
+        bot.close()
+
+
+def test_the_requests_resent_on_takeover_come_as_one_batch(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    info, token = make_bot("taker")
+    first, _ = connect(address, token, ("batch",))
+    second: RawBot | None = None
+    try:
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        plan = [("tm1", ""), *[("tm1", f"{info.bot_id}-t{i}") for i in range(3)]]
+        push_at_once(redis_client, info.bot_id, plan)
+        assert len(received(first, 3)) == 2  # the start, then one batch; left unanswered
+        second, _ = connect(address, token, ("batch",))
+        assert first.recv().error.code == "replaced"
+        assert shape(received(second, 3)) == ["match_start tm1", [r for _, r in plan[1:]]]
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_each_action_of_a_batch_is_handled_as_if_alone(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """Real decisions with the worker's legality check: in one ActionBatch an illegal action
+    is rejected by the worker, an unknown request id and another bot's one by the game server,
+    a duplicate is harmless; an empty or oversized batch gets a bad_message and nothing of it is
+    read; the stream, the server and the decisions go on."""
+    alice_info, alice_token = make_bot("alice-b")
+    _, mallory_token = make_bot("mallory-b")
+    alice, _ = connect(address, alice_token, ("batch",))
+    mallory, _ = connect(address, mallory_token, ("batch",))
+    results: dict[int, Any] = {}
+    try:
+        wait_until(lambda: decisions.is_connected(alice_info.bot_id), what="presence")
+        engine = [engine_request(seed=i) for i in range(3)]
+
+        def ask(i: int) -> None:
+            results[i] = decisions.request(alice_info.bot_id, f"bx-{i}", deadline_ms=15_000, **engine[i])
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(3)]
+        for thread in threads:
+            thread.start()
+        by_match = {}
+        for message in received(alice, 3):
+            for request in (message.decisions.requests if message.WhichOneof("kind") == "decisions"
+                            else [message.decision]):
+                by_match[request.match_id] = request
+        r0, r1, r2 = (by_match[f"bx-{i}"] for i in range(3))
+
+        # another bot's request id, in a batch: refused as it is alone
+        mallory.send(actions((r1.request_id, r1.match_id, r1.legal_actions[0])))
+        stolen = mallory.recv().rejection
+        assert stolen.request_id == r1.request_id and "unknown request_id" in stolen.reason
+
+        alice.send(actions(
+            (r0.request_id, r0.match_id, "play 1x"),  # illegal: the worker rejects it
+            (r1.request_id, r1.match_id, r1.legal_actions[-1]),
+            (r1.request_id, r1.match_id, r1.legal_actions[0]),  # a duplicate: ignored by the worker
+            ("no-such-request", "", "pass"),
+            (r2.request_id, "another-match", r2.legal_actions[0]),  # a wrong match id
+        ))
+        rejections = {}
+        while len(rejections) < 3:
+            message = alice.recv()
+            assert message.WhichOneof("kind") == "rejection", message
+            rejections[message.rejection.request_id] = message.rejection
+        assert "unknown request_id" in rejections["no-such-request"].reason
+        assert "belongs to match 'bx-2'" in rejections[r2.request_id].reason
+        assert rejections[r0.request_id].action == "play 1x" and rejections[r0.request_id].reason
+        wait_until(lambda: 1 in results, what="the decision answered in the batch")
+        assert results[1].ok and results[1].action == r1.legal_actions[-1]
+
+        alice.send(pb.BotMessage(actions=pb.ActionBatch()))
+        error = alice.recv().error
+        assert (error.code, error.message) == ("bad_message", "empty ActionBatch: send at least one Action")
+        huge = [(r2.request_id, r2.match_id, r2.legal_actions[0])] * (MAX_ACTION_BATCH + 1)
+        alice.send(actions(*huge))
+        error = alice.recv().error
+        assert error.code == "bad_message" and f"at most {MAX_ACTION_BATCH} in one message" in error.message
+        time.sleep(0.3)
+        assert 2 not in results and redis_client.zscore(pending_key(alice_info.bot_id), r2.request_id)
+
+        alice.send(actions((r0.request_id, r0.match_id, r0.legal_actions[0]),
+                           (r2.request_id, r2.match_id, r2.legal_actions[0])))
+        for thread in threads:
+            thread.join(10)
+        assert results[0].ok and results[0].action == r0.legal_actions[0]
+        assert [illegal for illegal, _ in results[0].rejected] == ["play 1x"]
+        assert results[2].ok and results[2].action == r2.legal_actions[0]
+        alice.send(pb.BotMessage(ping=pb.Ping(nonce=5)))
+        assert alice.recv().pong.nonce == 5
+    finally:
+        alice.close()
+        mallory.close()
+
+
+def test_every_action_of_a_batch_takes_a_token(address: str, make_bot) -> None:
+    """A stream flooding with batches is read at the bucket's pace, as it is flooding alone."""
+    _, token = make_bot("flood-b")
+    bot, _ = connect(address, token, ("batch",))
+    try:
+        count = int(MESSAGE_BURST) + 100  # 100 past the burst: 2 s at 50 a second
+        began = time.monotonic()
+        bot.send(actions(*[(f"nope-{i}", "", "pass") for i in range(count)]))
+        for _ in range(count):
+            assert bot.recv().WhichOneof("kind") == "rejection"
+        assert time.monotonic() - began >= 0.75 * 100 / MESSAGE_RATE
+    finally:
+        bot.close()
+
+
+def test_the_token_bucket_takes_several_tokens_at_once() -> None:
+    bucket = TokenBucket(rate=10.0, burst=5.0)
+    assert bucket.take(5) == 0.0
+    assert bucket.take(3) == pytest.approx(0.3, abs=0.01)  # three tokens short
+    bucket.credit(MAX_REJECTIONS + 1)
+    assert bucket.take(1) == 0.0
+
+
+def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
+    address: str, make_bot, spawn_bot, decisions
+) -> None:  # type: ignore[no-untyped-def]
+    """A real SDK bot (another process) in 24 matches at once, asked in bursts like a worker's
+    coroutines would: DecisionBatches of several requests come, ActionBatches go back (counted
+    by the runner, which logs them when it stops), and every decision is answered legally."""
+    info, token = make_bot("sdk-batch")
+    bot = spawn_bot(address, token, "FirstLegal")
+    wait_until(lambda: decisions.is_connected(info.bot_id), timeout=20, what="the SDK bot to connect")
+    matches, rounds = 24, 8
+    barrier = threading.Barrier(matches)
+    outcomes: list[Any] = []
+    engine = [engine_request(seed=i) for i in range(matches)]
+
+    def play(i: int) -> None:
+        decisions.match_start(info.bot_id, f"sb-{i}", "merde", engine[i]["seat"], 3, {})
+        for _ in range(rounds):
+            barrier.wait(20)
+            outcomes.append(decisions.request(info.bot_id, f"sb-{i}", deadline_ms=10_000, **engine[i]))
+
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(matches)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(40)
+    assert len(outcomes) == matches * rounds
+    assert all(o.ok for o in outcomes), [o.fault for o in outcomes if not o.ok][:5]
+    assert bot.stop() == 0
+    found = bot.wait_for_log(
+        r"batching: (\d+) requests came in (\d+) DecisionBatches, (\d+) answers went in (\d+) ActionBatches"
+    )
+    requests, batches, answers, action_batches = map(int, found.groups())
+    print(f"{requests} requests in {batches} DecisionBatches,",
+          f"{answers} answers in {action_batches} ActionBatches",
+          f"({matches * rounds} decisions)")
+    assert batches >= 1 and requests >= 2 * batches  # a DecisionBatch holds 2 requests or more
+    assert action_batches >= 1 and answers >= 2 * action_batches
