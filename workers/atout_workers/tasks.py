@@ -40,7 +40,14 @@ RELIABLE: dict[str, Any] = {
 }
 
 
-@shared_task(name=contract.PLAY_MATCH, ignore_result=True, **RELIABLE)
+# Acknowledged as it starts: the task only claims the match and hands it to the event loop (a
+# match lost before its claim is still queued in the database: the sweeper sends it again).
+# Late acks of tasks this short raced Redis broker outages in kombu (a worker crashing with
+# "'NoneType' object has no attribute 'hostname'" while restoring unacknowledged messages).
+EARLY = {**RELIABLE, "acks_late": False, "reject_on_worker_lost": False}
+
+
+@shared_task(name=contract.PLAY_MATCH, ignore_result=True, **EARLY)
 def play_match(match_id: int) -> str:
     """Claim the match and hand it to the process's event loop (``playing``), or say why not;
     the follow-ups run when the match is over."""

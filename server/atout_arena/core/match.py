@@ -3,8 +3,11 @@
 A plain function, no I/O of its own: :func:`play_match` takes the match's setup, a callable
 that asks a seat's bot for a decision, and an optional callback run after every step (the
 Celery task passes one that stores heartbeats, publishes spectator views and counts metrics).
-Unit tests drive it with a fake asker; the worker drives it with
-:class:`atout_workers.decisions.DecisionClient` (see :mod:`atout_workers.runner`).
+Unit tests drive it with a fake asker. The loop itself is the generator :func:`playing`
+(it yields each decision to ask and is sent the answer), so that a worker process drives it as
+a coroutine, :func:`play_match_async`, with :class:`atout_workers.decisions.AsyncDecisionClient`:
+a thousand matches on one event loop (see :mod:`atout_workers.runner` and
+:mod:`atout_workers.loop`).
 
 Fault policy (DESIGN.md, "Matches, faults, tournaments"):
 
