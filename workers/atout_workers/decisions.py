@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import itertools
 import json
 import logging
 import secrets
@@ -320,6 +321,24 @@ class DecisionClient:
         message = _match_start(match_id, game, seat, players, options, seat_names)
         self.redis.eval(*notify_command(bot_id, "start", match_id, message))
 
+    def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_start` of each ``(bot_id, match_id, game, seat, players, options,
+        seat_names)``, in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for bot_id, match_id, game, seat, players, options, seat_names in starts:
+            message = _match_start(match_id, game, seat, players, options, seat_names)
+            pipe.eval(*notify_command(bot_id, "start", match_id, message))
+        pipe.execute()
+
+    def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_end` of each ``(bot_id, match_id, seat, scores, ranking, reason)``, in one
+        round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for bot_id, match_id, seat, scores, ranking, reason in ends:
+            message = _match_end(match_id, seat, scores, ranking, reason)
+            pipe.eval(*notify_command(bot_id, "end", match_id, message))
+        pipe.execute()
+
     def match_end(
         self,
         bot_id: str,
@@ -398,13 +417,16 @@ class AsyncDecisionClient:
         self.max_deadline_ms = max_deadline_ms
         self.wire = Wire(redis_url, COMMAND_TIMEOUT_S)
         self.mailbox = secrets.token_hex(6)
+        self._numbers = itertools.count(1)
         self.mailbox_key = reply_key(f"m{self.mailbox}.0")
         self._slots: dict[bytes, _Slot] = {}
         self._reader: asyncio.Task[None] | None = None
         self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
 
     def _new_request_id(self) -> str:
-        return f"m{self.mailbox}.{secrets.token_hex(8)}"
+        # unique under this process's random mailbox; a request id is no secret (a stream may
+        # answer only the requests it was sent)
+        return f"m{self.mailbox}.{next(self._numbers):x}"
 
     def _start(self) -> None:
         if self._reader is None or self._reader.done():

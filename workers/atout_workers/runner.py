@@ -47,7 +47,7 @@ from atout_arena.core.match import (
     play_match,
     play_match_async,
 )
-from atout_arena.core.relay import is_connected, seat_address
+from atout_arena.core.relay import is_connected, seat_addresses
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -245,12 +245,12 @@ def with_stream_addresses(redis_client: Any, setup: MatchSetup) -> MatchSetup:
     """The setup with each visiting seat's stream address, chosen once as the match starts:
     the stream of the version the seat asks for, or the bot's current stream (the version it
     was played with is stored with the result)."""
-    seats = tuple(
-        seat if is_house(seat.name)
-        else replace(seat, address=seat_address(redis_client, seat.bot_id, seat.version))
-        for seat in setup.seats
-    )
-    return replace(setup, seats=seats)
+    visiting = [(i, seat) for i, seat in enumerate(setup.seats) if not is_house(seat.name)]
+    addresses = seat_addresses(redis_client, [(seat.bot_id, seat.version) for _, seat in visiting])
+    seats = list(setup.seats)
+    for (i, seat), address in zip(visiting, addresses, strict=True):
+        seats[i] = replace(seat, address=address)
+    return replace(setup, seats=tuple(seats))
 
 
 def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
@@ -300,11 +300,11 @@ def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, r
                 ask: Asker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
-    for seat, bot in visiting_seats(setup):
-        try:
-            world.decisions.match_end(bot.stream, setup.match_id, seat, scores, ranking, reason)
-        except redis.RedisError:
-            log.warning("match %s: could not tell bot %s the match ended", setup.match_id, bot.name)
+    try:
+        world.decisions.match_ends([(bot.stream, setup.match_id, seat, scores, ranking, reason)
+                                    for seat, bot in visiting_seats(setup)])
+    except redis.RedisError:
+        log.warning("match %s: could not tell its bots the match ended", setup.match_id)
     if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
         ask.finish(scores, ranking, reason)
 
@@ -348,11 +348,13 @@ def claim(world: World, match_id: int, in_process: bool = False,
     return Claimed(match_id, runner, setup, lease, Publisher(world, setup))
 
 
-def _let_go(world: World, claimed: Claimed) -> None:
-    """After the match, whatever happened: its lease and its channels."""
+def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
+    """After the match, whatever happened: its lease and its channels (``flush``: wait until
+    its events are out, for a caller that returns when the match ends)."""
     world.heartbeater.remove(claimed.lease)
     claimed.publisher.close()
-    world.events.flush(EVENTS_FLUSH_TIMEOUT_S)  # the match's events are out when it ends
+    if flush:
+        world.events.flush(EVENTS_FLUSH_TIMEOUT_S)
 
 
 def run_match(
@@ -402,10 +404,9 @@ def _announce(world: World, setup: MatchSetup, absent: list[int]) -> MatchSetup:
     if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
         setup = with_stream_addresses(world.redis, setup)
     names = [s.name for s in setup.seats]
-    for seat, bot in visiting_seats(setup):
-        if seat not in absent:
-            world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
-                                        len(setup.seats), setup.options, names)
+    world.decisions.match_starts([
+        (bot.stream, setup.match_id, setup.game, seat, len(setup.seats), setup.options, names)
+        for seat, bot in visiting_seats(setup) if seat not in absent])
     return setup
 
 
@@ -535,7 +536,7 @@ async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int
     except Exception:
         log.exception("match %s: unexpected error around the match", claimed.match_id)
     finally:
-        await matches.run_sync(_let_go, world, claimed)
+        await matches.run_sync(_let_go, world, claimed, False)
         if then is not None:
             try:
                 await matches.run_sync(then, result)

@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, defer, joinedload, selectinload, sessionmaker
 
 from atout_arena.core.match import FaultPolicy, MatchOutcome, MatchSetup, SeatBot
 from atout_arena.core.models import (
@@ -78,6 +78,10 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
 
 # -- claim, heartbeat, release ----------------------------------------------------------------
 
+# What a claim and a result read of the match: its seats at once, never its action log back.
+LOAD_TO_PLAY = [selectinload(Match.seats), joinedload(Match.tournament), defer(Match.actions)]
+LOAD_TO_STORE = [selectinload(Match.seats), defer(Match.actions)]
+
 
 def claim_match(
     sessions: sessionmaker, match_id: int, runner: str, stale_s: float
@@ -104,7 +108,7 @@ def claim_match(
         if result.rowcount != 1:
             session.rollback()
             return None
-        match = session.get(Match, match_id)
+        match = session.get(Match, match_id, options=LOAD_TO_PLAY)
         assert match is not None
         setup = setup_of(session, match)
         attempts = match.attempts
@@ -237,7 +241,7 @@ def store_result(
         }):
             session.rollback()
             return None
-        match = session.get(Match, match_id)
+        match = session.get(Match, match_id, options=LOAD_TO_STORE)
         assert match is not None
         seats = sorted(match.seats, key=lambda s: s.seat)
         for s in seats:

@@ -562,6 +562,30 @@ def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
     return live[0] if live else str(bot_id)
 
 
+def seat_addresses(redis: Any, seats: Sequence[tuple[int | str, str]]) -> list[str]:
+    """:func:`seat_address` of every ``(bot id, version)``, in two round trips for them all
+    (a seat whose bot's current stream is not live looks further, as :func:`seat_address`)."""
+    pipe = redis.pipeline(transaction=False)
+    for bot_id, _ in seats:
+        pipe.get(current_key(str(bot_id)))
+    currents = [c.decode() if isinstance(c, bytes) else c for c in pipe.execute()]
+    pipe = redis.pipeline(transaction=False)
+    for current in currents:
+        if current:
+            pipe.eval(*live_conn_command(current))
+    live = iter(pipe.execute())
+    addresses = []
+    for (bot_id, version), current in zip(seats, currents, strict=True):
+        alive = bool(next(live)) if current else False
+        if version:
+            addresses.append(stream_address(bot_id, version))
+        elif alive:
+            addresses.append(current)
+        else:
+            addresses.append(seat_address(redis, bot_id, version))
+    return addresses
+
+
 def bot_streams(redis: Any, bot_id: int | str) -> list[str]:
     """The live stream addresses of one bot, its unversioned one first."""
     mine = [a for a in connected_streams(redis) if split_address(a)[0] == str(bot_id)]
