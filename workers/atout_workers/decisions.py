@@ -435,11 +435,13 @@ class AsyncDecisionClient:
     async def _read_mailbox(self) -> None:
         wire, slots = self._mailbox_wire, self._slots
         while True:
-            try:
-                first = wire.call("BLPOP", self.mailbox_key, MAILBOX_BLOCK_S)
-                rest = wire.call("LPOP", self.mailbox_key, MAILBOX_BATCH)
-                popped, more = await first, await rest
-            except redis.RedisError as exc:
+            popped, more = await asyncio.gather(
+                wire.call("BLPOP", self.mailbox_key, MAILBOX_BLOCK_S),
+                wire.call("LPOP", self.mailbox_key, MAILBOX_BATCH), return_exceptions=True)
+            if isinstance(popped, BaseException) or isinstance(more, BaseException):
+                exc = popped if isinstance(popped, BaseException) else more
+                if isinstance(exc, asyncio.CancelledError):
+                    raise exc
                 log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", exc)
                 await asyncio.sleep(0.2)
                 continue
@@ -482,7 +484,7 @@ class AsyncDecisionClient:
         slot = self._slots[key] = _Slot()
         wire = self.wire
         try:
-            pushed = wire.call("EVAL", *ex.push())
+            pushed = asyncio.ensure_future(wire.eval(*ex.push()))
             value = await slot.get(ex.wait_s())
             conn_at_push = _text(await pushed)
             while True:
@@ -490,11 +492,11 @@ class AsyncDecisionClient:
                 if isinstance(step, Decision):
                     return step, False, ex.deadline_unix_ms
                 if step is None:
-                    live = wire.call("EVAL", *live_conn_command(bot_id))
-                    await wire.call("EVAL", *cancel_command(bot_id, ex.request_id))
-                    now_conn = _text(await live)
+                    live, _ = await asyncio.gather(wire.eval(*live_conn_command(bot_id)),
+                                                   wire.eval(*cancel_command(bot_id, ex.request_id)))
+                    now_conn = _text(live)
                     return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
-                await wire.call("EVAL", *step)  # the rejection: then wait again
+                await wire.eval(*step)  # the rejection: then wait again
                 value = await slot.get(ex.wait_s())
         finally:
             del self._slots[key]
@@ -503,7 +505,7 @@ class AsyncDecisionClient:
         """:meth:`DecisionClient._server_alive_after`, awaited."""
         limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
         while True:
-            conn = _text(await self.wire.call("EVAL", *live_conn_command(bot_id)))
+            conn = _text(await self.wire.eval(*live_conn_command(bot_id)))
             if conn is None:
                 return False
             server = conn.rpartition("/")[0]
@@ -525,17 +527,17 @@ class AsyncDecisionClient:
             await asyncio.sleep(min(RECONNECT_POLL_S, left))
 
     async def is_connected(self, bot_id: str) -> bool:
-        return bool(await self.wire.call("EVAL", *live_conn_command(bot_id)))
+        return bool(await self.wire.eval(*live_conn_command(bot_id)))
 
     async def match_start(self, bot_id: str, match_id: str, game: str, seat: int, players: int,
                           options: dict[str, Any], seat_names: Sequence[str] = ()) -> None:
         message = _match_start(match_id, game, seat, players, options, seat_names)
-        await self.wire.call("EVAL", *notify_command(bot_id, "start", match_id, message))
+        await self.wire.eval(*notify_command(bot_id, "start", match_id, message))
 
     async def match_end(self, bot_id: str, match_id: str, seat: int, scores: Sequence[int],
                         ranking: Sequence[int], reason: str = "finished") -> None:
         message = _match_end(match_id, seat, scores, ranking, reason)
-        await self.wire.call("EVAL", *notify_command(bot_id, "end", match_id, message))
+        await self.wire.eval(*notify_command(bot_id, "end", match_id, message))
 
     async def close(self) -> None:
         if self._reader is not None:

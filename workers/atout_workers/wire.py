@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import hashlib
 import time
 from typing import Any
 
@@ -61,6 +62,7 @@ class Wire:
         self._read_task: asyncio.Task[None] | None = None
         self._parser = hiredis.Reader()
         self._closed = False
+        self._shas: dict[str, str] = {}
         self._last_read = time.monotonic()
         self._watchdog: asyncio.Task[None] | None = None
 
@@ -80,6 +82,19 @@ class Wire:
 
     async def execute(self, *args: Any) -> Any:
         return await self.call(*args)
+
+    async def eval(self, script: str, *args: Any) -> Any:
+        """``EVAL script ...`` sent as ``EVALSHA`` (Redis keeps the script; only its hash
+        travels), loading it again when Redis does not know it (it restarted)."""
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest()
+        try:
+            return await self.call("EVALSHA", sha, *args)
+        except redis.ResponseError as exc:
+            if not str(exc).startswith("NOSCRIPT"):
+                raise
+            return await self.call("EVAL", script, *args)
 
     def _flush(self) -> None:
         self._flush_scheduled = False
