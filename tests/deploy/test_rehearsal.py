@@ -2,10 +2,10 @@
 runs too): PostgreSQL, Redis, two game servers behind a real HAProxy, three workers, a practice
 worker, beat, the API, a real Prometheus and eight SDK bots, all on 127.0.0.1, as processes.
 
-The rehearsal runs once for this module (~1 minute); each test checks one of its findings.
-Then the files that describe the topology (docker-compose.yml, docs/deployment.md, the
-rehearsal's own) are compared so that they cannot drift apart. Needs ``install.sh``'s system
-packages: postgresql, haproxy, prometheus, docker-compose (a missing one fails, never skips).
+The rehearsal runs in one test (about a minute). Then the files that describe the topology
+(docker-compose.yml, docs/deployment.md, the rehearsal's own) are compared so that they cannot
+drift apart. Needs ``install.sh``'s system packages: postgresql, haproxy, prometheus,
+docker-compose (a missing one fails, never skips).
 """
 
 from __future__ import annotations
@@ -16,10 +16,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 import pytest
 import yaml
@@ -50,52 +48,44 @@ def _need(*tools: str) -> None:
                     pytrace=False)
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+@pytest.mark.timeout(600)
+def test_the_scaled_out_arena_rehearsed(tmp_path: Path) -> None:
+    """One test (the README's ``pytest`` spreads tests over processes: a fixture shared by
+    several would run the whole rehearsal once per process)."""
     _need("haproxy", "prometheus")
     lines: list[str] = []
-    workdir = tmp_path_factory.mktemp("rehearsal")
-    report = rh.rehearse(workdir, log=lines.append)  # stops every process it started, even on error
-    print("\n".join(lines) + "\n" + report.summary())  # shown with -s, and in the report of a failure
-    yield report
+    report = rh.rehearse(tmp_path, log=lines.append)  # stops every process it started, even on error
+    print("\n".join(lines) + "\n" + report.summary())  # shown with -s, and with a failure
+    summary = report.summary()
 
+    # a tournament of a few hundred matches: exactly one result per match in PostgreSQL
+    assert report.matches >= 200, summary
+    assert report.statuses == {"finished": report.matches}, summary
+    assert report.results == report.matches, summary
+    assert report.rating_rows_bad == 0, summary  # one rating change per seat of every match
 
-@pytest.mark.timeout(600)
-def test_the_rehearsal_passes(report: Any) -> None:
-    """Everything at once, as the operator's script judges it (deploy/rehearse.sh exits 1 on any)."""
-    assert rh.problems(report) == [], report.summary()
+    # bots spread over both game servers (least connections), through HAProxy's address only
+    assert report.bots_before == {"gameserver-1": 4, "gameserver-2": 4}, summary
 
+    # SIGTERM of gameserver-1 a quarter of the way in, kill -9 of gameserver-2 later: every bot
+    # reconnects through HAProxy to the other one while the tournament runs, and nothing is lost
+    assert 0 < report.sigterm_at < report.kill_at < 1, summary
+    assert report.bots_after_sigterm == {"gameserver-2": 8}, summary
+    assert report.bots_after_kill == {"gameserver-1": 8}, summary
+    assert report.decisions == report.matches * 36, summary  # merde, 4 seats, deals 1+2+3: 12 bids, 24 cards
+    assert report.fallbacks == 0, summary  # every action was the bot's own
+    assert report.faults == 0 and report.faults_metric == 0, summary  # no fault: the reconnect grace
 
-def test_every_match_has_exactly_one_result_in_postgresql(report: Any) -> None:
-    assert report.matches >= 200  # a few hundred
-    assert report.statuses == {"finished": report.matches}
-    assert report.results == report.matches
-    assert report.rating_rows_bad == 0  # one rating change per seat of every match: stored once
+    # Prometheus: every target up; every query of the Grafana dashboard has data
+    assert report.targets == {"atout-api": "up", "atout-gateway-lb": "up", "prometheus": "up"}, summary
+    assert len(report.queries) == len(rh.dashboard_queries()), summary
+    assert report.empty_queries == [], summary
 
+    # the balancer's health check (compose's gateway-lb healthcheck): 200, then 503 with no server
+    assert report.healthz_lb == {"up": 200, "no game server": 503}, summary
 
-def test_bots_are_spread_over_both_game_servers(report: Any) -> None:
-    assert report.bots_before == {"gameserver-1": 4, "gameserver-2": 4}
-
-
-def test_a_stopped_game_server_hands_its_bots_over_without_losing_a_decision(report: Any) -> None:
-    # SIGTERM of gameserver-1 a quarter of the way in, kill -9 of gameserver-2 later: every
-    # bot reconnects through HAProxy to the other one while the tournament runs
-    assert 0 < report.sigterm_at < report.kill_at < 1
-    assert report.bots_after_sigterm == {"gameserver-2": 8}
-    assert report.bots_after_kill == {"gameserver-1": 8}
-    assert report.decisions == report.matches * 36  # merde, 4 seats, deals 1+2+3: 12 bids, 24 cards
-    assert report.fallbacks == 0  # every action was the bot's own
-    assert report.faults == 0 and report.faults_metric == 0  # no fault charged (the reconnect grace)
-
-
-def test_prometheus_scrapes_every_target_and_every_dashboard_query_has_data(report: Any) -> None:
-    assert report.targets == {"atout-api": "up", "atout-gateway-lb": "up", "prometheus": "up"}
-    assert len(report.queries) == len(rh.dashboard_queries())
-    assert report.empty_queries == []
-
-
-def test_the_load_balancer_health_check(report: Any) -> None:
-    assert report.healthz_lb == {"up": 200, "no game server": 503}
+    # and the operator's script judges it the same way (deploy/rehearse.sh exits 1 on any)
+    assert rh.problems(report) == [], summary
 
 
 # ------------------------------------------------------------------ the configurations
