@@ -15,13 +15,14 @@ Everything binds 127.0.0.1, on ports chosen free at run time:
   (:func:`loopback_prometheus_config`);
 - eight SDK bots (``atout-bot run random --server <HAProxy>``) registered through the REST API.
 
-Then a tournament (:data:`TOURNAMENT`) runs; at a quarter of it game server 1 gets SIGTERM (its
-bots move through HAProxy to game server 2) and is started again; at three fifths game server 2
-is killed with SIGKILL (its bots move to game server 1). :func:`rehearse` returns the facts
-and figures (:class:`Report`); :func:`problems` says what is wrong with them (empty: it passed).
-``tests/deploy/test_rehearsal.py`` runs the same functions. Only the command lines, the REST
-API, Redis's presence keys (``atout:bot:{bot}:conn``), PostgreSQL's tables and the HTTP APIs
-of HAProxy and Prometheus are used: no arena internals.
+Then a tournament (:data:`TOURNAMENT`) runs; at a fifth of it game server 1 gets SIGTERM (its
+bots move through HAProxy to game server 2) and is started again; half way (or once game
+server 1 is back) game server 2 is killed with SIGKILL (its bots move to game server 1).
+:func:`rehearse` returns the facts and figures (:class:`Report`); :func:`problems` says what
+is wrong with them (empty: it passed). ``tests/deploy/test_rehearsal.py`` runs the same
+functions. Only the command lines, the REST API, Redis's presence keys
+(``atout:bot:{bot}:conn``), PostgreSQL's tables and the HTTP APIs of HAProxy and Prometheus
+are used: no arena internals.
 
 Grafana is the one service of the compose file not started (Debian has no package): every query
 of its dashboard is run through Prometheus's HTTP API instead, which is what Grafana does.
@@ -60,10 +61,11 @@ WORKERS = 3
 BOTS = 8
 START_TIMEOUT_S = 60.0
 # merde, 4 seats, 3 deals (1 card, 2, then 3): 36 decisions a match. 8 bots at tables of 4 with
-# 90 games per pairing: 420 matches, each stored once.
+# 100 games per pairing: 468 matches, each stored once.
 TOURNAMENT: dict[str, Any] = {
     "name": "rehearsal", "game": "merde", "players": 4, "options": {"deals": 3},
-    "games_per_pairing": 90, "move_ms": 10000, "max_faults": 3, "seed": 17, "start": True,
+    "games_per_pairing": 100,  # the API's most
+    "move_ms": 10000, "max_faults": 3, "seed": 17, "start": True,
 }
 # The settings every arena part gets (compose's x-arena block; the same variables), for the
 # rehearsal: compose's values but a shorter keepalive and fewer matches in flight per worker.
@@ -138,8 +140,12 @@ def http_json(url: str, method: str = "GET", body: Any = None, token: str | None
     request.add_header("Content-Type", "application/json")
     if token:
         request.add_header("Authorization", f"Bearer {token}")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        return json.loads(response.read())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        raise RuntimeError(f"rehearsal: {method} {url}: {error.code} {error.read().decode(errors='replace')}"
+                           ) from None
 
 
 def http_text(url: str, timeout: float = 10) -> tuple[int, str]:
@@ -250,11 +256,15 @@ class Processes:
         self.logs = logs
         self.parts: dict[str, Part] = {}
 
-    def start(self, name: str, args: list[str], env: dict[str, str] | None = None) -> Part:
+    def start(self, name: str, args: list[str], env: dict[str, str] | None = None,
+              user: str | None = None) -> Part:
+        """Start ``args`` as part ``name`` (as ``user``, if given: the uid changes before the
+        parent-death signal is set, so that it holds)."""
         log = self.logs / f"{name}.log"
         with open(log, "ab") as out:
             process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       cwd=ROOT, env={**os.environ, **(env or {})}, start_new_session=True,
+                                       cwd="/" if user else ROOT, env={**os.environ, **(env or {})},
+                                       start_new_session=True, user=user, group=user,
                                        preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         part = self.parts[name] = Part(name, process, log)
         return part
@@ -296,12 +306,14 @@ class Processes:
 
 
 class Postgres:
-    """A throwaway PostgreSQL cluster on 127.0.0.1:``port``, trusting local connections."""
+    """A throwaway PostgreSQL cluster on 127.0.0.1:``port``, trusting local connections. Its
+    server is a part of ``procs`` (it dies with the rehearsal, even one killed)."""
 
-    def __init__(self, directory: Path, port: int) -> None:
-        self.directory, self.port = directory, port
+    def __init__(self, directory: Path, port: int, procs: Processes) -> None:
+        self.directory, self.port, self.procs = directory, port, procs
         self.data, self.log = directory / "data", directory / "postgres.log"
         self.as_user: list[str] = []
+        self.user: str | None = None
         self.bin = self._bin_dir()
 
     @staticmethod
@@ -332,19 +344,18 @@ class Postgres:
         self.directory.mkdir(parents=True, exist_ok=True)
         if os.geteuid() == 0:  # initdb and postgres refuse to run as root
             shutil.chown(self.directory, "postgres", "postgres")
-            self.as_user = ["runuser", "-u", "postgres", "--"]
+            self.as_user, self.user = ["runuser", "-u", "postgres", "--"], "postgres"
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "atout", "-A", "trust", "-E", "UTF8",
                   "--no-locale", "--no-sync")
-        options = (f"-k {self.directory} -c listen_addresses=127.0.0.1 -p {self.port} -F "
-                   "-c full_page_writes=off -c max_connections=300")
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w", "-t", "60",
-                  "-o", options, "start")
+        server = [str(self.bin / "postgres"), "-D", str(self.data), "-k", str(self.directory),
+                  "-c", "listen_addresses=127.0.0.1", "-p", str(self.port), "-F",
+                  "-c", "full_page_writes=off", "-c", "max_connections=300"]
+        self.procs.start("postgres", server, user=self.user)
+        wait_until(lambda: port_open(self.port) or self.procs.check_alive(), START_TIMEOUT_S, "postgres")
+        wait_until(lambda: subprocess.run(
+            [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)], capture_output=True,
+            timeout=10).returncode == 0 or self.procs.check_alive(), START_TIMEOUT_S, "postgres ready")
         self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "atout", "atout")
-
-    def stop(self) -> None:
-        if (self.data / "postmaster.pid").exists():
-            with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
-                self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
 
 # ------------------------------------------------------------------ the rehearsal
@@ -433,7 +444,9 @@ class Rehearsal:
         self.procs = Processes(workdir / "logs")
         names = ["postgres", "redis", "api", "lb", "lb_monitor", "prometheus", *GAME_SERVERS]
         self.ports = {name: free_port() for name in names}
-        self.postgres = Postgres(Path(tempfile.mkdtemp(prefix="atout-rh-")), self.ports["postgres"])
+        # short: a unix socket's path has 107 bytes at most
+        pg_dir = Path(tempfile.mkdtemp(prefix="atout-rh-"))
+        self.postgres = Postgres(pg_dir, self.ports["postgres"], self.procs)
         self.report = Report(ports=dict(self.ports))
         self.admin = "atout_admin_rehearsal"
         self.bots: dict[str, tuple[int, str]] = {}  # name -> (id, token)
@@ -550,7 +563,7 @@ class Rehearsal:
     def prometheus_targets(self) -> dict[str, str]:
         try:
             active = self.prometheus("/api/v1/targets")["data"]["activeTargets"]
-        except OSError:
+        except (OSError, RuntimeError):  # not listening yet, or 503 while it starts
             return {}
         return {t["labels"]["job"]: t["health"] for t in active}
 
@@ -581,15 +594,17 @@ class Rehearsal:
             self.procs.check_alive()
             progress = self.progress(tournament)
             done = progress["done"] / max(1, progress["total"])
-            if stage == 0 and done >= 1 / 4:
+            if stage == 0 and done >= 1 / 5:
                 self.report.sigterm_at = done
                 self.report.bots_after_sigterm = self.move_bots("gameserver-1", signal.SIGTERM, "sigterm",
                                                                 "gameserver-2")
                 self.start_game_server("gameserver-1")
                 wait_until(lambda: UP_AGAIN in http_text(self.lb_url("/metrics"))[1], 30,
                            "HAProxy sees gameserver-1 up again")
+                done_now = self.progress(tournament)["done"]
+                self.say(f"gameserver-1: started again, up in HAProxy (at {done_now} matches done)")
                 stage = 1
-            elif stage == 1 and done >= 3 / 5:
+            elif stage == 1 and done >= 1 / 2:
                 self.report.kill_at = done
                 self.report.bots_after_kill = self.move_bots("gameserver-2", signal.SIGKILL, "kill",
                                                              "gameserver-1")
@@ -658,8 +673,9 @@ class Rehearsal:
         with contextlib.suppress(Exception):
             if self._engine is not None:
                 self._engine.dispose()
+        if "postgres" in self.procs.parts:  # fast shutdown (SIGTERM would wait for sessions)
+            self.procs.send("postgres", signal.SIGINT)
         self.procs.close()
-        self.postgres.stop()
         shutil.rmtree(self.postgres.directory, ignore_errors=True)
 
 

@@ -67,7 +67,7 @@ def test_the_scaled_out_arena_rehearsed(tmp_path: Path) -> None:
     # bots spread over both game servers (least connections), through HAProxy's address only
     assert report.bots_before == {"gameserver-1": 4, "gameserver-2": 4}, summary
 
-    # SIGTERM of gameserver-1 a quarter of the way in, kill -9 of gameserver-2 later: every bot
+    # SIGTERM of gameserver-1 a fifth of the way in, kill -9 of gameserver-2 later: every bot
     # reconnects through HAProxy to the other one while the tournament runs, and nothing is lost
     assert 0 < report.sigterm_at < report.kill_at < 1, summary
     assert report.bots_after_sigterm == {"gameserver-2": 8}, summary
