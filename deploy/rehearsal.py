@@ -647,11 +647,11 @@ class Rehearsal:
     def check_prometheus(self) -> None:
         time.sleep(3)  # a few scrapes after the last match
         self.report.targets = self.prometheus_targets()
-        for title, query in dashboard_queries():
+        for i, (title, query) in enumerate(dashboard_queries(), 1):
             answer = self.prometheus("/api/v1/query", query=query)
             result = answer["data"]["result"] if answer.get("status") == "success" else []
             values = [float(r["value"][1]) for r in result]
-            key = f"{title}: {query}"
+            key = f"{i}. {title}: {query}"  # two panels may ask the same
             self.report.queries[key] = len(values)
             if not values or all(math.isnan(v) for v in values):
                 self.report.empty_queries.append(key)
