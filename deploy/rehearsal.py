@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import json
 import math
 import os
@@ -239,13 +240,15 @@ class Part:
         return "\n".join(text.splitlines()[-lines:])
 
 
+# loaded here, not in the child: after its uid changed (postgres) it may not read Python's files
+_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+
+
 def _die_with_parent() -> None:  # pragma: no cover (runs in the child, before exec)
     """Linux: the child gets SIGKILL if the rehearsal's process dies (even by kill -9), so a
     crashed or killed test leaves no arena part behind."""
-    import ctypes
-
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if _LIBC is not None:
+        _LIBC.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 class Processes:
