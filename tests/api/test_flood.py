@@ -83,5 +83,6 @@ def test_a_flooding_bot_does_not_slow_a_control_tournament(  # type: ignore[no-u
           f"with it: {with_flood / without:.2f}x; game-server CPU {gateway_cpu[False]:.2f} s without, "
           f"{gateway_cpu[True]:.2f} s with; flooder (messages gRPC took, seconds, decisions asked): "
           f"{floods}; {limited}")
-    assert limited, "the flooder's held-back messages are counted"
+    # (every bot that decided has a series at 0: a count above 0 is the flooder's)
+    assert any(float(line.split()[-1]) > 0 for line in limited), "the flooder's held-back messages count"
     assert with_flood <= 1.2 * without + 1.0

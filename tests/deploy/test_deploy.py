@@ -53,6 +53,10 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:  # type:
     return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=ROOT, **kwargs)
 
 
+# The compose file's required secret (the organizer token), as an operator's .env sets it
+COMPOSE_ENV = {**os.environ, "ATOUT_ADMIN_TOKEN": "atout_admin_compose-test"}
+
+
 # ------------------------------------------------------------------ docker-compose.yml
 
 
@@ -60,7 +64,7 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:  # type:
 def compose() -> dict:
     """``docker-compose config``: the file as Compose reads it (anchors, defaults resolved)."""
     docker_compose = tool("docker-compose", "docker-compose")
-    result = run([docker_compose, "-f", str(COMPOSE), "config"])
+    result = run([docker_compose, "-f", str(COMPOSE), "config"], env=COMPOSE_ENV)
     assert result.returncode == 0, f"docker-compose config failed:\n{result.stderr}"
     assert "WARNING" not in result.stderr, result.stderr  # e.g. an unset variable without default
     return yaml.safe_load(result.stdout)
@@ -69,9 +73,10 @@ def compose() -> dict:
 def test_compose_config_is_valid(compose: dict) -> None:
     services = compose["services"]
     assert set(services) == ALL_SERVICES
+    # one image, built once (by migrate, which every other arena service waits for)
+    assert {name for name, service in services.items() if "build" in service} == {"migrate"}
     for name in ARENA_SERVICES:
         assert services[name]["image"] == ARENA_IMAGE
-        assert "build" in services[name]
         env = services[name]["environment"]
         assert env["ATOUT_REDIS_URL"] == "redis://redis:6379/0"
         assert env["ATOUT_DATABASE_URL"].startswith("postgresql+psycopg://atout:")
@@ -98,9 +103,33 @@ def test_compose_fails_on_a_bad_key(tmp_path: Path) -> None:
     docker_compose = tool("docker-compose", "docker-compose")
     bad = tmp_path / "docker-compose.yml"
     bad.write_text(COMPOSE.read_text().replace("    restart: unless-stopped\n", "    restrat: no\n", 1))
-    result = run([docker_compose, "-f", str(bad), "config"])
+    result = run([docker_compose, "-f", str(bad), "config"], env=COMPOSE_ENV)
     assert result.returncode != 0
     assert "restrat" in result.stderr
+
+
+def test_compose_requires_the_organizer_token(compose: dict) -> None:
+    """The organizer token is a secret of the deployment, the same at every API restart: Compose
+    refuses to start without it (it used to default to empty, and the API made up a new token at
+    each start), and the API gets it from .env."""
+    docker_compose = tool("docker-compose", "docker-compose")
+    for value in (None, ""):
+        env = {k: v for k, v in os.environ.items() if k != "ATOUT_ADMIN_TOKEN"}
+        if value is not None:
+            env["ATOUT_ADMIN_TOKEN"] = value
+        result = run([docker_compose, "-f", str(COMPOSE), "config"], env=env)
+        assert result.returncode != 0
+        assert "set ATOUT_ADMIN_TOKEN in .env" in result.stderr, result.stderr
+    assert compose["services"]["api"]["environment"]["ATOUT_ADMIN_TOKEN"] == "atout_admin_compose-test"
+
+
+def test_compose_checks_the_load_balancer(compose: dict) -> None:
+    """gateway-lb has a health check: HAProxy's /healthz on its monitoring port (200 while a game
+    server is up, 503 with none: tests/deploy/test_rehearsal.py sees both on a real HAProxy)."""
+    check = compose["services"]["gateway-lb"]["healthcheck"]["test"]
+    assert check == ["CMD", "wget", "-q", "-O", "/dev/null", "http://127.0.0.1:8404/healthz"]
+    config = (ROOT / "deploy" / "haproxy" / "haproxy.cfg").read_text()
+    assert "monitor-uri /healthz" in config and "bind :8404" in config
 
 
 def test_compose_commands_exist(compose: dict) -> None:

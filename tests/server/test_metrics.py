@@ -86,6 +86,26 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
                                             and dict(labels).get("bot") == "alice")
 
 
+def test_faults_and_limits_start_at_zero_for_every_bot_that_decided(recorder, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """A healthy arena's fault and limit rates are 0, not "no data": the dashboard's fault
+    panels have series to draw (the rehearsal, tests/deploy, queries them through Prometheus)."""
+    from atout_arena.core.metrics import STREAM_LIMITS
+    from atout_arena.core.vocabulary import FAULT_KINDS
+
+    recorder.decision("merde", "alice", 0.01)
+    recorder.decision("fool", "alice", 0.01)
+    recorder.fault("carol", "timeout")  # a bot with faults and no decision keeps its own series only
+    recorder.fault("alice", "illegal", 2)
+    text = generate_latest(metrics_registry(redis_client)).decode()
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for f in text_string_to_metric_families(text) for s in f.samples}
+    faults = {labels: v for (name, labels), v in samples.items() if name == "atout_faults_total"}
+    expected = {(("bot", "alice"), ("kind", kind)): 2.0 if kind == "illegal" else 0.0 for kind in FAULT_KINDS}
+    assert faults == {**expected, (("bot", "carol"), ("kind", "timeout")): 1.0}
+    limited = {labels: v for (name, labels), v in samples.items() if name == "atout_stream_limited_total"}
+    assert limited == {(("bot", "alice"), ("limit", limit)): 0.0 for limit in STREAM_LIMITS}
+
+
 def test_labels_are_bounded(recorder) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ValueError, match="unknown game"):
         recorder.decision("chess", "alice", 0.1)

@@ -213,7 +213,11 @@ class ArenaCollector(Collector):
         yield self._histogram(DECISION_SECONDS, raw[DECISION_SECONDS])
         yield self._simple(MATCHES_TOTAL, raw[MATCHES_TOTAL], CounterMetricFamily)
         yield self._histogram(MATCH_SECONDS, raw[MATCH_SECONDS])
-        yield self._simple(FAULTS_TOTAL, raw[FAULTS_TOTAL], CounterMetricFamily)
+        # Counters of faults and stream limits start at 0 for every bot that has decided, so that
+        # a healthy arena's rates are 0 rather than no data (Prometheus's advice for counters)
+        deciders = sorted({json.loads(_decode(k).split("\t")[0])[1] for k in raw[DECISION_SECONDS]})
+        yield self._simple(FAULTS_TOTAL, raw[FAULTS_TOTAL], CounterMetricFamily,
+                           zeros=[(bot, kind) for bot in deciders for kind in FAULT_KINDS])
         yield self._simple(RATING, raw[RATING], GaugeMetricFamily)
         bots = {split_address(_decode(address))[0] for address in replies[5]}  # a bot, whatever its versions
         yield GaugeMetricFamily(BOTS_CONNECTED.name, BOTS_CONNECTED.help, value=float(len(bots)))
@@ -223,13 +227,19 @@ class ArenaCollector(Collector):
         for i, queue in enumerate(self.queues):
             depth.add_metric([queue], float(sum(lengths[i * step : (i + 1) * step])))
         yield depth
-        yield self._simple(STREAM_LIMITED, limited, CounterMetricFamily)
+        yield self._simple(STREAM_LIMITED, limited, CounterMetricFamily,
+                           zeros=[(bot, limit) for bot in deciders for limit in STREAM_LIMITS])
 
     @staticmethod
-    def _simple(spec: MetricSpec, data: dict[Any, Any], family: type) -> Metric:
+    def _simple(spec: MetricSpec, data: dict[Any, Any], family: type,
+                zeros: Iterable[Sequence[str]] = ()) -> Metric:
+        """``zeros``: label values whose series is 0 when nothing was counted for them."""
         name = spec.name[: -len("_total")] if family is CounterMetricFamily else spec.name
         metric = family(name, spec.help, labels=spec.labels)
-        for key, value in sorted((_decode(k), float(_decode(v))) for k, v in data.items()):
+        values = {_decode(k): float(_decode(v)) for k, v in data.items()}
+        for labels in zeros:
+            values.setdefault(_field(labels), 0.0)
+        for key, value in sorted(values.items()):
             metric.add_metric(json.loads(key), value)
         return metric
 
