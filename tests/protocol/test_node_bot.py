@@ -117,3 +117,29 @@ def test_the_node_bot_reconnects_with_backoff_when_its_game_server_restarts(
     assert "arena error shutting_down" in log, log
     assert len(delays) >= 2 and delays[-1] > delays[0], delays  # backing off
     assert process.alive()
+
+
+def test_a_raw_grpc_bot_written_from_the_protocol_doc_plays_with_no_fault(
+    processes, make_bot, game_server, arena_bots, start_worker, run_tournament, wait_finished, sessions,
+    redis_client,
+) -> None:  # type: ignore[no-untyped-def]
+    """The doc's "done when": a second bot, from docs/protocol.md and the .proto alone (plain
+    grpcio, stubs generated at start; tests/protocol/raw_python_bot.py)."""
+    import sys
+
+    info, token = make_bot("raw")
+    process = processes.start("raw-bot", [sys.executable, str(Path(__file__).parent / "raw_python_bot.py"),
+                                          game_server.info["address"], token], {})
+    wait_until(lambda: is_connected(redis_client, info.bot_id), 30, "the raw bot to connect")
+    python = arena_bots(["random", "heuristic"], prefix="py-raw")
+    start_worker(concurrency=8)
+    tid = run_tournament([info, *python], game="regicide", players=3, move_ms=3000, name="raw")
+    wait_finished(tid)
+    with sessions() as session:
+        matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
+        seats = {(m.id, s.seat) for m in matches for s in m.seats if s.bot_id == info.id}
+        faults = [row for m in matches for row in m.actions if (m.id, row[0]) in seats and row[4]]
+        assert all(m.status == "finished" for m in matches) and seats
+    assert not faults, faults[:3]
+    log = process.log()
+    assert log.count("ended (") == len(seats) and "rejected" not in log, log[-2000:]
