@@ -110,6 +110,31 @@ def peak_in_flight(matches: list) -> int:
     return peak
 
 
+def raw_roundtrips_per_s(directory: Path, n: int = 3000) -> tuple[float, float]:
+    """The baseline of the same run: a plain gRPC ping-pong on one stream (``roundtrip.py``'s
+    echo server in another process, a payload the size of a decision request): round trips/s
+    and p50 in ms."""
+    import statistics
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from roundtrip import raw_pingpong
+
+    port_file = directory / "echo.port"
+    echo = subprocess.Popen([sys.executable, str(Path(__file__).with_name("roundtrip.py")), "--echo-server",
+                             str(port_file)], stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not port_file.exists() or not port_file.read_text():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the echo server did not start")
+            time.sleep(0.02)
+        times = raw_pingpong(int(port_file.read_text()), n, b"x" * 700)
+    finally:
+        echo.terminate()
+        echo.wait(10)
+    return len(times) / sum(times), statistics.median(times) * 1000
+
+
 def run(args: argparse.Namespace) -> list[dict]:
     from sqlalchemy import select
 
@@ -133,6 +158,9 @@ def run(args: argparse.Namespace) -> list[dict]:
     children = Children(directory, env)
     results = []
     try:
+        raw_per_s, raw_p50_ms = raw_roundtrips_per_s(directory)
+        baseline = {"raw_pingpong_roundtrips_per_s": round(raw_per_s), "raw_p50_ms": round(raw_p50_ms, 3)}
+        print(json.dumps(baseline), flush=True)
         gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
                                                   "--address", "127.0.0.1:0"])
         address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
@@ -196,7 +224,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                 "seconds": round(elapsed, 2), "matches_per_s": round(len(matches) / elapsed, 1),
                 "decisions_per_s": round(decisions / elapsed), "peak_in_flight_per_process": peak,
                 "think_ms_mean": round(sum(think) / max(1, len(think)), 2),
-                "cpu_s": cpu,
+                "cpu_s": cpu, "raw_pingpong_roundtrips_per_s": round(raw_per_s),
+                "throughput_vs_pingpong": round(decisions / elapsed / raw_per_s, 3),
             }
             results.append(row)
             print(json.dumps(row), flush=True)
@@ -212,11 +241,11 @@ def run(args: argparse.Namespace) -> list[dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workers", default="1,2", help="worker process counts to compare (default 1,2)")
-    parser.add_argument("--concurrency", type=int, default=32, help="threads (matches in flight) per worker")
+    parser.add_argument("--concurrency", type=int, default=1000, help="matches in flight per worker")
     parser.add_argument("--game", default="merde")
     parser.add_argument("--players", type=int, default=4)
     parser.add_argument("--options", default='{"deals": 4}', help="game options as JSON")
-    parser.add_argument("--games-per-pairing", type=int, default=64)
+    parser.add_argument("--games-per-pairing", type=int, default=200)
     parser.add_argument("--move-ms", type=int, default=5000)
     parser.add_argument("--bot", default="random", help="what each of the 4 bots runs (atout-bot run BOT)")
     parser.add_argument("--bot-threads", type=int, default=32, help="--max-workers of each bot")
@@ -232,13 +261,16 @@ def main() -> None:
               f"| {r['matches_per_s']} | {r['decisions_per_s']:,} | {r['peak_in_flight_per_process']} |")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    # Against the first configuration of the same run (the machine is shared: absolute figures drift).
-    base = results[0]
+    # Against the baselines of the same run (the machine is shared: absolute figures drift): the raw
+    # gRPC ping-pong of one stream, and the first configuration.
+    base, last = results[0], results[-1]
     scaling = " ".join(
         f"decisions_{r['workers']}w/{base['workers']}w={r['decisions_per_s'] / base['decisions_per_s']:.2f}"
         for r in results[1:]
     )
-    print(f"ratios: {scaling or 'decisions_per_s=' + str(base['decisions_per_s'])}")
+    print(f"{last['workers']} workers: {last['decisions_per_s']} decisions/s; raw ping-pong, one stream: "
+          f"{last['raw_pingpong_roundtrips_per_s']} round trips/s")
+    print(f"ratios: throughput_vs_pingpong={last['throughput_vs_pingpong']:.2f} {scaling}".rstrip())
 
 
 if __name__ == "__main__":

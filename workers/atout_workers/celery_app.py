@@ -1,15 +1,16 @@
 """The workers' Celery app, built from the settings by the shared factory
 (:func:`atout_arena.core.tasks.make_celery`) with the workers' tasks included.
 
-``atout-arena worker`` builds it and runs :meth:`celery.Celery.worker_main`: a thread pool of
-``ATOUT_WORKER_CONCURRENCY`` (32) threads, one match per thread, so one process keeps that many
-matches in flight while their bots think (a thread waiting on a bot's reply waits in Redis
-``BLPOP`` and holds no GIL). ``atout-arena worker --practice`` runs one for the practice queue
-alone, with ``ATOUT_PRACTICE_CONCURRENCY`` threads: capacity that tournaments never take.
+``atout-arena worker`` builds it and runs :meth:`celery.Celery.worker_main`: a small thread pool
+whose tasks claim matches and hand them to the process's event loop
+(:mod:`atout_workers.loop`), which keeps up to ``ATOUT_WORKER_CONCURRENCY`` (1000) matches in
+flight. ``atout-arena worker --practice`` runs one for the practice queue alone, with room for
+``ATOUT_PRACTICE_CONCURRENCY`` matches: capacity that tournaments never take.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import Celery
@@ -21,6 +22,7 @@ from atout_workers.keeper import start_keeper, stop_keeper
 from atout_workers.world import get_world
 
 TASK_MODULES = ("atout_workers.tasks",)
+log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> Celery:
@@ -36,4 +38,10 @@ def _start_keeper(**_: Any) -> None:
 
 @worker_shutdown.connect(weak=False)
 def _stop_keeper(**_: Any) -> None:
+    """A warm shutdown: the matches in flight on the event loop finish first (as Celery's own
+    tasks do), then the keeper stops."""
+    world = get_world()
+    if world._loop is not None and world.matches.in_flight:
+        log.info("waiting for %d matches in flight to finish", world.matches.in_flight)
+        world.matches.drain()
     stop_keeper()

@@ -20,6 +20,7 @@ from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.settings import Settings, SettingsError
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE, QUEUES
 from atout_workers.celery_app import create_app
+from atout_workers.world import CELERY_THREADS
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -54,8 +55,9 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     if note is not None:
         print(note, file=sys.stderr, flush=True)
     # no mingle/gossip: workers share nothing but the broker and the database (faster start)
+    # the pool's threads only claim matches: the event loop plays up to `concurrency` of them
     argv = ["worker", "--pool", "threads", "--loglevel", args.loglevel, "-Q", ",".join(queues),
-            "--concurrency", str(concurrency), "--without-mingle", "--without-gossip"]
+            "--concurrency", str(min(concurrency, CELERY_THREADS)), "--without-mingle", "--without-gossip"]
     if args.hostname:
         argv += ["--hostname", args.hostname]
     try:

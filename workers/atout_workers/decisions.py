@@ -29,7 +29,11 @@ pipelined), plus one per illegal answer. The Redis keys and scripts are describe
 
 from __future__ import annotations
 
+import asyncio
+import collections
+import itertools
 import json
+import logging
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -61,6 +65,8 @@ from atout_arena.core.relay import (
     reply_key,
 )
 from atout_arena.core.vocabulary import Fault
+
+log = logging.getLogger(__name__)
 
 Check = Callable[[str], str | None]
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
@@ -102,12 +108,13 @@ class _Exchange:
         deadline_ms: int,
         check: Check,
         max_deadline_ms: int,
+        request_id: str | None = None,
     ) -> None:
         if not 0 < deadline_ms <= max_deadline_ms:
             raise ValueError(f"deadline_ms={deadline_ms}: must be in 1..{max_deadline_ms}")
         self.bot_id = bot_id
         self.check = check
-        self.request_id = new_request_id()
+        self.request_id = request_id or new_request_id()
         self.reply_key = reply_key(self.request_id)
         self.started = time.perf_counter()
         self.deadline_unix_ms = now_ms() + deadline_ms
@@ -315,6 +322,24 @@ class DecisionClient:
         message = _match_start(match_id, game, seat, players, options, seat_names)
         self.redis.eval(*notify_command(bot_id, "start", match_id, message))
 
+    def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_start` of each ``(bot_id, match_id, game, seat, players, options,
+        seat_names)``, in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for bot_id, match_id, game, seat, players, options, seat_names in starts:
+            message = _match_start(match_id, game, seat, players, options, seat_names)
+            pipe.eval(*notify_command(bot_id, "start", match_id, message))
+        pipe.execute()
+
+    def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_end` of each ``(bot_id, match_id, seat, scores, ranking, reason)``, in one
+        round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for bot_id, match_id, seat, scores, ranking, reason in ends:
+            message = _match_end(match_id, seat, scores, ranking, reason)
+            pipe.eval(*notify_command(bot_id, "end", match_id, message))
+        pipe.execute()
+
     def match_end(
         self,
         bot_id: str,
@@ -340,3 +365,190 @@ class DecisionClient:
 
     def close(self) -> None:
         self.redis.close()
+
+
+# ---------------------------------------------------------------------------- on an event loop
+
+MAILBOX_BLOCK_S = 1  # the mailbox reader's BLPOP timeout (it loops)
+MAILBOX_BATCH = 1024  # replies taken per read after the first
+
+
+class _Slot:
+    """The replies of one request in flight, as the mailbox reader hands them over."""
+
+    __slots__ = ("values", "waiter")
+
+    def __init__(self) -> None:
+        self.values: collections.deque[bytes] = collections.deque()
+        self.waiter: asyncio.Future[None] | None = None
+
+    def put(self, value: bytes) -> None:
+        self.values.append(value)
+        if self.waiter is not None and not self.waiter.done():
+            self.waiter.set_result(None)
+
+    async def get(self, timeout_s: float) -> bytes | None:
+        """The next reply, or None after ``timeout_s``."""
+        if not self.values:
+            loop = asyncio.get_running_loop()
+            self.waiter = waiter = loop.create_future()
+            timer = loop.call_later(timeout_s, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self.waiter = None
+        return self.values.popleft() if self.values else None
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+class AsyncDecisionClient:
+    """:class:`DecisionClient` for one event loop playing many matches at once.
+
+    The same requests, scripts and faults, but no connection per request: every command goes
+    through one pipelined :class:`~atout_workers.wire.Wire` (the pushes of all matches that
+    moved in one turn of the loop leave in one write), and every reply comes back through one
+    mailbox list of this client (request ids ``m<mailbox>.<nonce>``, see
+    :func:`atout_arena.core.keys.reply_key`), read by one task with ``BLPOP`` + ``LPOP <count>``.
+    So a decision costs the worker one pipelined command and a share of one read, whatever the
+    number of matches in flight.
+    """
+
+    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
+        from atout_workers.wire import Wire  # the sync client's users need not load it
+
+        self.redis_url = redis_url
+        self.max_deadline_ms = max_deadline_ms
+        self.wire = Wire(redis_url, COMMAND_TIMEOUT_S)
+        self.mailbox = secrets.token_hex(6)
+        self._numbers = itertools.count(1)
+        self.mailbox_key = reply_key(f"m{self.mailbox}.0")
+        self._slots: dict[bytes, _Slot] = {}
+        self._reader: asyncio.Task[None] | None = None
+        self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
+
+    def _new_request_id(self) -> str:
+        # unique under this process's random mailbox; a request id is no secret (a stream may
+        # answer only the requests it was sent)
+        return f"m{self.mailbox}.{next(self._numbers):x}"
+
+    def _start(self) -> None:
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.ensure_future(self._read_mailbox())
+
+    async def _read_mailbox(self) -> None:
+        wire, slots = self._mailbox_wire, self._slots
+        while True:
+            popped, more = await asyncio.gather(
+                wire.call("BLPOP", self.mailbox_key, MAILBOX_BLOCK_S),
+                wire.call("LPOP", self.mailbox_key, MAILBOX_BATCH), return_exceptions=True)
+            if isinstance(popped, BaseException) or isinstance(more, BaseException):
+                exc = popped if isinstance(popped, BaseException) else more
+                if isinstance(exc, asyncio.CancelledError):
+                    raise exc
+                log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", exc)
+                await asyncio.sleep(0.2)
+                continue
+            entries = ([popped[1]] if popped else []) + (more or [])
+            for entry in entries:
+                rid, _, value = entry.partition(b" ")
+                slot = slots.get(rid)
+                if slot is not None:  # else: a late reply to a request given up
+                    slot.put(value)
+
+    async def request(
+        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
+        legal_actions: Sequence[str], deadline_ms: int, check: Check, grace_s: float = 0.0,
+    ) -> Decision:
+        """:meth:`DecisionClient.request`, awaited."""
+        self._start()
+        decision = None
+        for _ in range(MAX_ASKS):
+            decision, stream_changed, deadline_unix_ms = await self._ask_once(
+                bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check
+            )
+            if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
+                    and not await self._server_alive_after(bot_id, deadline_unix_ms)):
+                decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
+            if decision.fault == Fault.DISCONNECTED:
+                if grace_s <= 0 or not await self.wait_connected(bot_id, grace_s):
+                    return decision
+            elif decision.fault is None or not stream_changed:
+                return decision
+        assert decision is not None
+        return decision
+
+    async def _ask_once(
+        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
+        legal_actions: Sequence[str], deadline_ms: int, check: Check,
+    ) -> tuple[Decision, bool, int]:
+        ex = _Exchange(bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check,
+                       self.max_deadline_ms, request_id=self._new_request_id())
+        key = ex.request_id.encode()
+        slot = self._slots[key] = _Slot()
+        wire = self.wire
+        try:
+            pushed = asyncio.ensure_future(wire.eval(*ex.push()))
+            value = await slot.get(ex.wait_s())
+            conn_at_push = _text(await pushed)
+            while True:
+                step = ex.on_reply(None if value is None else (None, value))
+                if isinstance(step, Decision):
+                    return step, False, ex.deadline_unix_ms
+                if step is None:
+                    live, _ = await asyncio.gather(wire.eval(*live_conn_command(bot_id)),
+                                                   wire.eval(*cancel_command(bot_id, ex.request_id)))
+                    now_conn = _text(live)
+                    return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
+                await wire.eval(*step)  # the rejection: then wait again
+                value = await slot.get(ex.wait_s())
+        finally:
+            del self._slots[key]
+
+    async def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
+        """:meth:`DecisionClient._server_alive_after`, awaited."""
+        limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
+        while True:
+            conn = _text(await self.wire.eval(*live_conn_command(bot_id)))
+            if conn is None:
+                return False
+            server = conn.rpartition("/")[0]
+            until = await self.wire.call("ZSCORE", SERVERS_KEY, server) if server else None
+            if until is None or float(until) - SERVER_TTL_MS >= deadline_unix_ms:
+                return True
+            if time.monotonic() >= limit:
+                return True
+            await asyncio.sleep(RECONNECT_POLL_S)
+
+    async def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if await self.is_connected(bot_id):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(RECONNECT_POLL_S, left))
+
+    async def is_connected(self, bot_id: str) -> bool:
+        return bool(await self.wire.eval(*live_conn_command(bot_id)))
+
+    async def match_start(self, bot_id: str, match_id: str, game: str, seat: int, players: int,
+                          options: dict[str, Any], seat_names: Sequence[str] = ()) -> None:
+        message = _match_start(match_id, game, seat, players, options, seat_names)
+        await self.wire.eval(*notify_command(bot_id, "start", match_id, message))
+
+    async def match_end(self, bot_id: str, match_id: str, seat: int, scores: Sequence[int],
+                        ranking: Sequence[int], reason: str = "finished") -> None:
+        message = _match_end(match_id, seat, scores, ranking, reason)
+        await self.wire.eval(*notify_command(bot_id, "end", match_id, message))
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+        await self.wire.close()
+        await self._mailbox_wire.close()

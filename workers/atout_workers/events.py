@@ -40,6 +40,7 @@ class EventSink:
         self._queue: queue.Queue[Writer | threading.Event] = queue.Queue(QUEUE_SIZE)
         self._channels: dict[str, int] = {}  # watched channel -> matches watching it
         self._listening: set[str] = set()
+        self._on_heard: dict[str, Callable[[], None]] = {}  # channel -> called when a listener comes
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -51,12 +52,15 @@ class EventSink:
         self._start()
         self._queue.put(writer, timeout=60)
 
-    def watch(self, channels: Iterable[str]) -> None:
-        """Start tracking whether these channels have subscribers (asked at once)."""
+    def watch(self, channels: Iterable[str], on_heard: Callable[[], None] | None = None) -> None:
+        """Start tracking whether these channels have subscribers (asked at once). ``on_heard()``
+        is called (on the sink's thread) when one of them gets a subscriber it did not have."""
         channels = list(channels)
         with self._lock:
             for channel in channels:
                 self._channels[channel] = self._channels.get(channel, 0) + 1
+                if on_heard is not None:
+                    self._on_heard[channel] = on_heard
         try:
             counts = self.client.pubsub_numsub(*channels)
         except redis.RedisError:
@@ -74,6 +78,7 @@ class EventSink:
                 if left <= 0:
                     self._channels.pop(channel, None)
                     self._listening.discard(channel)
+                    self._on_heard.pop(channel, None)
                 else:
                     self._channels[channel] = left
 
@@ -141,7 +146,14 @@ class EventSink:
             if channels:
                 heard = {(c.decode() if isinstance(c, bytes) else c) for c, n in replies[numsub_at] if n}
                 with self._lock:
+                    new = heard - self._listening
                     self._listening = heard & set(self._channels)
+                    calls = {id(f): f for c in new if (f := self._on_heard.get(c)) is not None}
+                for call in calls.values():
+                    try:
+                        call()
+                    except Exception:
+                        log.exception("a listener callback failed")
         finally:
             for event in done:
                 event.set()

@@ -15,7 +15,7 @@ import time
 from atout.bot import Bot as SdkBot
 from atout.bot import MatchInfo, MatchResult, Observation
 from atout.bots import HeuristicBot
-from atout_arena.core.match import Answer, Asker, DecisionAsk, MatchSetup
+from atout_arena.core.match import Answer, Asker, AsyncAsker, DecisionAsk, MatchSetup
 from atout_arena.core.vocabulary import Fault
 from atout_arena.services.bots import is_house
 
@@ -48,6 +48,16 @@ class HouseAsker:
                 return Answer(None, 0.0, Fault.DISCONNECTED, "no network asker for a visiting bot")
             return self.network(ask)
         return self._house(ask)
+
+    def asking(self, network: AsyncAsker) -> AsyncAsker:
+        """The same on the event loop: house seats in-process, the others awaited on ``network``."""
+
+        async def ask(request: DecisionAsk) -> Answer:
+            if not is_house(request.bot.name):
+                return await network(request)
+            return self._house(request)
+
+        return ask
 
     def _house(self, ask: DecisionAsk) -> Answer:
         started = time.perf_counter()

@@ -21,6 +21,7 @@ MatchStart / MatchEnd over Redis; only tournament matches are rated.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import threading
@@ -37,21 +38,23 @@ from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.match import (
     Answer,
     Asker,
+    AsyncAsker,
     DecisionAsk,
     MatchOutcome,
     MatchSetup,
     SeatBot,
     Step,
     play_match,
+    play_match_async,
 )
-from atout_arena.core.relay import is_connected, seat_address
+from atout_arena.core.relay import is_connected, seat_addresses
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
 from atout_workers import store
-from atout_workers.decisions import DecisionClient
+from atout_workers.decisions import AsyncDecisionClient, Decision, DecisionClient
 from atout_workers.house import HouseAsker
-from atout_workers.world import Lease, World
+from atout_workers.world import Lease, World, matches_client
 
 log = logging.getLogger(__name__)
 
@@ -87,19 +90,24 @@ def decision_asker(client: DecisionClient, grace_s: float = 0.0) -> Asker:
         grace = 0.0 if a.seat in gone else grace_s
         d = client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
                            a.deadline_ms, a.check, grace_s=grace)
-        if d.fault == Fault.DISCONNECTED:
-            gone.add(a.seat)
-        else:
-            gone.discard(a.seat)
-        detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
-        if d.fault is not None and d.fault == Fault.TIMEOUT:
-            detail = f"no legal answer within {a.deadline_ms} ms"
-        elif d.fault is not None and d.fault == Fault.DISCONNECTED:
-            detail = detail or "not connected"
-        fault = None if d.fault is None else str(d.fault)
-        return Answer(d.action, d.think_ms, fault, detail, len(d.rejected), d.bot_think_ms)
+        return _answer(a, d, gone)
 
     return ask
+
+
+def _answer(a: DecisionAsk, d: Decision, gone: set[int]) -> Answer:
+    """The match loop's Answer of a relay Decision (``gone``: the seats whose grace ran out)."""
+    if d.fault == Fault.DISCONNECTED:
+        gone.add(a.seat)
+    else:
+        gone.discard(a.seat)
+    detail = "; ".join(f"{action!r}: {reason}" for action, reason in d.rejected)[:500]
+    if d.fault is not None and d.fault == Fault.TIMEOUT:
+        detail = f"no legal answer within {a.deadline_ms} ms"
+    elif d.fault is not None and d.fault == Fault.DISCONNECTED:
+        detail = detail or "not connected"
+    fault = None if d.fault is None else str(d.fault)
+    return Answer(d.action, d.think_ms, fault, detail, len(d.rejected), d.bot_think_ms)
 
 
 @dataclass
@@ -117,26 +125,39 @@ class Publisher:
     setup: MatchSetup
     views: StepViews | None = None
     channels: list[str] = field(default_factory=list)
+    # On the event loop (its ``call_soon_threadsafe``): the steps nobody watches build no event at
+    # all, and when someone starts watching (a subscriber appears on a channel of the match,
+    # noticed within LISTEN_CHECK_S) the match's current view is published at once. None: every
+    # step is published (a match played on a thread).
+    schedule: Callable[[Callable[[], None]], Any] | None = None
     _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to write
     _flushed: float = 0.0
+    _stale: dict[str, Any] | None = None  # the latest step not written yet (nobody watching)
 
-    def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]], force_metrics: bool = False,
+    def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, force_metrics: bool = False,
               faults: tuple[tuple[str, str], ...] = ()) -> None:
-        public, seats = events
         sink = self.world.events
         match_id = self.setup.match_id
-        text = json.dumps(public, separators=(",", ":"))
-        seat_texts = [(channel, json.dumps(event, separators=(",", ":")))
-                      for channel, event in zip(self.channels, seats, strict=True) if sink.listening(channel)]
+        text = None
+        seat_texts: list[tuple[str, str]] = []
+        if events is not None:
+            public, seats = events
+            text = json.dumps(public, separators=(",", ":"))
+            seat_texts = [(channel, json.dumps(event, separators=(",", ":")))
+                          for channel, event in zip(self.channels, seats, strict=True)
+                          if sink.listening(channel)]
         decisions: list[tuple[str, float]] = []
         now = time.monotonic()
         if self._pending and (force_metrics or now - self._flushed >= METRICS_FLUSH_S):
             decisions, self._pending, self._flushed = self._pending, [], now
+        if text is None and not decisions and not faults:
+            return
         metrics, game = self.world.metrics, self.setup.game
 
         def write(pipe: Any) -> None:
-            pipe.publish(public_channel(match_id), text)
-            pipe.set(last_event_key(match_id), text, ex=LAST_EVENT_TTL_S)
+            if text is not None:
+                pipe.publish(public_channel(match_id), text)
+                pipe.set(last_event_key(match_id), text, ex=LAST_EVENT_TTL_S)
             for channel, seat_text in seat_texts:
                 pipe.publish(channel, seat_text)
             for bot, seconds in decisions:
@@ -146,10 +167,15 @@ class Publisher:
 
         sink.put(write)
 
+    def _watched(self) -> bool:
+        listening = self.world.events.listening
+        return any(listening(channel) for channel in self.channels) or listening(
+            public_channel(self.setup.match_id))
+
     def start(self, state: State) -> None:
         self.views = StepViews(state)
         self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
-        self.world.events.watch(self.channels)
+        self.world.events.watch([*self.channels, public_channel(self.setup.match_id)], self._heard)
         self._flushed = time.monotonic()
         base = {
             "type": "start", "match_id": self.setup.match_id, "game": self.setup.game,
@@ -162,11 +188,34 @@ class Publisher:
         base = {
             "type": "step", "match_id": self.setup.match_id, "ply": step.ply, "seat": step.seat,
             "by": step.by, "think_ms": round(step.think_ms, 3), "faults": list(step.faults),
+            "action": step.action,
         }
         bot = self.setup.seats[step.seat].name
         if step.by == PlayedBy.BOT or any(f != Fault.DISCONNECTED for f in step.faults):  # the bot was asked
             self._pending.append((bot, step.think_ms / 1000))
-        self._emit(self.views.events(base, step.action), faults=tuple((bot, k) for k in step.faults))
+        faults = tuple((bot, k) for k in step.faults)
+        if self.schedule is None or self._watched():
+            self._stale = None
+            self._emit(self.views.events(base, step.action), faults=faults)
+            return
+        self._stale = base  # built if someone comes to watch, from the state as it is then
+        self._emit(None, faults=faults)
+
+    def _heard(self) -> None:
+        """(The event sink's thread) someone started watching: the current view, on the loop."""
+        if self.schedule is not None:
+            self.schedule(self._write_stale)
+
+    def _write_stale(self) -> None:
+        if self._stale is not None and self.views is not None:
+            base, self._stale = self._stale, None
+            self._emit(self.views.events(base, base["action"]))
+
+    def settle(self) -> None:
+        """On the event loop, when the match stops moving: its latest step is written, and
+        nothing is left for the loop to write later (the end is written by another thread)."""
+        self.schedule = None
+        self._write_stale()
 
     def end(self, outcome: MatchOutcome | None, reason: str) -> None:
         event: dict[str, Any] = {"type": "end", "match_id": self.setup.match_id, "reason": reason}
@@ -180,7 +229,7 @@ class Publisher:
     def close(self) -> None:
         """Stop tracking this match's channels (after :meth:`end`, or whatever happened)."""
         if self.views is not None and self.channels:
-            self.world.events.unwatch(self.channels)
+            self.world.events.unwatch([*self.channels, public_channel(self.setup.match_id)])
         self.views = None
 
 
@@ -196,12 +245,12 @@ def with_stream_addresses(redis_client: Any, setup: MatchSetup) -> MatchSetup:
     """The setup with each visiting seat's stream address, chosen once as the match starts:
     the stream of the version the seat asks for, or the bot's current stream (the version it
     was played with is stored with the result)."""
-    seats = tuple(
-        seat if is_house(seat.name)
-        else replace(seat, address=seat_address(redis_client, seat.bot_id, seat.version))
-        for seat in setup.seats
-    )
-    return replace(setup, seats=seats)
+    visiting = [(i, seat) for i, seat in enumerate(setup.seats) if not is_house(seat.name)]
+    addresses = seat_addresses(redis_client, [(seat.bot_id, seat.version) for _, seat in visiting])
+    seats = list(setup.seats)
+    for (i, seat), address in zip(visiting, addresses, strict=True):
+        seats[i] = replace(seat, address=address)
+    return replace(setup, seats=tuple(seats))
 
 
 def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
@@ -217,8 +266,7 @@ def absent_seats(world: World, setup: MatchSetup, lease: Lease,
         return []
     deadline = time.monotonic() + setup.absent_grace_s
     while True:
-        missing = [seat for seat, bot in visiting_seats(setup)
-                   if not is_connected(world.redis, bot.bot_id, bot.version)]
+        missing = _missing(world, setup)
         if not missing or time.monotonic() >= deadline:
             return missing
         if lease.lost.is_set():
@@ -228,15 +276,35 @@ def absent_seats(world: World, setup: MatchSetup, lease: Lease,
         time.sleep(ABSENT_POLL_S)
 
 
+def _missing(world: World, setup: MatchSetup) -> list[int]:
+    """The visiting seats whose bots have no live stream now."""
+    return [seat for seat, bot in visiting_seats(setup)
+            if not is_connected(world.redis, bot.bot_id, bot.version)]
+
+
+async def _absent_seats_async(world: World, setup: MatchSetup, lease: Lease) -> list[int]:
+    """:func:`absent_seats` on the event loop (waiting holds no thread)."""
+    if setup.absent_grace_s is None:
+        return []
+    deadline = time.monotonic() + setup.absent_grace_s
+    while True:
+        missing = await world.matches.run_sync(_missing, world, setup)
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        if lease.lost.is_set():
+            raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
+        await asyncio.sleep(ABSENT_POLL_S)
+
+
 def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
                 ask: Asker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
-    for seat, bot in visiting_seats(setup):
-        try:
-            world.decisions.match_end(bot.stream, setup.match_id, seat, scores, ranking, reason)
-        except redis.RedisError:
-            log.warning("match %s: could not tell bot %s the match ended", setup.match_id, bot.name)
+    try:
+        world.decisions.match_ends([(bot.stream, setup.match_id, seat, scores, ranking, reason)
+                                    for seat, bot in visiting_seats(setup)])
+    except redis.RedisError:
+        log.warning("match %s: could not tell its bots the match ended", setup.match_id)
     if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
         ask.finish(scores, ranking, reason)
 
@@ -256,20 +324,23 @@ def _notify_aborted(world: World, setup: MatchSetup, reason: str) -> None:
             log.warning("match %s: could not tell bot %s its earlier run ended", setup.match_id, bot.name)
 
 
-def run_match(
-    world: World,
-    match_id: int,
-    asker: Asker | None = None,
-    on_finalize: Callable[[int], None] | None = None,
-    stop: threading.Event | None = None,
-    on_test: Callable[[int], None] | None = None,
-) -> str:
-    """Play match ``match_id`` if it is ours to play. Returns what happened: ``finished``,
-    ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
-    ``duplicate`` (someone stored it first), ``released`` (``stop`` was set: the process is
-    shutting down, the match went back to the queue) or ``failed`` (an error no retry would
-    cure). Transient errors (Redis, a locked database) give the match back and are raised
-    again, for the task to retry."""
+@dataclass
+class Claimed:
+    """A match this process just claimed, ready to play: its setup (stream addresses chosen),
+    lease and publisher."""
+
+    match_id: int
+    runner: str
+    setup: MatchSetup
+    lease: Lease
+    publisher: Publisher
+
+
+def claim(world: World, match_id: int, in_process: bool = False,
+          on_finalize: Callable[[int], None] | None = None,
+          on_test: Callable[[int], None] | None = None) -> Claimed | str:
+    """Claim match ``match_id`` for this process: a :class:`Claimed` to play, or what happened
+    instead (``skipped``: not ours; ``failed``: claimed too many times by workers that died)."""
     runner = world.new_runner()
     claimed = store.claim_match(world.sessions, match_id, runner, world.settings.match_stale_s)
     if claimed is None:
@@ -289,25 +360,49 @@ def run_match(
         return "failed"
     if attempts > 1:
         _notify_aborted(world, setup, RESTARTED)
-    if asker is not None:  # the seats are answered in-process: nobody to wait for
+    if in_process:  # the seats are answered in-process: nobody to wait for
         setup = replace(setup, absent_grace_s=None)
     lease = world.heartbeater.add(match_id, runner)
-    publisher = Publisher(world, setup)
+    return Claimed(match_id, runner, setup, lease, Publisher(world, setup))
+
+
+def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
+    """After the match, whatever happened: its lease and its channels (``flush``: wait until
+    its events are out, for a caller that returns when the match ends)."""
+    world.heartbeater.remove(claimed.lease)
+    claimed.publisher.close()
+    if flush:
+        world.events.flush(EVENTS_FLUSH_TIMEOUT_S)
+
+
+def run_match(
+    world: World,
+    match_id: int,
+    asker: Asker | None = None,
+    on_finalize: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+    on_test: Callable[[int], None] | None = None,
+) -> str:
+    """Play match ``match_id`` if it is ours to play, on this thread. Returns what happened:
+    ``finished``, ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
+    ``duplicate`` (someone stored it first), ``released`` (``stop`` was set: the process is
+    shutting down, the match went back to the queue) or ``failed`` (an error no retry would
+    cure). Transient errors (Redis, a locked database) give the match back and are raised
+    again, for the task to retry. (A worker process plays its matches on its event loop:
+    :func:`play_on_loop`; this is the same match on a thread, for in-process askers.)"""
+    claimed = claim(world, match_id, asker is not None, on_finalize, on_test)
+    if isinstance(claimed, str):
+        return claimed
     try:
         grace = world.settings.reconnect_grace_s
-        ask = with_house_bots(asker or decision_asker(world.decisions, grace), setup)
-        return _play_and_store(world, setup, match_id, runner, lease, publisher, ask, on_finalize, stop,
-                               on_test)
+        ask = with_house_bots(asker or decision_asker(world.decisions, grace), claimed.setup)
+        return _play_and_store(world, claimed, ask, on_finalize, stop, on_test)
     finally:
-        world.heartbeater.remove(lease)
-        publisher.close()
-        world.events.flush(EVENTS_FLUSH_TIMEOUT_S)  # the match's events are out when its task ends
+        _let_go(world, claimed)
 
 
-def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str, lease: Lease,
-                    publisher: Publisher, ask: Asker, on_finalize: Callable[[int], None] | None,
-                    stop: threading.Event | None, on_test: Callable[[int], None] | None = None) -> str:
-    started = time.perf_counter()
+def _stepper(claimed: Claimed, stop: threading.Event | None) -> Callable[[State, Step], None]:
+    lease, match_id, runner, publisher = claimed.lease, claimed.match_id, claimed.runner, claimed.publisher
 
     def on_step(state: State, step: Step) -> None:
         if lease.lost.is_set():
@@ -316,42 +411,70 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
             raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
 
+    return on_step
+
+
+def _announce(world: World, setup: MatchSetup, absent: list[int]) -> MatchSetup:
+    """The match starts: its bots are told (MatchStart), the absent ones are logged."""
+    if absent:
+        log.warning("match %s: %s not connected: forfeited as absent", setup.match_id,
+                    ", ".join(setup.seats[s].name for s in absent))
+    if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
+        setup = with_stream_addresses(world.redis, setup)
+    names = [s.name for s in setup.seats]
+    world.decisions.match_starts([
+        (bot.stream, setup.match_id, setup.game, seat, len(setup.seats), setup.options, names)
+        for seat, bot in visiting_seats(setup) if seat not in absent])
+    return setup
+
+
+def _play_and_store(world: World, claimed: Claimed, ask: Asker, on_finalize: Callable[[int], None] | None,
+                    stop: threading.Event | None, on_test: Callable[[int], None] | None = None) -> str:
+    started = time.perf_counter()
+    setup = claimed.setup
     absent: list[int] = []
     try:
-        absent = absent_seats(world, setup, lease, stop)
-        if absent:
-            log.warning("match %s: %s not connected: forfeited as absent", match_id,
-                        ", ".join(setup.seats[s].name for s in absent))
-        if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
-            setup = with_stream_addresses(world.redis, setup)
-        names = [s.name for s in setup.seats]
-        for seat, bot in visiting_seats(setup):
-            if seat not in absent:
-                world.decisions.match_start(bot.stream, setup.match_id, setup.game, seat,
-                                            len(setup.seats), setup.options, names)
-        outcome = play_match(setup, ask, on_step, on_start=publisher.start, absent=absent)
-    except LeaseLost:
+        absent = absent_seats(world, setup, claimed.lease, stop)
+        setup = _announce(world, setup, absent)
+        outcome = play_match(setup, ask, _stepper(claimed, stop), on_start=claimed.publisher.start,
+                             absent=absent)
+    except TRANSIENT_ERRORS:
+        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        raise
+    except Exception as exc:
+        return _stopped(world, claimed, setup, ask, exc, started, on_finalize, on_test)
+    return _conclude(world, claimed, setup, ask, outcome, absent, started, on_finalize, on_test)
+
+
+def _stopped(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | HouseAsker, exc: Exception,
+             started: float, on_finalize: Callable[[int], None] | None,
+             on_test: Callable[[int], None] | None) -> str:
+    """A match that stopped before its end: lost, released, or failed with its reason."""
+    match_id, runner = claimed.match_id, claimed.runner
+    if isinstance(exc, LeaseLost):
         log.warning("match %s: taken over by another worker; stopping", match_id)
         return "lost"
-    except Stopped:
+    if isinstance(exc, Stopped):
         log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
         store.release_match(world.sessions, match_id, runner)
         return "released"
-    except TRANSIENT_ERRORS:
-        store.release_match(world.sessions, match_id, runner)
-        raise
-    except Exception as exc:
-        log.exception("match %s failed", match_id)
-        completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
-        world.metrics.match(setup.game, "error", time.perf_counter() - started)
-        publisher.end(None, "error")
-        _notify_end(world, setup, None, "cancelled", ask)
-        if completion and completion.tournament_done and on_finalize:
-            on_finalize(completion.tournament_id)  # type: ignore[arg-type]
-        if completion and completion.test_id is not None and on_test:
-            on_test(completion.test_id)
-        return "failed"
+    log.error("match %s failed", match_id, exc_info=exc)
+    completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
+    world.metrics.match(setup.game, "error", time.perf_counter() - started)
+    claimed.publisher.end(None, "error")
+    _notify_end(world, setup, None, "cancelled", ask)
+    if completion and completion.tournament_done and on_finalize:
+        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
+    if completion and completion.test_id is not None and on_test:
+        on_test(completion.test_id)
+    return "failed"
 
+
+def _conclude(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | HouseAsker,
+              outcome: MatchOutcome, absent: list[int], started: float,
+              on_finalize: Callable[[int], None] | None, on_test: Callable[[int], None] | None) -> str:
+    """A match played to its end: its result stored once, then told to everyone."""
+    match_id, runner, publisher = claimed.match_id, claimed.runner, claimed.publisher
     if is_outage(setup, outcome):
         return _replay_outage(world, setup, match_id, runner, publisher, ask, on_finalize, on_test)
     completion = store.store_result(world.sessions, match_id, runner, outcome,
@@ -376,6 +499,103 @@ def _play_and_store(world: World, setup: MatchSetup, match_id: int, runner: str,
     if completion.test_id is not None and on_test is not None:
         on_test(completion.test_id)  # the test decides, or schedules its next sets
     return "finished"
+
+
+# ------------------------------------------------------------------ matches on the event loop
+
+
+def async_decision_asker(client: AsyncDecisionClient, grace_s: float = 0.0) -> AsyncAsker:
+    """:func:`decision_asker` for the event loop (the same waits and faults)."""
+    gone: set[int] = set()
+
+    async def ask(a: DecisionAsk) -> Answer:
+        grace = 0.0 if a.seat in gone else grace_s
+        d = await client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
+                                 a.deadline_ms, a.check, grace_s=grace)
+        return _answer(a, d, gone)
+
+    return ask
+
+
+def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None] | None = None,
+                 on_test: Callable[[int], None] | None = None,
+                 then: Callable[[str], None] | None = None) -> str:
+    """Claim match ``match_id`` on this (Celery) thread and, when it is ours, hand it to the
+    process's event loop (:class:`atout_workers.loop.MatchLoop`) and return ``playing`` at once;
+    otherwise return what happened (``skipped``, ``failed``). ``then(result)`` runs on a
+    thread of the loop's pool after the match, whatever its result (or at once, when it was not
+    played): the task's follow-ups. Blocks while the loop is full."""
+    matches = world.matches
+    matches.reserve()
+    try:
+        claimed = claim(world, match_id, False, on_finalize, on_test)
+    except BaseException:
+        matches.release()
+        raise
+    if isinstance(claimed, str):
+        matches.release()
+        if then is not None:
+            then(claimed)
+        return claimed
+    matches.start(_play_async(world, claimed, on_finalize, on_test, then))
+    return "playing"
+
+
+async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int], None] | None,
+                      on_test: Callable[[int], None] | None, then: Callable[[str], None] | None) -> str:
+    matches = world.matches
+    result = "failed"
+    try:
+        result = await _play_and_store_async(world, claimed, on_finalize, on_test)
+    except TRANSIENT_ERRORS as exc:  # given back: played again after a while (like a task's retry)
+        log.warning("match %s: %s; it goes back to the queue", claimed.match_id, exc)
+        result = "released"
+        await matches.run_sync(_give_back, world, claimed)
+    except Exception:
+        log.exception("match %s: unexpected error around the match", claimed.match_id)
+    finally:
+        await matches.run_sync(_let_go, world, claimed, False)
+        if then is not None:
+            try:
+                await matches.run_sync(then, result)
+            except Exception:
+                log.exception("match %s: its follow-ups failed", claimed.match_id)
+    return result
+
+
+def _give_back(world: World, claimed: Claimed) -> None:
+    try:
+        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        world.tasks.play(claimed.match_id, practice=store.is_practice(world.sessions, claimed.match_id))
+    except TRANSIENT_ERRORS:  # still down: the sweeper re-sends it once its lease is stale
+        log.warning("match %s: could not give it back now; the sweeper will", claimed.match_id)
+
+
+async def _play_and_store_async(world: World, claimed: Claimed, on_finalize: Callable[[int], None] | None,
+                                on_test: Callable[[int], None] | None) -> str:
+    matches = world.matches
+    started = time.perf_counter()
+    setup = claimed.setup
+    network = async_decision_asker(matches_client(world), world.settings.reconnect_grace_s)
+    house = HouseAsker(setup, None) if any(is_house(seat.name) for seat in setup.seats) else None
+    ask: AsyncAsker = network if house is None else house.asking(network)
+    absent: list[int] = []
+    try:
+        absent = await _absent_seats_async(world, setup, claimed.lease)
+        setup = await matches.run_sync(_announce, world, setup, absent)
+        claimed.publisher.schedule = matches.loop.call_soon_threadsafe
+        try:
+            outcome = await play_match_async(setup, ask, _stepper(claimed, None),
+                                             on_start=claimed.publisher.start, absent=absent)
+        finally:
+            claimed.publisher.settle()
+    except TRANSIENT_ERRORS:
+        raise
+    except Exception as exc:
+        return await matches.run_sync(_stopped, world, claimed, setup, house or ask, exc, started,
+                                      on_finalize, on_test)
+    return await matches.run_sync(_conclude, world, claimed, setup, house or ask, outcome, absent, started,
+                                  on_finalize, on_test)
 
 
 def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:

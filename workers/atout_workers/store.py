@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, defer, joinedload, selectinload, sessionmaker
 
 from atout_arena.core.match import FaultPolicy, MatchOutcome, MatchSetup, SeatBot
 from atout_arena.core.models import (
@@ -78,6 +78,10 @@ def setup_of(session: Session, match: Match) -> MatchSetup:
 
 # -- claim, heartbeat, release ----------------------------------------------------------------
 
+# What a claim and a result read of the match: its seats at once, never its action log back.
+LOAD_TO_PLAY = [selectinload(Match.seats), joinedload(Match.tournament), defer(Match.actions)]
+LOAD_TO_STORE = [selectinload(Match.seats), defer(Match.actions)]
+
 
 def claim_match(
     sessions: sessionmaker, match_id: int, runner: str, stale_s: float
@@ -104,7 +108,7 @@ def claim_match(
         if result.rowcount != 1:
             session.rollback()
             return None
-        match = session.get(Match, match_id)
+        match = session.get(Match, match_id, options=LOAD_TO_PLAY)
         assert match is not None
         setup = setup_of(session, match)
         attempts = match.attempts
@@ -122,19 +126,30 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
         return lost
     now = utcnow()
     with sessions() as session:
-        for match_id, runner in beats:
-            result = session.execute(
+        for chunk in _chunks(list(beats), HEARTBEAT_CHUNK):  # a thousand matches: two statements a chunk
+            session.execute(
                 update(Match)
-                .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
+                .where(Match.runner.in_([runner for _, runner in chunk]), Match.status == MatchStatus.RUNNING)
                 .values(heartbeat_at=now)
                 .execution_options(synchronize_session=False)
             )
-            if result.rowcount != 1:
-                row = session.execute(select(Match.status, Match.runner).where(Match.id == match_id)).first()
-                if row is None or not (row.runner == runner and row.status in MATCH_DONE):
+            rows = session.execute(select(Match.id, Match.status, Match.runner)
+                                   .where(Match.id.in_([match_id for match_id, _ in chunk])))
+            found = {row.id: row for row in rows}
+            for match_id, runner in chunk:
+                row = found.get(match_id)
+                ours = row is not None and row.runner == runner
+                if not (ours and (row.status == MatchStatus.RUNNING or row.status in MATCH_DONE)):
                     lost.add(match_id)
         session.commit()
     return lost
+
+
+HEARTBEAT_CHUNK = 400  # (SQLite takes at most 999 parameters per statement before 3.32)
+
+
+def _chunks(items: list[Any], size: int) -> list[list[Any]]:
+    return [items[i:i + size] for i in range(0, len(items), size)]
 
 
 def record_error(sessions: sessionmaker, match_id: int, runner: str, reason: str, limit: int) -> str:
@@ -226,7 +241,7 @@ def store_result(
         }):
             session.rollback()
             return None
-        match = session.get(Match, match_id)
+        match = session.get(Match, match_id, options=LOAD_TO_STORE)
         assert match is not None
         seats = sorted(match.seats, key=lambda s: s.seat)
         for s in seats:

@@ -25,7 +25,7 @@ from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.relay import connected_bots, is_connected
 from atout_arena.services import deals, ladders, leagues, sprt, tournaments
 from atout_workers.keeper import sweep_world
-from atout_workers.runner import TRANSIENT_ERRORS, run_match
+from atout_workers.runner import TRANSIENT_ERRORS, play_on_loop
 from atout_workers.world import get_world
 
 log = logging.getLogger(__name__)
@@ -40,16 +40,33 @@ RELIABLE: dict[str, Any] = {
 }
 
 
-@shared_task(name=contract.PLAY_MATCH, ignore_result=True, **RELIABLE)
+# Acknowledged as it starts: the task only claims the match and hands it to the event loop (a
+# match lost before its claim is still queued in the database: the sweeper sends it again).
+# Late acks of tasks this short raced Redis broker outages in kombu (a worker crashing with
+# "'NoneType' object has no attribute 'hostname'" while restoring unacknowledged messages).
+EARLY = {**RELIABLE, "acks_late": False, "reject_on_worker_lost": False}
+
+
+@shared_task(name=contract.PLAY_MATCH, ignore_result=True, **EARLY)
 def play_match(match_id: int) -> str:
+    """Claim the match and hand it to the process's event loop (``playing``), or say why not;
+    the follow-ups run when the match is over."""
     world = get_world()
-    result = run_match(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                       on_test=world.tasks.test_tick)
-    ladder_id = ladders.ladder_of(world.sessions, match_id)
+
+    def then(result: str) -> None:
+        after_match(world, match_id)
+
+    return play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                        on_test=world.tasks.test_tick, then=then)
+
+
+def after_match(world: Any, match_id: int) -> None:
+    """What follows a match, played or not: its ladder's tick, a duplicate's next rotation."""
+    ladder_id, duplicate = deals.followers_of(world.sessions, match_id)
     if ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
-    world.tasks.play_matches(deals.release_next(world.sessions, match_id))  # duplicate: the next rotation
-    return result
+    if duplicate:
+        world.tasks.play_matches(deals.release_next(world.sessions, match_id))  # the next rotation
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)

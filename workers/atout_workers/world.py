@@ -23,8 +23,9 @@ from atout_arena.core.metrics import MetricsRecorder
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_workers import store
-from atout_workers.decisions import DecisionClient
+from atout_workers.decisions import AsyncDecisionClient, DecisionClient
 from atout_workers.events import EventSink
+from atout_workers.loop import SYNC_THREADS, MatchLoop
 
 log = logging.getLogger(__name__)
 
@@ -104,12 +105,32 @@ class World:
     heartbeater: Heartbeater
     events: EventSink
     tasks: Tasks  # sends the tasks that follow a match (finalize) and the sweeper's re-sends
+    _loop: MatchLoop | None = None
+    _async_decisions: AsyncDecisionClient | None = None
+    _loop_lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def matches(self) -> MatchLoop:
+        """The process's event loop playing its matches, started on first use, with room for
+        ``ATOUT_WORKER_CONCURRENCY`` matches in flight."""
+        with self._loop_lock:
+            if self._loop is None:
+                self._loop = MatchLoop(self.settings.worker_concurrency)
+            return self._loop
 
     def new_runner(self) -> str:
         """A unique lease id naming this process (host:pid) for logs and the matches table."""
         return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
     def close(self) -> None:
+        if self._loop is not None:
+            if self._async_decisions is not None:
+                try:
+                    self._loop.call(self._async_decisions.close(), 5)
+                except Exception:  # closing anyway
+                    log.exception("closing the event loop's decision client failed")
+            self._loop.stop()
+            self._loop = None
         self.heartbeater.stop()
         self.events.flush(5.0)
         self.events.stop()
@@ -119,6 +140,14 @@ class World:
         self.engine.dispose()
 
 
+def matches_client(world: World) -> AsyncDecisionClient:
+    """The decision client of the process's event loop (made on the loop, on first use)."""
+    if world._async_decisions is None:
+        world._async_decisions = AsyncDecisionClient(world.settings.redis_url)
+    return world._async_decisions
+
+
+CELERY_THREADS = 4  # a worker's Celery pool: its threads claim matches and hand them to the loop
 _world: World | None = None
 _world_lock = threading.Lock()
 
@@ -127,8 +156,10 @@ def build_world(settings: Settings | None = None) -> World:
     settings = settings or Settings.from_env()
     if not settings.redis_url:
         raise RuntimeError("ATOUT_REDIS_URL is not set: workers need the Redis the game servers use")
-    # every match thread may hold a connection at once (claim, result), plus the heartbeat thread
-    engine, sessions = open_database(settings.database_url, pool_size=settings.worker_concurrency + 2)
+    # the Celery threads (claims), the event loop's threads (results), the heartbeat thread (and
+    # up to 32 threads playing matches by themselves: run_match, in tests)
+    pool_size = min(settings.worker_concurrency, 32) + SYNC_THREADS + 2
+    engine, sessions = open_database(settings.database_url, pool_size=pool_size)
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
     return World(
         settings=settings,

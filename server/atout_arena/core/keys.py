@@ -85,8 +85,33 @@ def req_key(request_id: str) -> str:
     return f"{REQ_KEY_PREFIX}{request_id}"
 
 
+MAILBOX_PREFIX = "atout:mailbox:"
+
+
+def mailbox_of(request_id: str) -> str | None:
+    """The mailbox a request's replies go to, or None (a reply list of its own). A request id
+    ``m<mailbox>.<nonce>`` was made by a worker process reading every reply of its requests
+    from one list (``atout:mailbox:<mailbox>``, entries ``<request id> <reply>``)."""
+    if request_id.startswith("m"):
+        mailbox, dot, nonce = request_id[1:].partition(".")
+        if dot and mailbox and nonce:
+            return mailbox
+    return None
+
+
 def reply_key(request_id: str) -> str:
+    """Where the replies to ``request_id`` are pushed: its own list, or its worker's mailbox."""
+    mailbox = mailbox_of(request_id)
+    if mailbox is not None:
+        return f"{MAILBOX_PREFIX}{mailbox}"
     return f"atout:reply:{request_id}"
+
+
+def reply_entry(request_id: str, value: bytes) -> bytes:
+    """A reply as pushed to :func:`reply_key`: the value, prefixed by the request id in a mailbox."""
+    if mailbox_of(request_id) is not None:
+        return request_id.encode() + b" " + value
+    return value
 
 
 # Game servers' own liveness, renewed every second: a stream's ``conn`` is live only while the

@@ -3,8 +3,11 @@
 A plain function, no I/O of its own: :func:`play_match` takes the match's setup, a callable
 that asks a seat's bot for a decision, and an optional callback run after every step (the
 Celery task passes one that stores heartbeats, publishes spectator views and counts metrics).
-Unit tests drive it with a fake asker; the worker drives it with
-:class:`atout_workers.decisions.DecisionClient` (see :mod:`atout_workers.runner`).
+Unit tests drive it with a fake asker. The loop itself is the generator :func:`playing`
+(it yields each decision to ask and is sent the answer), so that a worker process drives it as
+a coroutine, :func:`play_match_async`, with :class:`atout_workers.decisions.AsyncDecisionClient`:
+a thousand matches on one event loop (see :mod:`atout_workers.runner` and
+:mod:`atout_workers.loop`).
 
 Fault policy (DESIGN.md, "Matches, faults, tournaments"):
 
@@ -20,7 +23,7 @@ Fault policy (DESIGN.md, "Matches, faults, tournaments"):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -219,14 +222,19 @@ def fallback_action(legal: Sequence[str]) -> str:
     return legal[0]
 
 
-def play_match(
+AsyncAsker = Callable[[DecisionAsk], Awaitable[Answer]]
+
+
+def playing(
     setup: MatchSetup,
-    ask: Asker,
     on_step: Callable[[State, Step], None] | None = None,
     on_start: Callable[[State], None] | None = None,
     absent: Sequence[int] = (),
-) -> MatchOutcome:
-    """Play ``setup`` to the end, asking each seat's bot through ``ask``.
+) -> Generator[DecisionAsk, Answer, MatchOutcome]:
+    """The match loop without I/O: a generator that yields each :class:`DecisionAsk` and is
+    sent back its :class:`Answer`; it returns the :class:`MatchOutcome`. :func:`play_match`
+    drives it with a plain ``ask``, :func:`play_match_async` with a coroutine (the workers'
+    event loop plays many matches at once that way): the rules of a match live here once.
 
     ``on_start(state)`` runs once with the initial state; ``on_step(state, step)`` after each
     applied action (the state is the one after it). An exception either raises stops the
@@ -268,8 +276,8 @@ def play_match(
         else:
             move_ms = max(policy.move_ms, setup.seats[seat].move_ms)
             deadline = move_ms + int(bank[seat])
-            answer = ask(DecisionAsk(setup.match_id, setup.game, seat, setup.seats[seat],
-                                     state.observation(seat), legal, deadline, check))
+            answer = yield DecisionAsk(setup.match_id, setup.game, seat, setup.seats[seat],
+                                       state.observation(seat), legal, deadline, check)
             think_ms = max(0.0, answer.think_ms)
             think[seat] += think_ms
             charged.extend([Fault.ILLEGAL] * answer.rejected)
@@ -308,3 +316,37 @@ def play_match(
         steps=steps,
         rules_version=rules_version(setup.game),
     )
+
+
+def play_match(
+    setup: MatchSetup,
+    ask: Asker,
+    on_step: Callable[[State, Step], None] | None = None,
+    on_start: Callable[[State], None] | None = None,
+    absent: Sequence[int] = (),
+) -> MatchOutcome:
+    """Play ``setup`` to the end, asking each seat's bot through ``ask`` (see :func:`playing`)."""
+    loop = playing(setup, on_step, on_start, absent)
+    try:
+        request = next(loop)
+        while True:
+            request = loop.send(ask(request))
+    except StopIteration as done:
+        return done.value
+
+
+async def play_match_async(
+    setup: MatchSetup,
+    ask: AsyncAsker,
+    on_step: Callable[[State, Step], None] | None = None,
+    on_start: Callable[[State], None] | None = None,
+    absent: Sequence[int] = (),
+) -> MatchOutcome:
+    """:func:`play_match` with a coroutine ``ask``: many matches share one event loop."""
+    loop = playing(setup, on_step, on_start, absent)
+    try:
+        request = next(loop)
+        while True:
+            request = loop.send(await ask(request))
+    except StopIteration as done:
+        return done.value

@@ -106,14 +106,17 @@ import redis.asyncio as aioredis
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
     CONTROL_CHANNEL,
+    MAILBOX_PREFIX,
     REQ_KEY_PREFIX,
     SERVERS_KEY,
     conn_key,
     current_key,
     ended_key,
     inbox_key,
+    mailbox_of,
     matches_key,
     pending_key,
+    reply_entry,
     reply_key,
     reply_prefix,
     req_key,
@@ -178,7 +181,7 @@ return out
 PUSH_DECISION = _LIVE + """
 local c = live(KEYS[1], KEYS[6], ARGV[6])
 if not c then
-  redis.call('RPUSH', KEYS[5], 'D')
+  redis.call('RPUSH', KEYS[5], ARGV[7])
   redis.call('PEXPIRE', KEYS[5], ARGV[4])
   return 0
 end
@@ -300,8 +303,14 @@ return 0
 FAULT_PENDING = """
 local faulted = 0
 for _, rid in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  redis.call('RPUSH', ARGV[1] .. rid, 'D')
-  redis.call('PEXPIRE', ARGV[1] .. rid, ARGV[3])
+  local mailbox = string.match(rid, '^m([^.]+)%.')
+  if mailbox then
+    redis.call('RPUSH', ARGV[4] .. mailbox, rid .. ' D')
+    redis.call('PEXPIRE', ARGV[4] .. mailbox, ARGV[3])
+  else
+    redis.call('RPUSH', ARGV[1] .. rid, 'D')
+    redis.call('PEXPIRE', ARGV[1] .. rid, ARGV[3])
+  end
   redis.call('DEL', ARGV[2] .. rid)
   faulted = faulted + 1
 end
@@ -322,6 +331,7 @@ def push_decision_command(
         PUSH_DECISION, 6,
         conn_key(bot_id), req_key(request_id), pending_key(bot_id), inbox_key(bot_id), reply_key(request_id),
         SERVERS_KEY, request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
+        reply_entry(request_id, REPLY_DISCONNECTED),
     )  # fmt: skip
 
 
@@ -341,7 +351,9 @@ def live_conn_command(bot_id: str) -> tuple[Any, ...]:
 
 
 def cancel_command(bot_id: str, request_id: str) -> tuple[Any, ...]:
-    return (CANCEL, 3, pending_key(bot_id), req_key(request_id), reply_key(request_id), request_id)
+    # a mailbox is shared by a worker's requests: only a reply list of its own is dropped
+    replies = req_key(request_id) if mailbox_of(request_id) is not None else reply_key(request_id)
+    return (CANCEL, 3, pending_key(bot_id), req_key(request_id), replies, request_id)
 
 
 def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:
@@ -479,7 +491,7 @@ class GatewayRelay:
             (
                 "EVAL", ANSWER, 3,
                 reply_key(a.request_id), pending_key(a.bot_id), req_key(a.request_id),
-                a.request_id, a.reply(), a.ttl_ms,
+                a.request_id, reply_entry(a.request_id, a.reply()), a.ttl_ms,
             )
             for a in answers
         ]  # fmt: skip
@@ -511,7 +523,8 @@ class GatewayRelay:
         """Answer every decision waiting for the stream ``bot_id`` (an address) with
         ``disconnected``, at once (a revoked bot: its workers stop waiting). Returns how many."""
         (faulted,) = await self._call(
-            "EVAL", FAULT_PENDING, 1, pending_key(bot_id), reply_prefix(), REQ_KEY_PREFIX, 60_000)
+            "EVAL", FAULT_PENDING, 1, pending_key(bot_id), reply_prefix(), REQ_KEY_PREFIX, 60_000,
+            MAILBOX_PREFIX)
         return int(faulted)
 
     async def _call(self, *command: Any) -> list[Any]:
@@ -523,7 +536,7 @@ def answer_if_pending_command(answer: Answer) -> tuple[Any, ...]:
     return (
         "EVAL", ANSWER_IF_PENDING, 3,
         reply_key(answer.request_id), pending_key(answer.bot_id), req_key(answer.request_id),
-        answer.request_id, answer.reply(), answer.ttl_ms, now_ms(),
+        answer.request_id, reply_entry(answer.request_id, answer.reply()), answer.ttl_ms, now_ms(),
     )  # fmt: skip
 
 
@@ -567,6 +580,30 @@ def seat_address(redis: Any, bot_id: int | str, version: str = "") -> str:
             return current
     live = bot_streams(redis, bot_id)
     return live[0] if live else str(bot_id)
+
+
+def seat_addresses(redis: Any, seats: Sequence[tuple[int | str, str]]) -> list[str]:
+    """:func:`seat_address` of every ``(bot id, version)``, in two round trips for them all
+    (a seat whose bot's current stream is not live looks further, as :func:`seat_address`)."""
+    pipe = redis.pipeline(transaction=False)
+    for bot_id, _ in seats:
+        pipe.get(current_key(str(bot_id)))
+    currents = [c.decode() if isinstance(c, bytes) else c for c in pipe.execute()]
+    pipe = redis.pipeline(transaction=False)
+    for current in currents:
+        if current:
+            pipe.eval(*live_conn_command(current))
+    live = iter(pipe.execute())
+    addresses = []
+    for (bot_id, version), current in zip(seats, currents, strict=True):
+        alive = bool(next(live)) if current else False
+        if version:
+            addresses.append(stream_address(bot_id, version))
+        elif alive:
+            addresses.append(current)
+        else:
+            addresses.append(seat_address(redis, bot_id, version))
+    return addresses
 
 
 def bot_streams(redis: Any, bot_id: int | str) -> list[str]:

@@ -15,7 +15,7 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
   connected for three intervals after its game server's last heartbeat.
 - ``ATOUT_HELLO_TIMEOUT_MS`` (10000): time a new stream has to send its Hello.
 - ``ATOUT_SHUTDOWN_GRACE_S`` (5): on SIGTERM, time left to open calls.
-- ``ATOUT_WORKER_CONCURRENCY`` (32): matches in flight in one worker process (threads).
+- ``ATOUT_WORKER_CONCURRENCY`` (1000): matches in flight in one worker process (coroutines on its event loop).
 - ``ATOUT_PRACTICE_CONCURRENCY`` (8): practice matches in flight in one practice worker.
 - ``ATOUT_HEARTBEAT_S`` (5): how often a worker renews the heartbeat of its matches.
 - ``ATOUT_MATCH_STALE_S`` (30, at least twice the heartbeat): a running match silent this long
@@ -79,7 +79,7 @@ class Settings(BaseSettings):
     keepalive_ms: int = Field(10_000, ge=50)
     hello_timeout_ms: int = Field(10_000, ge=50)
     shutdown_grace_s: float = Field(5.0, ge=0, allow_inf_nan=False)
-    worker_concurrency: int = Field(32, ge=1)
+    worker_concurrency: int = Field(1000, ge=1)
     practice_concurrency: int = Field(8, ge=1)
     heartbeat_s: float = Field(5.0, ge=0.05, allow_inf_nan=False)
     match_stale_s: float = Field(30.0, ge=0.1, allow_inf_nan=False)

@@ -148,6 +148,16 @@ def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
     return wanted
 
 
+def followers_of(sessions: sessionmaker, match_id: int) -> tuple[int | None, bool]:
+    """What may follow a match, in one light query: its ladder (ticked after it), and whether it
+    is a rotation of a duplicate deal group (the next rotation may be released)."""
+    with sessions() as session:
+        row = session.execute(select(Match.ladder_id, Match.deal_group).where(Match.id == match_id)).first()
+    if row is None:
+        return None, False
+    return row.ladder_id, row.deal_group is not None
+
+
 def release_next(sessions: sessionmaker, match_id: int) -> list[int]:
     """Queue the next rotation of ``match_id``'s deal group once it is done; returns the ids
     to send to the workers (none: not a duplicate match, not done, or released already)."""

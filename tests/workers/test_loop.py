@@ -1,0 +1,165 @@
+"""A worker process plays its matches as coroutines on one event loop (issue 13).
+
+- hundreds of matches in flight in one worker process, with bots that think, and no fault;
+- steps nobody watches build no event; a spectator who comes gets the current view at once;
+- a warm shutdown (SIGTERM) lets the matches in flight finish; nothing is lost;
+- the loop's own pieces: room (reserve / release / drain) and the pipelined Redis connection
+  that survives a Redis restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import threading
+import time
+
+import pytest
+import redis
+from e2e_helpers import wait_until
+from sqlalchemy import select
+
+from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.core.keys import last_event_key, public_channel
+from atout_arena.core.models import Match
+from atout_workers.loop import MatchLoop
+from atout_workers.wire import Wire
+
+pytestmark = pytest.mark.timeout(180)
+
+
+def matches_of(sessions, tid: int) -> list[Match]:  # type: ignore[no-untyped-def]
+    with sessions() as session:
+        return list(session.scalars(select(Match).where(Match.tournament_id == tid)).all())
+
+
+def peak_in_flight(matches: list[Match]) -> int:
+    events = sorted([(m.started_at, 1) for m in matches] + [(m.finished_at, -1) for m in matches],
+                    key=lambda e: (e[0], e[1]))
+    level = peak = 0
+    for _, step in events:
+        level += step
+        peak = max(peak, level)
+    return peak
+
+
+def test_one_worker_process_keeps_hundreds_of_matches_in_flight_without_a_fault(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    # 4 bots thinking 0.3 s a decision, 300 matches of 8 decisions: played one after the other
+    # that is 12 minutes; on one event loop, all at once.
+    bots = arena_bots(["Sleepy"] * 4, "--max-workers", "200", prefix="loop", ATOUT_TEST_THINK_S="0.3")
+    start_worker("loop", concurrency=400)
+    started = time.monotonic()
+    tid = run_tournament(bots, game="merde", players=4, options={"deals": 1}, games_per_pairing=300,
+                         move_ms=5000)
+    wait_finished(tid, timeout=150)
+    elapsed = time.monotonic() - started
+    matches = matches_of(sessions, tid)
+    steps = [a for m in matches for a in m.actions]
+    faults = sum(len(a[4]) for a in steps)
+    peak = peak_in_flight(matches)
+    print(f"\n300 matches, bots thinking 0.3 s: {elapsed:.1f} s, peak {peak} in flight in one process, "
+          f"{faults} faults, slowest decision {max(a[3] for a in steps):.0f} ms")
+    assert all(m.status == "finished" for m in matches)
+    assert faults == 0
+    assert len({m.runner.rsplit(":", 1)[0] for m in matches}) == 1  # one worker process played them
+    assert peak >= 200, f"only {peak} matches in flight at once"
+
+
+def test_an_unwatched_match_builds_no_step_event_and_a_spectator_gets_the_current_view(
+    arena_bots, start_worker, run_tournament, sessions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["Sleepy"] * 3, prefix="quiet", ATOUT_TEST_THINK_S="0.2")
+    start_worker("quiet")
+    tid = run_tournament(bots, game="regicide", players=3, move_ms=5000)
+    wait_until(lambda: any(m.status == "running" for m in matches_of(sessions, tid)), 30, "a running match")
+    match = next(m for m in matches_of(sessions, tid) if m.status == "running")
+    time.sleep(1.5)  # several steps played, nobody watching: the latest event is still the start
+    last = json.loads(redis_client.get(last_event_key(match.id)))
+    assert last["type"] == "start"
+    pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+    pubsub.subscribe(public_channel(match.id))
+    try:
+        came = time.monotonic()
+        message = pubsub.get_message(timeout=3.0)
+        while message is None and time.monotonic() - came < 3.0:
+            message = pubsub.get_message(timeout=0.5)
+        assert message is not None, "no event within 3 s of subscribing"
+        waited = time.monotonic() - came
+        event = json.loads(message["data"])
+        assert event["type"] in ("step", "end") and event.get("ply", 0) >= 1
+        print(f"\nthe spectator got the current view (ply {event.get('ply')}) {waited * 1000:.0f} ms "
+              "after subscribing")
+    finally:
+        pubsub.close()
+
+
+def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    bots = arena_bots(["Sleepy"] * 3, prefix="warm", ATOUT_TEST_THINK_S="0.05")
+    worker = start_worker("warm")
+    tid = run_tournament(bots, game="regicide", players=3, games_per_pairing=4, move_ms=5000)
+    wait_until(lambda: sum(m.status == "running" for m in matches_of(sessions, tid)) >= 2, 30, "matches")
+    running = {m.id for m in matches_of(sessions, tid) if m.status == "running"}
+    worker.stop(signal.SIGTERM)  # waits for the process to end
+    done = {m.id: m for m in matches_of(sessions, tid)}
+    assert all(done[mid].status == "finished" for mid in running), {mid: done[mid].status for mid in running}
+    assert worker.wait_for_log(r"waiting for \d+ matches in flight to finish", timeout=1)
+    start_worker("warm-2")  # the rest of the tournament, by another worker
+    wait_finished(tid)
+    assert all(m.status == "finished" for m in matches_of(sessions, tid))
+
+
+def test_the_loop_has_room_for_its_capacity_and_drains() -> None:
+    loop = MatchLoop(capacity=2)
+    try:
+        assert loop.reserve(0.1) and loop.reserve(0.1)
+        assert not loop.reserve(0.05)  # full
+        gate = threading.Event()
+
+        async def match() -> str:
+            while not gate.is_set():
+                await asyncio.sleep(0.01)
+            return "finished"
+
+        futures = [loop.start(match()), loop.start(match())]
+        assert loop.in_flight == 2 and not loop.drain(0.05)
+        gate.set()
+        assert [f.result(5) for f in futures] == ["finished", "finished"]
+        assert loop.drain(5) and loop.in_flight == 0
+        assert loop.reserve(0.1)  # room again
+        loop.release()
+    finally:
+        loop.stop()
+
+
+def test_the_pipelined_connection_fails_in_flight_calls_and_reconnects_after_a_redis_restart(tmp_path) -> None:  # noqa: E501
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        async def scenario() -> None:
+            wire = Wire(server.url, timeout_s=3)
+            replies = await asyncio.gather(*(wire.call("INCR", "n") for _ in range(100)))
+            assert sorted(replies) == list(range(1, 101))  # one write, every reply in order
+            assert await wire.call("GET", "nope") is None
+            with pytest.raises(redis.ResponseError):
+                await wire.call("INCR", "no", "such", "arity")
+            server.stop()
+            with pytest.raises(redis.ConnectionError):
+                await wire.call("PING")
+            server.start()
+            for _ in range(50):  # the next call connects again
+                try:
+                    assert await wire.call("PING") == b"PONG"
+                    break
+                except redis.ConnectionError:
+                    await asyncio.sleep(0.1)
+            else:
+                raise AssertionError("no reconnection after the restart")
+            await wire.close()
+
+        asyncio.run(scenario())
+    finally:
+        server.stop()
