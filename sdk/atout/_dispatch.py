@@ -104,8 +104,12 @@ class MatchDispatcher:
             if self._closed:
                 return
             if match_id in self._ended:
-                log.debug("match %s: ignoring %s, the match is over", match_id, kind)
-                return
+                if kind != "match_start":
+                    log.debug("match %s: ignoring %s, the match is over", match_id, kind)
+                    return
+                # a MatchStart after the MatchEnd: the match is played again from its seed (its
+                # earlier run ended "restarted"): a new run, with a fresh bot
+                del self._ended[match_id]
             match = self._matches.get(match_id)
             if match is None:
                 if kind == "match_start":

@@ -57,6 +57,7 @@ from atout_arena.core.relay import (
     cancel_command,
     live_conn_command,
     notify_command,
+    notify_if_started_command,
     now_ms,
     parse_reply,
     push_decision_command,
@@ -350,6 +351,13 @@ class DecisionClient:
     ) -> None:
         message = _match_end(match_id, seat, scores, ranking, reason)
         self.redis.eval(*notify_command(bot_id, "end", match_id, message))
+
+    def match_aborted(self, bot_id: str, match_id: str, seat: int, players: int, reason: str) -> bool:
+        """Tell the bot that a run of a match it was told had started is over without a result
+        (``restarted``: it is played again from its seed; ``cancelled``: given up). Nothing is
+        sent to a bot that was not told the match started, or was told its end. True when sent."""
+        message = _match_end(match_id, seat, [0] * players, [0] * players, reason)
+        return bool(self.redis.eval(*notify_if_started_command(bot_id, match_id, message)))
 
     def is_connected(self, bot_id: str) -> bool:
         """A live stream: present, on a game server that is alive."""

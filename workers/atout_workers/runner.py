@@ -309,6 +309,21 @@ def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, r
         ask.finish(scores, ranking, reason)
 
 
+RESTARTED = "restarted"  # the MatchEnd reason of a run aborted by a worker failure
+
+
+def _notify_aborted(world: World, setup: MatchSetup, reason: str) -> None:
+    """A match claimed again: each visiting seat still holding the MatchStart of an earlier
+    run (its worker died before the MatchEnd) is told that run ended, with ``reason``
+    (:data:`RESTARTED`, before the new run's MatchStart; ``cancelled`` when it is given up)."""
+    for seat, bot in visiting_seats(setup):
+        try:
+            if world.decisions.match_aborted(bot.stream, setup.match_id, seat, len(setup.seats), reason):
+                log.info("match %s: bot %s told its earlier run ended (%s)", setup.match_id, bot.name, reason)
+        except redis.RedisError:
+            log.warning("match %s: could not tell bot %s its earlier run ended", setup.match_id, bot.name)
+
+
 @dataclass
 class Claimed:
     """A match this process just claimed, ready to play: its setup (stream addresses chosen),
@@ -336,12 +351,15 @@ def claim(world: World, match_id: int, in_process: bool = False,
         completion = store.fail_match(
             world.sessions, match_id, runner,
             f"claimed {attempts - 1} times without a result (its workers kept dying)")
+        _notify_aborted(world, setup, "cancelled")
         world.metrics.match(setup.game, "error", 0.0)
         if completion and completion.tournament_done and on_finalize:
             on_finalize(completion.tournament_id)  # type: ignore[arg-type]
         if completion and completion.test_id is not None and on_test:
             on_test(completion.test_id)
         return "failed"
+    if attempts > 1:
+        _notify_aborted(world, setup, RESTARTED)
     if in_process:  # the seats are answered in-process: nobody to wait for
         setup = replace(setup, absent_grace_s=None)
     lease = world.heartbeater.add(match_id, runner)
@@ -598,7 +616,7 @@ def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, 
     reason = "every seat was disconnected (an outage of the arena): no result"
     what = store.record_error(world.sessions, match_id, runner, reason, world.settings.match_attempts)
     publisher.end(None, "replayed" if what == "queued" else "error")
-    _notify_end(world, setup, None, "cancelled", ask)
+    _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", ask)
     if what == "queued":
         log.warning("match %s: %s; playing it again from its seed", match_id, reason)
         world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))

@@ -26,7 +26,8 @@ if _version_not_supported:
 
 
 class BotGatewayStub:
-    """Missing associated documentation comment in .proto file."""
+    """The bots' one stream. Needs the metadata `authorization: Bearer <bot token>`.
+    """
 
     def __init__(self, channel):
         """Constructor.
@@ -42,7 +43,8 @@ class BotGatewayStub:
 
 
 class BotGatewayServicer:
-    """Missing associated documentation comment in .proto file."""
+    """The bots' one stream. Needs the metadata `authorization: Bearer <bot token>`.
+    """
 
     def Connect(self, request_iterator, context):
         """Missing associated documentation comment in .proto file."""
@@ -67,7 +69,8 @@ def add_BotGatewayServicer_to_server(servicer, server):
 
  # This class is part of an EXPERIMENTAL API.
 class BotGateway:
-    """Missing associated documentation comment in .proto file."""
+    """The bots' one stream. Needs the metadata `authorization: Bearer <bot token>`.
+    """
 
     @staticmethod
     def Connect(request_iterator,
@@ -124,7 +127,8 @@ class GamesServicer:
     """
 
     def ListGames(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Needs no token (a token, when sent, must be valid): every ruleset and its options.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')

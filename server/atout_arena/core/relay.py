@@ -52,7 +52,9 @@ message to ``inbox``; a MatchStart is also kept in ``matches`` while the match r
 MatchEnd drops it from there and, when the bot has no live stream, is kept in ``ended`` (at most
 :data:`ENDED_MAX` of them, for :data:`ENDED_TTL_MS`), so that a bot that comes back sees
 ``on_match_end`` of every match it played. Rejections are not kept: the request they answer is
-sent again on reconnect, and the bot answers it afresh.
+sent again on reconnect, and the bot answers it afresh. A match claimed again after its worker died (played
+again from its seed) first tells every stream still holding its MatchStart a MatchEnd
+``restarted`` (:data:`NOTIFY_IF_STARTED`), then the new MatchStart.
 
 A game server, for each bot stream (``atout_arena.gateway.session``):
 
@@ -222,6 +224,20 @@ redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'k', 'msg', 'm', ARGV[3
 return 1
 """
 
+# A MatchEnd for a run of a match that was aborted (its worker died): told only to a stream
+# that was told this match's MatchStart and not yet its end (the start is still in ``matches``),
+# exactly as NOTIFY's 'end' would. Returns 1 when told, 0 when there was nothing to end.
+NOTIFY_IF_STARTED = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[5]) then
+  redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
+  redis.call('PEXPIRE', KEYS[4], ARGV[4])
+end
+redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'k', 'msg', 'm', ARGV[2])
+return 1
+"""
+
 # ------------------------------------------------------------------ scripts (game server side)
 
 TAKEOVER = """
@@ -349,6 +365,15 @@ def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tup
     return (
         NOTIFY, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
         what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX,
+    )  # fmt: skip
+
+
+def notify_if_started_command(bot_id: str, match_id: str, message: bytes) -> tuple[Any, ...]:
+    """The MatchEnd ``message`` of an aborted run, for a stream that was told the match started
+    (:data:`NOTIFY_IF_STARTED`)."""
+    return (
+        NOTIFY_IF_STARTED, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
+        match_id, message, INBOX_MAXLEN, ENDED_TTL_MS, ENDED_MAX,
     )  # fmt: skip
 
 
