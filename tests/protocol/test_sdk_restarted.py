@@ -30,12 +30,18 @@ def decision(request_id: str) -> pb.ArenaMessage:
 def test_a_match_started_again_after_its_restarted_end_is_played_by_a_fresh_bot() -> None:
     events: list[str] = []
 
-    class Recorder(Bot):
+    made = iter(range(1, 100))
+
+    class Recorder(Bot):  # numbered as made (an id() may be reused once the old bot is gone)
+        def __init__(self) -> None:
+            super().__init__()
+            self.number = next(made)
+
         def on_match_start(self, match: Any) -> None:
-            events.append(f"start {id(self)}")
+            events.append(f"start {self.number}")
 
         def act(self, observation: Observation) -> str:
-            events.append(f"act {id(self)}")
+            events.append(f"act {self.number}")
             return observation.legal_actions[0]
 
         def on_match_end(self, result: MatchResult) -> None:
