@@ -63,10 +63,12 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
    of every running match and every pending request still before its deadline: they are sent
    first. Anything added after the cursor is read from the inbox, so nothing is lost or sent
    twice.
-2. ``XREAD BLOCK`` on ``inbox`` from the cursor: forwards each message to the bot (one
-   dedicated Redis connection per live stream; no polling).
+2. ``XREAD BLOCK COUNT`` :data:`INBOX_READ_COUNT` on ``inbox`` from the cursor: forwards each
+   message to the bot (one dedicated Redis connection per live stream; no polling); to a bot
+   that listed the feature "batch", the decision requests of one read go as one DecisionBatch.
 3. Each answer: ``EVAL`` :data:`ANSWER` pushes ``A<action>`` to ``reply`` and drops the
-   request from ``pending`` / ``req`` (answers are batched in one pipeline).
+   request from ``pending`` / ``req`` (the answers of one message, or an ActionBatch, and
+   whatever is queued meanwhile, in one pipeline).
 4. Every keep-alive interval: ``EVAL`` :data:`HEARTBEAT` renews ``conn`` unless another
    stream holds it (then this one has been replaced; a ``conn`` that vanished, e.g. Redis
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
