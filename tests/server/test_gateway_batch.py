@@ -278,6 +278,29 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
         mallory.close()
 
 
+def test_answers_in_a_batch_count_towards_the_rejection_limit(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """At most MAX_REJECTIONS + 1 answers to one request are forwarded, batched or not."""
+    info, token = make_bot("many-b")
+    bot, _ = connect(address, token, ("batch",))
+    try:
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        rid = f"{info.bot_id}-lim"
+        push_at_once(redis_client, info.bot_id, [("lim1", rid)])
+        (message,) = received(bot, 1)
+        assert message.decision.request_id == rid
+        bot.send(actions(*[(rid, "lim1", f"try {i}") for i in range(MAX_REJECTIONS + 3)]))
+        bot.send(pb.BotMessage(ping=pb.Ping(nonce=9)))
+        assert bot.recv().pong.nonce == 9  # the batch was read before the ping
+        wait_until(lambda: redis_client.llen(reply_key(rid)) == MAX_REJECTIONS + 1, what="the answers")
+        time.sleep(0.2)
+        expected = [f"Atry {i}".encode() for i in range(MAX_REJECTIONS + 1)]
+        assert redis_client.lrange(reply_key(rid), 0, -1) == expected
+    finally:
+        bot.close()
+
+
 def test_every_action_of_a_batch_takes_a_token(address: str, make_bot) -> None:
     """A stream flooding with batches is read at the bucket's pace, as it is flooding alone."""
     _, token = make_bot("flood-b")
