@@ -361,3 +361,18 @@ def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
           f"({matches * rounds} decisions)")
     assert batches >= 1 and requests >= 2 * batches  # a DecisionBatch holds 2 requests or more
     assert action_batches >= 1 and answers >= 2 * action_batches
+
+
+def test_commands_are_packed_as_redis_py_packs_them() -> None:
+    """The game server's hot path packs with hiredis: the very bytes redis-py would send."""
+    import redis.asyncio as aioredis
+
+    from atout_arena.core.relay import ANSWER, pack_async
+
+    conn = aioredis.Connection()
+    commands = [
+        ("EVAL", ANSWER, 3, "atout:reply:r1", "atout:bot:7:pending", "atout:req:r1", "r1", b"A\xc3", 70),
+        ("XREAD", "COUNT", 512, "BLOCK", 1000, "STREAMS", b"atout:bot:7:inbox", b"0-0"),
+        ("HINCRBY", "atout:metrics:x", "bot é", -3),
+    ]
+    assert pack_async(conn, commands) == b"".join(conn.pack_commands(commands))
