@@ -19,7 +19,13 @@ from atout_arena.core.relay import (
     push_decision_command,
     reply_key,
 )
-from atout_arena.gateway.session import MAX_ACTION_BATCH, MESSAGE_BURST, MESSAGE_RATE, TokenBucket
+from atout_arena.gateway.session import (
+    MAX_ACTION_BATCH,
+    MAX_DECISION_BATCH_BYTES,
+    MESSAGE_BURST,
+    MESSAGE_RATE,
+    TokenBucket,
+)
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -42,16 +48,16 @@ def start_message(match_id: str) -> bytes:
     return pb.ArenaMessage(match_start=start).SerializeToString()
 
 
-def request_message(request_id: str, match_id: str, deadline_unix_ms: int) -> bytes:
+def request_message(request_id: str, match_id: str, deadline_unix_ms: int, size: int = 0) -> bytes:
     request = pb.DecisionRequest(
-        request_id=request_id, match_id=match_id, game="merde", observation_json="{}",
+        request_id=request_id, match_id=match_id, game="merde", observation_json=f'"{"x" * size}"',
         legal_actions=["pass", f"say {request_id}"], deadline_unix_ms=deadline_unix_ms,
     )  # fmt: skip
     return pb.ArenaMessage(decision=request).SerializeToString()
 
 
 def push_at_once(
-    redis_client: Any, bot_id: str, plan: list[tuple[str, str]], deadline_ms: int = 20_000
+    redis_client: Any, bot_id: str, plan: list[tuple[str, str]], deadline_ms: int = 20_000, size: int = 0
 ) -> None:
     """Write ``plan`` ((match id, request id or "" for its MatchStart), in order) to the bot's
     inbox in one transaction, so that the game server reads it all in one XREAD."""
@@ -59,7 +65,7 @@ def push_at_once(
     pipe = redis_client.pipeline(transaction=True)
     for match_id, request_id in plan:
         if request_id:
-            message = request_message(request_id, match_id, deadline)
+            message = request_message(request_id, match_id, deadline, size)
             pipe.eval(*push_decision_command(bot_id, request_id, deadline, message, deadline_ms + 5_000))
         else:
             pipe.eval(*notify_command(bot_id, "start", match_id, start_message(match_id)))
@@ -154,6 +160,24 @@ def test_a_stream_without_batch_gets_single_messages_only(
             if request_id:
                 wait_until(lambda r=request_id: redis_client.lrange(reply_key(r), 0, -1) == [b"Apass"],
                            what=f"answer {request_id}")
+    finally:
+        bot.close()
+
+
+def test_a_decision_batch_stays_small_enough_for_any_grpc_client(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """Big observations: the requests of one read are split into DecisionBatches of about
+    MAX_DECISION_BATCH_BYTES, so a client with gRPC's default 4 MiB receive limit reads them."""
+    info, token = make_bot("big-obs")
+    bot, _ = connect(address, token, ("batch",))
+    try:
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        size = MAX_DECISION_BATCH_BYTES // 3 - 1000  # with its other fields: three fit in a batch, not four
+        plan = [("big1", f"{info.bot_id}-g{i}") for i in range(10)]
+        push_at_once(redis_client, info.bot_id, plan, size=size)
+        batches = shape(received(bot, 10))
+        assert batches == [[r for _, r in plan[i:i + 3]] for i in (0, 3, 6)] + [plan[9][1]]
     finally:
         bot.close()
 
@@ -254,6 +278,29 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
         mallory.close()
 
 
+def test_answers_in_a_batch_count_towards_the_rejection_limit(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """At most MAX_REJECTIONS + 1 answers to one request are forwarded, batched or not."""
+    info, token = make_bot("many-b")
+    bot, _ = connect(address, token, ("batch",))
+    try:
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        rid = f"{info.bot_id}-lim"
+        push_at_once(redis_client, info.bot_id, [("lim1", rid)])
+        (message,) = received(bot, 1)
+        assert message.decision.request_id == rid
+        bot.send(actions(*[(rid, "lim1", f"try {i}") for i in range(MAX_REJECTIONS + 3)]))
+        bot.send(pb.BotMessage(ping=pb.Ping(nonce=9)))
+        assert bot.recv().pong.nonce == 9  # the batch was read before the ping
+        wait_until(lambda: redis_client.llen(reply_key(rid)) == MAX_REJECTIONS + 1, what="the answers")
+        time.sleep(0.2)
+        expected = [f"Atry {i}".encode() for i in range(MAX_REJECTIONS + 1)]
+        assert redis_client.lrange(reply_key(rid), 0, -1) == expected
+    finally:
+        bot.close()
+
+
 def test_every_action_of_a_batch_takes_a_token(address: str, make_bot) -> None:
     """A stream flooding with batches is read at the bucket's pace, as it is flooding alone."""
     _, token = make_bot("flood-b")
@@ -314,3 +361,18 @@ def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
           f"({matches * rounds} decisions)")
     assert batches >= 1 and requests >= 2 * batches  # a DecisionBatch holds 2 requests or more
     assert action_batches >= 1 and answers >= 2 * action_batches
+
+
+def test_commands_are_packed_as_redis_py_packs_them() -> None:
+    """The game server's hot path packs with hiredis: the very bytes redis-py would send."""
+    import redis.asyncio as aioredis
+
+    from atout_arena.core.relay import ANSWER, pack_async
+
+    conn = aioredis.Connection()
+    commands = [
+        ("EVAL", ANSWER, 3, "atout:reply:r1", "atout:bot:7:pending", "atout:req:r1", "r1", b"A\xc3", 70),
+        ("XREAD", "COUNT", 512, "BLOCK", 1000, "STREAMS", b"atout:bot:7:inbox", b"0-0"),
+        ("HINCRBY", "atout:metrics:x", "bot é", -3),
+    ]
+    assert pack_async(conn, commands) == b"".join(conn.pack_commands(commands))

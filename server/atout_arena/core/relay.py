@@ -65,10 +65,12 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
    of every running match and every pending request still before its deadline: they are sent
    first. Anything added after the cursor is read from the inbox, so nothing is lost or sent
    twice.
-2. ``XREAD BLOCK`` on ``inbox`` from the cursor: forwards each message to the bot (one
-   dedicated Redis connection per live stream; no polling).
+2. ``XREAD BLOCK COUNT`` :data:`INBOX_READ_COUNT` on ``inbox`` from the cursor: forwards each
+   message to the bot (one dedicated Redis connection per live stream; no polling); to a bot
+   that listed the feature "batch", the decision requests of one read go as one DecisionBatch.
 3. Each answer: ``EVAL`` :data:`ANSWER` pushes ``A<action>`` to ``reply`` and drops the
-   request from ``pending`` / ``req`` (answers are batched in one pipeline).
+   request from ``pending`` / ``req`` (the answers of one message, or an ActionBatch, and
+   whatever is queued meanwhile, in one pipeline).
 4. Every keep-alive interval: ``EVAL`` :data:`HEARTBEAT` renews ``conn`` unless another
    stream holds it (then this one has been replaced; a ``conn`` that vanished, e.g. Redis
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
@@ -102,6 +104,11 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+
+try:  # hiredis packs commands in C (redis-py's asyncio client packs them in Python)
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - hiredis is a dependency, but stay usable without it
+    _hiredis_pack = None
 
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
@@ -428,13 +435,10 @@ class InboxReader:
         if self._conn is None:
             self._conn = await self._pool.get_connection()
         conn = self._conn
+        command = ("XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms, "STREAMS", self._key, cursor)
         try:
             async with asyncio.timeout(block_ms / 1000 + REPLY_MARGIN_S):
-                await conn.send_packed_command(
-                    conn.pack_command(
-                        "XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms, "STREAMS", self._key, cursor
-                    )
-                )
+                await conn.send_packed_command(pack_async(conn, [command]))
                 result = await conn.read_response(timeout=math.inf)
         except TimeoutError as exc:
             await self._drop()
@@ -671,7 +675,7 @@ async def call_async(
     replies: list[Any] = []
     try:
         async with asyncio.timeout(timeout_s):
-            await conn.send_packed_command(conn.pack_commands(commands))
+            await conn.send_packed_command(pack_async(conn, commands))
             for _ in commands:
                 try:
                     replies.append(await conn.read_response(timeout=math.inf))  # the timer above applies
@@ -689,6 +693,14 @@ async def call_async(
     if error is not None:
         raise error
     return replies
+
+
+def pack_async(conn: Any, commands: Sequence[tuple[Any, ...]]) -> Any:
+    """The wire bytes of ``commands`` for an asyncio connection: hiredis's packer when installed
+    (the same bytes, about 4x cheaper: it counts on the game server's hot path), else redis-py's."""
+    if _hiredis_pack is None:
+        return conn.pack_commands(commands)
+    return b"".join([_hiredis_pack(command) for command in commands])
 
 
 def make_async_redis(url: str) -> aioredis.Redis:

@@ -13,7 +13,8 @@ What the limits hold back is logged and counted (``atout_stream_limited_total``)
 
 Batching (issue 13): the inbox is read up to :data:`INBOX_READ_COUNT` entries at a time. To a
 stream whose Hello listed the feature ``"batch"`` (its Welcome then lists it back), the decision
-requests of one read go as one ``DecisionBatch`` (a lone request as a plain ``DecisionRequest``);
+requests of one read go as one ``DecisionBatch`` (at most :data:`MAX_DECISION_BATCH` requests and
+about :data:`MAX_DECISION_BATCH_BYTES`; a lone request as a plain ``DecisionRequest``);
 every other message stays single and in its place, so a match's MatchStart still comes before
 its first request and its MatchEnd after its last. Any stream may send an ``ActionBatch``: each
 of its Actions is handled exactly as if it came alone (each takes a token of the bucket and
@@ -70,6 +71,9 @@ FEATURE_BATCH = "batch"  # Hello.features: the bot takes DecisionBatch messages
 FEATURES = frozenset({FEATURE_BATCH})  # what this arena understands; other features are ignored
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (well under the 1 MiB message cap); more: bad_message
 MAX_DECISION_BATCH = INBOX_READ_COUNT  # requests in one DecisionBatch sent
+# ... and about this many bytes at most (a lone request may be bigger): well under the 4 MiB a
+# gRPC client receives by default, so a batch can never be too big for a bot to read
+MAX_DECISION_BATCH_BYTES = 1 << 20
 
 
 class SessionEnd(Exception):  # noqa: N818  (a control-flow signal, not an error)
@@ -301,6 +305,7 @@ class BotSession:
         """Forward inbox messages in order; to a batch stream, the decisions among them go as
         DecisionBatches (each run of decisions between two other messages: one batch)."""
         pending: list[pb.DecisionRequest] = []  # decisions not sent yet (batch streams only)
+        pending_bytes = 0
         for payload in payloads:
             try:
                 message = pb.ArenaMessage.FromString(payload)
@@ -318,10 +323,14 @@ class BotSession:
                 self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
                 self.bucket.credit(MAX_REJECTIONS + 1)
                 if self.batch:
+                    if pending and pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES:
+                        await self._send_decisions(pending)
+                        pending, pending_bytes = [], 0
                     pending.append(decision)
+                    pending_bytes += len(payload)
                     if len(pending) >= MAX_DECISION_BATCH:
                         await self._send_decisions(pending)
-                        pending = []
+                        pending, pending_bytes = [], 0
                     continue
             elif kind == "match_end":
                 match_id = message.match_end.match_id
@@ -329,7 +338,7 @@ class BotSession:
                     del self.open[rid]
             if pending:  # the decisions before this message go first
                 await self._send_decisions(pending)
-                pending = []
+                pending, pending_bytes = [], 0
             await self.send(message)
         if pending:
             await self._send_decisions(pending)
