@@ -47,20 +47,21 @@ def peak_in_flight(matches: list[Match]) -> int:
 def test_one_worker_process_keeps_hundreds_of_matches_in_flight_without_a_fault(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:  # type: ignore[no-untyped-def]
-    # 4 bots thinking 0.3 s a decision, 300 matches of 8 decisions: played one after the other
-    # that is 12 minutes; on one event loop, all at once.
-    bots = arena_bots(["Sleepy"] * 4, "--max-workers", "200", prefix="loop", ATOUT_TEST_THINK_S="0.3")
+    # 4 bots thinking 0.4 s a decision, 300 matches of 20 decisions: played one after the other
+    # that is 40 minutes; on one event loop, all at once (the claims take a few seconds at most,
+    # a match lasts 8 s or more).
+    bots = arena_bots(["Sleepy"] * 4, "--max-workers", "200", prefix="loop", ATOUT_TEST_THINK_S="0.4")
     start_worker("loop", concurrency=400)
     started = time.monotonic()
-    tid = run_tournament(bots, game="merde", players=4, options={"deals": 1}, games_per_pairing=300,
-                         move_ms=5000)
-    wait_finished(tid, timeout=150)
+    tid = run_tournament(bots, game="merde", players=4, options={"deals": 2}, games_per_pairing=300,
+                         move_ms=10000)
+    wait_finished(tid, timeout=160)
     elapsed = time.monotonic() - started
     matches = matches_of(sessions, tid)
     steps = [a for m in matches for a in m.actions]
     faults = sum(len(a[4]) for a in steps)
     peak = peak_in_flight(matches)
-    print(f"\n300 matches, bots thinking 0.3 s: {elapsed:.1f} s, peak {peak} in flight in one process, "
+    print(f"\n300 matches, bots thinking 0.4 s: {elapsed:.1f} s, peak {peak} in flight in one process, "
           f"{faults} faults, slowest decision {max(a[3] for a in steps):.0f} ms")
     assert all(m.status == "finished" for m in matches)
     assert faults == 0
@@ -99,12 +100,14 @@ def test_an_unwatched_match_builds_no_step_event_and_a_spectator_gets_the_curren
 def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:  # type: ignore[no-untyped-def]
-    bots = arena_bots(["Sleepy"] * 3, prefix="warm", ATOUT_TEST_THINK_S="0.05")
+    bots = arena_bots(["Sleepy"] * 3, prefix="warm", ATOUT_TEST_THINK_S="0.2")
     worker = start_worker("warm")
-    tid = run_tournament(bots, game="regicide", players=3, games_per_pairing=4, move_ms=5000)
+    # merde, 3 players, one deal: 6 decisions, about 1.5 s a match
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 1}, games_per_pairing=4,
+                         move_ms=5000)
     wait_until(lambda: sum(m.status == "running" for m in matches_of(sessions, tid)) >= 2, 30, "matches")
     running = {m.id for m in matches_of(sessions, tid) if m.status == "running"}
-    worker.stop(signal.SIGTERM)  # waits for the process to end
+    worker.stop(signal.SIGTERM, timeout=60)  # waits for the process to end
     done = {m.id: m for m in matches_of(sessions, tid)}
     assert all(done[mid].status == "finished" for mid in running), {mid: done[mid].status for mid in running}
     assert worker.wait_for_log(r"waiting for \d+ matches in flight to finish", timeout=1)

@@ -50,6 +50,8 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     else:
         queues, concurrency = QUEUES, args.concurrency or settings.worker_concurrency
     settings = settings.replace(redis_url=url, worker_concurrency=concurrency)
+    # the process's world (its event loop's room) is built from the environment on first use
+    os.environ["ATOUT_WORKER_CONCURRENCY"] = str(concurrency)
     app = create_app(settings)
     note = root_note(list(app.conf.accept_content))
     if note is not None:

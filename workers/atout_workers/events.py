@@ -146,8 +146,9 @@ class EventSink:
             if channels:
                 heard = {(c.decode() if isinstance(c, bytes) else c) for c, n in replies[numsub_at] if n}
                 with self._lock:
+                    asked = set(channels)  # a channel watched since this batch began was asked on its own
                     new = heard - self._listening
-                    self._listening = heard & set(self._channels)
+                    self._listening = (heard & set(self._channels)) | (self._listening - asked)
                     calls = {id(f): f for c in new if (f := self._on_heard.get(c)) is not None}
                 for call in calls.values():
                     try:

@@ -14,8 +14,10 @@ heartbeat thread renews every lease of the process; a dead process's matches go 
 sweeper gives them back to the queue.
 
 When the pool is full, :meth:`reserve` blocks the Celery thread that wants to start one more
-match (so the process takes no more messages from the broker than it can play); on a warm
-shutdown :meth:`drain` waits for the matches in flight to finish, as Celery waits for its tasks.
+match (so the process takes no more messages from the broker than it can play). On a warm
+shutdown the matches in flight get :data:`WARM_SHUTDOWN_S` to finish (:meth:`drain`); then
+:attr:`MatchLoop.stopping` makes the others stop at their next step and go back to the queue
+(played again from their seed by another worker: nothing is lost, nothing stored twice).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SYNC_THREADS = 4  # threads for the blocking parts (database, sync Redis)
+WARM_SHUTDOWN_S = 20.0  # a warm shutdown waits this long for the matches in flight to finish
 
 
 class MatchLoop:
@@ -43,6 +46,7 @@ class MatchLoop:
         self._lock = threading.Lock()
         self._in_flight = 0
         self._idle = threading.Condition(self._lock)
+        self.stopping = threading.Event()  # set: every match stops at its next step, given back
         self.executor = concurrent.futures.ThreadPoolExecutor(sync_threads, thread_name_prefix="atout-sync")
         self._thread = threading.Thread(target=self._run, name="atout-matches", daemon=True)
         self._thread.start()

@@ -457,6 +457,7 @@ def _stopped(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | Hou
     if isinstance(exc, Stopped):
         log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
         store.release_match(world.sessions, match_id, runner)
+        _notify_end(world, setup, None, "restarted", ask)  # its bots see it start again elsewhere
         return "released"
     log.error("match %s failed", match_id, exc_info=exc)
     completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
@@ -547,6 +548,8 @@ async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int
     result = "failed"
     try:
         result = await _play_and_store_async(world, claimed, on_finalize, on_test)
+        if result == "released":  # the process stops: another worker plays it at once
+            await matches.run_sync(_send_again, world, claimed.match_id)
     except TRANSIENT_ERRORS as exc:  # given back: played again after a while (like a task's retry)
         log.warning("match %s: %s; it goes back to the queue", claimed.match_id, exc)
         result = "released"
@@ -561,6 +564,13 @@ async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int
             except Exception:
                 log.exception("match %s: its follow-ups failed", claimed.match_id)
     return result
+
+
+def _send_again(world: World, match_id: int) -> None:
+    try:
+        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+    except TRANSIENT_ERRORS:  # the sweeper sends it again (a queued match with no task)
+        log.warning("match %s: could not send it again now; the sweeper will", match_id)
 
 
 def _give_back(world: World, claimed: Claimed) -> None:
@@ -585,7 +595,7 @@ async def _play_and_store_async(world: World, claimed: Claimed, on_finalize: Cal
         setup = await matches.run_sync(_announce, world, setup, absent)
         claimed.publisher.schedule = matches.loop.call_soon_threadsafe
         try:
-            outcome = await play_match_async(setup, ask, _stepper(claimed, None),
+            outcome = await play_match_async(setup, ask, _stepper(claimed, matches.stopping),
                                              on_start=claimed.publisher.start, absent=absent)
         finally:
             claimed.publisher.settle()
