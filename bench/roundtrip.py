@@ -85,6 +85,39 @@ def raw_pingpong(port: int, n: int, payload: bytes) -> list[float]:
         return times
 
 
+class RawPingPong:
+    """A plain gRPC ping-pong stream kept open, timed in blocks (interleaved with the arena's)."""
+
+    def __init__(self, port: int, payload: bytes) -> None:
+        import queue
+
+        self.payload = payload
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        grpc.channel_ready_future(self.channel).result(timeout=10)
+        call = self.channel.stream_stream(ECHO_METHOD, request_serializer=None, response_deserializer=None)
+        self.outgoing: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+        def requests() -> Iterator[bytes]:
+            while (item := self.outgoing.get()) is not None:
+                yield item
+
+        self.responses = call(requests(), timeout=600)
+        self.block(200)  # warm-up
+
+    def block(self, n: int) -> list[float]:
+        times = []
+        for _ in range(n):
+            started = time.perf_counter()
+            self.outgoing.put(self.payload)
+            next(self.responses)
+            times.append(time.perf_counter() - started)
+        return times
+
+    def close(self) -> None:
+        self.outgoing.put(None)
+        self.channel.close()
+
+
 def bare_bot(address: str, token: str) -> None:
     """The least a bot can do: a sync gRPC stream answering the first legal action inline."""
     import queue
@@ -137,29 +170,40 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+ROUNDS = 6  # the raw ping-pong and the arena measured in alternating blocks
+
+
 def on_loop(redis_url: str, bot_id: str, request: dict, n_latency: int,
-            in_flights: tuple[int, ...], total: int, processes: dict[str, int]) -> tuple[
-        list[float], dict[int, float], dict[str, dict[str, float]]]:
+            in_flights: tuple[int, ...], total: int, processes: dict[str, int], raw: RawPingPong) -> tuple[
+        list[float], list[float], dict[int, float], dict[int, float], dict[str, dict[str, float]]]:
     """On one event loop, with the worker's own client (``AsyncDecisionClient``): the latency
     of one request at a time, then decisions/s with ``in_flights`` requests in flight (one
     coroutine each, as one worker process playing that many matches), and the CPU time each
-    process spent per decision."""
+    process spent per decision. The raw ping-pong is timed in blocks between the arena's
+    (``ROUNDS`` of each), so that both see the same load of a shared machine: returns its
+    latencies too, and its round trips/s beside each throughput."""
     import asyncio
 
     from atout_workers.decisions import AsyncDecisionClient
 
-    async def run() -> tuple[list[float], dict[int, float], dict[str, dict[str, float]]]:
+    async def run() -> tuple[list[float], list[float], dict[int, float], dict[int, float],
+                             dict[str, dict[str, float]]]:
         client = AsyncDecisionClient(redis_url)
         try:
-            latency = []
-            for i in range(n_latency + 200):
-                started = time.perf_counter()
-                decision = await client.request(bot_id, "bench-latency", deadline_ms=5000, **request)
-                if not decision.ok:
-                    raise RuntimeError(f"fault: {decision}")
-                if i >= 200:  # warm-up
+            latency: list[float] = []
+            raw_latency: list[float] = []
+            for _ in range(200):  # warm-up
+                await client.request(bot_id, "bench-latency", deadline_ms=5000, **request)
+            for _ in range(ROUNDS):
+                raw_latency += raw.block(n_latency // ROUNDS)
+                for _ in range(n_latency // ROUNDS):
+                    started = time.perf_counter()
+                    decision = await client.request(bot_id, "bench-latency", deadline_ms=5000, **request)
+                    if not decision.ok:
+                        raise RuntimeError(f"fault: {decision}")
                     latency.append(time.perf_counter() - started)
             rates: dict[int, float] = {}
+            raw_rates: dict[int, float] = {}
             cpu_us: dict[str, dict[str, float]] = {}
             for k in in_flights:
                 left, faults = [total], [0]
@@ -170,20 +214,30 @@ def on_loop(redis_url: str, bot_id: str, request: dict, n_latency: int,
                         d = await client.request(bot_id, f"bench-{number}", deadline_ms=5000, **request)
                         faults[0] += not d.ok
 
-                left[0] = total  # warm-up
+                left[0] = total // ROUNDS  # warm-up
                 await asyncio.gather(*(match(i) for i in range(k)))
-                before = {name: cpu_seconds(pid) for name, pid in processes.items()}
-                before["worker"] = time.process_time()
-                left[0] = total
-                started = time.perf_counter()
-                await asyncio.gather(*(match(i) for i in range(k)))
-                rates[k] = total / (time.perf_counter() - started)
-                after = {name: cpu_seconds(pid) for name, pid in processes.items()}
-                after["worker"] = time.process_time()
-                cpu_us[str(k)] = {name: (after[name] - before[name]) / total * 1e6 for name in before}
+                spent = 0.0
+                raw_times: list[float] = []
+                cpu = dict.fromkeys([*processes, "worker"], 0.0)
+                for _ in range(ROUNDS):
+                    raw_times += raw.block(max(100, n_latency // ROUNDS))
+                    before = {name: cpu_seconds(pid) for name, pid in processes.items()}
+                    before["worker"] = time.process_time()
+                    left[0] = total // ROUNDS
+                    started = time.perf_counter()
+                    await asyncio.gather(*(match(i) for i in range(k)))
+                    spent += time.perf_counter() - started
+                    after = {name: cpu_seconds(pid) for name, pid in processes.items()}
+                    after["worker"] = time.process_time()
+                    for name in cpu:
+                        cpu[name] += after[name] - before[name]
+                done = ROUNDS * (total // ROUNDS)
+                rates[k] = done / spent
+                raw_rates[k] = len(raw_times) / sum(raw_times)
+                cpu_us[str(k)] = {name: seconds / done * 1e6 for name, seconds in cpu.items()}
                 if faults[0]:
                     raise RuntimeError(f"{faults[0]} faults with {k} in flight")
-            return latency, rates, cpu_us
+            return latency, raw_latency, rates, raw_rates, cpu_us
         finally:
             await client.close()
 
@@ -253,8 +307,7 @@ def main(argv: list[str] | None = None) -> int:
                     raise RuntimeError("the echo server did not start")
                 time.sleep(0.02)
             payload = b"x" * results["observation_bytes"]  # same size as a decision request
-            raw = raw_pingpong(int(port_file.read_text()), args.n, payload)
-            children[-1].terminate()
+            pingpong = RawPingPong(int(port_file.read_text()), payload)
 
             # 2. the arena: database, game server, SDK bot
             database_url = f"sqlite:///{tmpdir / 'atout.db'}"
@@ -311,8 +364,9 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.02)
             client.close()
             processes = {"gateway": gateway.pid, "bot": bot_process.pid, "redis": redis_server.process.pid}
-            arena, rates, cpu_us = on_loop(redis_server.url, bot.bot_id, request, args.n, (1, 8, 32),
-                                           args.total, processes)
+            arena, raw, rates, raw_rates, cpu_us = on_loop(
+                redis_server.url, bot.bot_id, request, args.n, (1, 8, 32), args.total, processes, pingpong)
+            pingpong.close()
         finally:
             for child in children:
                 if child.poll() is None:
@@ -349,11 +403,12 @@ def main(argv: list[str] | None = None) -> int:
     print("targets (issue 13): 32 in flight >= 2.0x the raw round trips/s; p50 <= 2.5x raw p50")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    raw_per_s = len(raw) / sum(raw)  # one stream's ping-pong round trips per second, as measured
-    print(f"raw ping-pong: {raw_per_s:.0f} round trips/s on one stream")
-    print(f"ratios: throughput_vs_pingpong={rates[32] / raw_per_s:.2f} p50_vs_pingpong={ratio:.2f} "
-          f"throughput_8_vs_pingpong={rates[8] / raw_per_s:.2f} "
-          f"throughput_1_vs_pingpong={rates[1] / raw_per_s:.2f}")
+    results["raw_roundtrips_per_s"] = {str(k): round(v) for k, v in raw_rates.items()}
+    print("raw ping-pong round trips/s on one stream, timed between those: "
+          + ", ".join(f"{raw_rates[k]:.0f} (beside {k} in flight)" for k in rates))
+    print(f"ratios: throughput_vs_pingpong={rates[32] / raw_rates[32]:.2f} p50_vs_pingpong={ratio:.2f} "
+          f"throughput_8_vs_pingpong={rates[8] / raw_rates[8]:.2f} "
+          f"throughput_1_vs_pingpong={rates[1] / raw_rates[1]:.2f}")
     return 0
 
 
