@@ -59,6 +59,7 @@ from atout_workers.world import Lease, World, matches_client
 log = logging.getLogger(__name__)
 
 LAST_EVENT_TTL_S = 3600
+LAST_EVENT_EVERY_S = 1.0  # an unwatched match on the event loop writes its latest event this often
 METRICS_FLUSH_S = 1.0  # how often a match writes its decisions' metrics
 EVENTS_FLUSH_TIMEOUT_S = 10.0
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
@@ -125,14 +126,16 @@ class Publisher:
     setup: MatchSetup
     views: StepViews | None = None
     channels: list[str] = field(default_factory=list)
-    # On the event loop (its ``call_soon_threadsafe``): the steps nobody watches build no event at
-    # all, and when someone starts watching (a subscriber appears on a channel of the match,
-    # noticed within LISTEN_CHECK_S) the match's current view is published at once. None: every
-    # step is published (a match played on a thread).
+    # On the event loop (its ``call_soon_threadsafe``): the steps nobody watches build no event,
+    # but one a second (the latest-event key: what a spectator who opens the match sees first),
+    # and when someone starts watching (a subscriber appears on a channel of the match, noticed
+    # within LISTEN_CHECK_S) the match's current view is published at once, then every step.
+    # None: every step is published (a match played on a thread).
     schedule: Callable[[Callable[[], None]], Any] | None = None
     _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to write
     _flushed: float = 0.0
     _stale: dict[str, Any] | None = None  # the latest step not written yet (nobody watching)
+    _written: float = 0.0  # when an unwatched match last wrote its latest event
 
     def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, force_metrics: bool = False,
               faults: tuple[tuple[str, str], ...] = ()) -> None:
@@ -196,6 +199,11 @@ class Publisher:
         faults = tuple((bot, k) for k in step.faults)
         if self.schedule is None or self._watched():
             self._stale = None
+            self._emit(self.views.events(base, step.action), faults=faults)
+            return
+        now = time.monotonic()
+        if now - self._written >= LAST_EVENT_EVERY_S:  # what a spectator who opens it sees first
+            self._written, self._stale = now, None
             self._emit(self.views.events(base, step.action), faults=faults)
             return
         self._stale = base  # built if someone comes to watch, from the state as it is then
