@@ -1,13 +1,14 @@
 """Matches in flight in ONE worker process, with bots that think: how many, what they cost.
 
-    python bench/concurrency.py                      # 1000 matches, bots thinking 1 s (about a minute)
+    python bench/concurrency.py                      # 1000 matches, bots thinking 1 s (about 80 s)
     python bench/concurrency.py --matches 2000 --think-s 1 --json out.json
 
 Starts, on loopback only: an embedded Redis, a temporary SQLite database, a game server, 4 SDK
 bots (``atout-bot run tests/workers/worker_bots.py:Sleepy``, each ``act`` sleeps ``--think-s``
 on one of ``--bot-threads`` threads) and ONE Celery worker process (``atout-arena worker``,
-room for ``--matches`` matches). Then one tournament of ``--matches`` matches of merde with one
-deal (4 players, 8 decisions a match) between the 4 bots, all sent at once.
+room for ``--matches`` matches). Then one tournament of ``--matches`` matches of merde with
+``--deals`` deals (3: 4 players, 36 decisions, about 40 s a match with bots thinking 1 s, so
+that the worker has claimed them all before the first ends) between the 4 bots, all sent at once.
 
 It reports:
 
@@ -122,7 +123,8 @@ def run(args: argparse.Namespace) -> dict:
 
         def tournament(name: str, n: int) -> tuple[int, float]:
             tid = create_tournament(sessions, name=name, game="merde", bots=bots, players=4,
-                                    options={"deals": 1}, games_per_pairing=n, move_ms=args.move_ms, seed=1)
+                                    options={"deals": args.deals}, games_per_pairing=n,
+                                    move_ms=args.move_ms, seed=1)
             started = time.perf_counter()
             tasks.play_matches(start_tournament(sessions, tid))
             limit = time.monotonic() + args.timeout_s
@@ -169,6 +171,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matches", type=int, default=1000, help="matches sent at once")
     parser.add_argument("--think-s", type=float, default=1.0, help="each decision's thinking time")
+    parser.add_argument("--deals", type=int, default=3, help="merde deals a match (3: 36 decisions)")
     parser.add_argument("--move-ms", type=int, default=5000, help="each decision's deadline")
     parser.add_argument("--bot-threads", type=int, default=400, help="threads of each bot")
     parser.add_argument("--timeout-s", type=float, default=600.0)
