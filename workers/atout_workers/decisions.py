@@ -65,6 +65,7 @@ from atout_arena.core.relay import (
     reply_key,
 )
 from atout_arena.core.vocabulary import Fault
+from atout_workers.wire import Wire
 
 log = logging.getLogger(__name__)
 
@@ -419,8 +420,6 @@ class AsyncDecisionClient:
     """
 
     def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
-        from atout_workers.wire import Wire  # the sync client's users need not load it
-
         self.redis_url = redis_url
         self.max_deadline_ms = max_deadline_ms
         self.wire = Wire(redis_url, COMMAND_TIMEOUT_S)
