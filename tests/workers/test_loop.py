@@ -173,3 +173,27 @@ def test_the_pipelined_connection_fails_in_flight_calls_and_reconnects_after_a_r
         asyncio.run(scenario())
     finally:
         server.stop()
+
+
+def test_a_warm_shutdown_gives_back_the_matches_that_do_not_finish_in_time(
+    arena_bots, start_worker, run_tournament, wait_finished, sessions
+) -> None:  # type: ignore[no-untyped-def]
+    # matches of about 20 s (36 decisions, 0.5 s each); the worker may take 1 s to stop
+    bots = arena_bots(["Sleepy"] * 4, prefix="giveback", ATOUT_TEST_THINK_S="0.5")
+    worker = start_worker("giveback", ATOUT_WORKER_SHUTDOWN_S="1")
+    tid = run_tournament(bots, game="merde", players=4, options={"deals": 3}, games_per_pairing=3,
+                         move_ms=5000)
+    wait_until(lambda: sum(m.status == "running" for m in matches_of(sessions, tid)) == 3, 30, "matches")
+    time.sleep(1.0)  # a few steps played
+    stopped_at = time.monotonic()
+    worker.stop(signal.SIGTERM, timeout=60)
+    took = time.monotonic() - stopped_at
+    assert worker.wait_for_log(r"3 matches still in flight: they stop and go back to the queue", timeout=1)
+    assert took < 15, f"the worker took {took:.1f} s to stop"
+    back = matches_of(sessions, tid)
+    assert all(m.status == "queued" and m.actions is None for m in back), [(m.id, m.status) for m in back]
+    start_worker("giveback-2")  # the matches were sent again: another worker plays them from their seed
+    wait_finished(tid, timeout=120)
+    done = matches_of(sessions, tid)
+    assert all(m.status == "finished" for m in done)
+    assert sum(len(a[4]) for m in done for a in m.actions) == 0  # no fault charged for the give-back

@@ -19,7 +19,7 @@ from celery.signals import worker_ready, worker_shutdown
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import make_celery
 from atout_workers.keeper import start_keeper, stop_keeper
-from atout_workers.loop import WARM_SHUTDOWN_S
+from atout_workers.loop import STOP_WAIT_S
 from atout_workers.world import get_world
 
 TASK_MODULES = ("atout_workers.tasks",)
@@ -40,15 +40,14 @@ def _start_keeper(**_: Any) -> None:
 @worker_shutdown.connect(weak=False)
 def _stop_keeper(**_: Any) -> None:
     """A warm shutdown: the matches in flight on the event loop finish first (as Celery's own
-    tasks do; those still playing after WARM_SHUTDOWN_S go back to the queue), then the keeper
+    tasks do; those still playing after ``ATOUT_WORKER_SHUTDOWN_S`` go back to the queue), then the keeper
     stops."""
     world = get_world()
     if world._loop is not None and world.matches.in_flight:
-        matches = world.matches
-        log.info("waiting for %d matches in flight to finish (at most %.0f s)", matches.in_flight,
-                 WARM_SHUTDOWN_S)
-        if not matches.drain(WARM_SHUTDOWN_S):
+        matches, grace = world.matches, world.settings.worker_shutdown_s
+        log.info("waiting for %d matches in flight to finish (at most %.0f s)", matches.in_flight, grace)
+        if not matches.drain(grace):
             log.warning("%d matches still in flight: they stop and go back to the queue", matches.in_flight)
             matches.stopping.set()
-            matches.drain(WARM_SHUTDOWN_S)
+            matches.drain(STOP_WAIT_S)
     stop_keeper()

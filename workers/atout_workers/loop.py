@@ -15,7 +15,7 @@ sweeper gives them back to the queue.
 
 When the pool is full, :meth:`reserve` blocks the Celery thread that wants to start one more
 match (so the process takes no more messages from the broker than it can play). On a warm
-shutdown the matches in flight get :data:`WARM_SHUTDOWN_S` to finish (:meth:`drain`); then
+shutdown the matches in flight get ``ATOUT_WORKER_SHUTDOWN_S`` (20 s) to finish (:meth:`drain`); then
 :attr:`MatchLoop.stopping` makes the others stop at their next step and go back to the queue
 (played again from their seed by another worker: nothing is lost, nothing stored twice).
 """
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SYNC_THREADS = 4  # threads for the blocking parts (database, sync Redis)
-WARM_SHUTDOWN_S = 20.0  # a warm shutdown waits this long for the matches in flight to finish
+STOP_WAIT_S = 30.0  # after `stopping` is set: the longest a match waits for its current decision
 
 
 class MatchLoop:

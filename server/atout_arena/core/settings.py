@@ -17,6 +17,8 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_SHUTDOWN_GRACE_S`` (5): on SIGTERM, time left to open calls.
 - ``ATOUT_WORKER_CONCURRENCY`` (1000): matches in flight in one worker process (coroutines on its event loop).
 - ``ATOUT_PRACTICE_CONCURRENCY`` (8): practice matches in flight in one practice worker.
+- ``ATOUT_WORKER_SHUTDOWN_S`` (20): on a warm shutdown (SIGTERM), how long a worker lets its
+  matches in flight finish; the others then stop at their next step and go back to the queue.
 - ``ATOUT_HEARTBEAT_S`` (5): how often a worker renews the heartbeat of its matches.
 - ``ATOUT_MATCH_STALE_S`` (30, at least twice the heartbeat): a running match silent this long
   is given to another worker.
@@ -81,6 +83,7 @@ class Settings(BaseSettings):
     shutdown_grace_s: float = Field(5.0, ge=0, allow_inf_nan=False)
     worker_concurrency: int = Field(1000, ge=1)
     practice_concurrency: int = Field(8, ge=1)
+    worker_shutdown_s: float = Field(20.0, ge=0, allow_inf_nan=False)
     heartbeat_s: float = Field(5.0, ge=0.05, allow_inf_nan=False)
     match_stale_s: float = Field(30.0, ge=0.1, allow_inf_nan=False)
     requeue_after_s: float = Field(15.0, ge=0.1, allow_inf_nan=False)
