@@ -137,7 +137,9 @@ def test_a_game_server_down_for_5_s_costs_the_bots_nothing(
         bots.append(info)
     for info in bots:
         wait_until(lambda info=info: is_connected(redis_client, info.bot_id), 30, f"bot {info.name}")
-    start_worker("outage", concurrency=12, ATOUT_RECONNECT_GRACE_S="15")  # the default
+    # The grace must outlast the outage, the server's start on a loaded machine (up to 8 s seen in
+    # CI) and the bots' reconnect backoff (the SDK waits up to 10 s between attempts): 30 s here.
+    start_worker("outage", concurrency=12, ATOUT_RECONNECT_GRACE_S="30")
     tid = create_tournament(sessions, name=f"outage-{how}", bots=[b.name for b in bots], game="regicide",
                             players=3, games_per_pairing=12, move_ms=2000)
     celery_app.play_matches(start_tournament(sessions, tid))
