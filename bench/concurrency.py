@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tournament import START_TIMEOUT_S, Children, cpu_seconds, peak_in_flight, wait_for
+from tournament import Children, cpu_seconds, peak_in_flight, start_bots, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,24 +97,8 @@ def run(args: argparse.Namespace) -> dict:
         gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
                                                   "--address", "127.0.0.1:0"])
         address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
-        registry = BotRegistry(sessions)
-        bots, bot_processes = [], []
-        for i in range(4):
-            bot, token = registry.add(f"think-{i}")
-            bots.append(bot.name)
-            process, _ = children.start(f"bot-{i}", [
-                sys.executable, "-m", "atout.cli", "run", "tests/workers/worker_bots.py:Sleepy",
-                "--server", address, "--token", token, "--max-workers", str(args.bot_threads),
-                "--log-level", "WARNING"])
-            bot_processes.append(process)
-        import redis
-
-        client = redis.Redis.from_url(redis_server.url)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while client.zcard("atout:connected") < 4:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the bots did not connect")
-            time.sleep(0.05)
+        bots, _ = start_bots(children, BotRegistry(sessions), redis_server.url, address,
+                             "tests/workers/worker_bots.py:Sleepy", args.bot_threads, "think")
         worker, log = children.start("worker", [
             sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(args.matches),
             "--hostname", "conc@%h", "--loglevel", "info"])

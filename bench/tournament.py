@@ -110,6 +110,30 @@ def peak_in_flight(matches: list) -> int:
     return peak
 
 
+def start_bots(children: Children, registry: object, redis_url: str, address: str, spec: str,
+               threads: int, prefix: str, n: int = 4) -> tuple[list[str], list[subprocess.Popen]]:
+    """Register ``n`` bots and run each (``atout-bot run spec``) in its own process; returns
+    their names and processes once all are connected."""
+    import redis
+
+    names, processes = [], []
+    for i in range(n):
+        bot, token = registry.add(f"{prefix}-{i}")  # type: ignore[attr-defined]
+        names.append(bot.name)
+        process, _ = children.start(f"bot-{i}", [sys.executable, "-m", "atout.cli", "run", spec,
+                                                 "--server", address, "--token", token,
+                                                 "--max-workers", str(threads), "--log-level", "WARNING"])
+        processes.append(process)
+    client = redis.Redis.from_url(redis_url)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while client.zcard("atout:connected") < n:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the bots did not connect")
+        time.sleep(0.05)
+    client.close()
+    return names, processes
+
+
 def raw_roundtrips_per_s(directory: Path, n: int = 3000) -> tuple[float, float]:
     """The baseline of the same run: a plain gRPC ping-pong on one stream (``roundtrip.py``'s
     echo server in another process, a payload the size of a decision request): round trips/s
@@ -165,24 +189,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                                                   "--address", "127.0.0.1:0"])
         address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
         registry = BotRegistry(sessions)
-        bots = []
-        bot_processes = []
-        for i in range(4):
-            bot, token = registry.add(f"bench-{i}")
-            bots.append(bot.name)
-            process, log = children.start(f"bot-{i}", [sys.executable, "-m", "atout.cli", "run", args.bot,
-                                                       "--server", address, "--token", token,
-                                                       "--max-workers", str(args.bot_threads), "--log-level",
-                                                       "WARNING"])
-            bot_processes.append(process)
-        import redis
-
-        client = redis.Redis.from_url(redis_server.url)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while client.zcard("atout:connected") < 4:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the bots did not connect")
-            time.sleep(0.05)
+        bots, bot_processes = start_bots(children, registry, redis_server.url, address, args.bot,
+                                         args.bot_threads, "bench")
 
         for n_workers in args.workers:
             workers = []
