@@ -244,3 +244,56 @@ def test_concurrent_results_never_lose_a_rating_update(sessions, db_url: str) ->
                 assert after.before == pytest.approx(before.after)  # chained: nothing lost
             assert history[-1].after == pytest.approx(ratings[bot].rating)
         assert session.execute(text("SELECT count(*) FROM rating_history")).scalar() == sum(per_bot.values())
+
+
+def test_a_bulk_stored_schedule_reads_back_as_orm_rows(sessions) -> None:  # type: ignore[no-untyped-def]
+    """``create_tournament`` stores its schedule through ``insert_many`` (the driver's
+    executemany): every value must read back as the ORM would have written it, on both
+    databases (types processed, defaults filled, columns in the right places)."""
+    from atout_arena.core.schedule import deal_suits
+    from atout_arena.services.tournaments import create_tournament
+
+    bots = add_bots(sessions, 5)
+    with sessions() as session:
+        names = [session.get(Bot, b).name for b in bots]
+    tid = create_tournament(sessions, name="bulk", bots=names, game="merde", players=4, games_per_pairing=4,
+                            duplicate=True, options={"deals": 2}, move_ms=700, seed=11)
+    with sessions() as session:
+        t = session.get(Tournament, tid)
+        query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
+        matches = session.scalars(query).all()
+        assert len(matches) == len({m.number for m in matches}) > 4
+        for m in matches:
+            assert (m.game, m.options, m.move_ms, m.status, m.attempts, m.errors) == \
+                ("merde", {"deals": 2}, 700, "pending", 0, 0)
+            assert m.suits == deal_suits(11, m.deal_group, m.rotation, t.deal_key)
+            assert m.created_at is not None and m.queued_at is None and m.actions is None
+            assert [s.seat for s in m.seats] == [0, 1, 2, 3] and {s.bot_id for s in m.seats} <= set(bots)
+            assert all((s.faults, s.forfeited, s.absent, s.think_ms, s.version) == (0, False, False, 0.0, "")
+                       for s in m.seats)
+        rotations = {(m.deal_group, m.rotation) for m in matches}
+        assert len(rotations) == len(matches)  # every rotation of every deal group once
+
+
+def test_insert_many_puts_values_in_their_columns_and_asks_for_computed_defaults(sessions) -> None:  # type: ignore[no-untyped-def]
+    import datetime
+
+    from atout_arena.core.db import insert_many
+
+    bots = add_bots(sessions, 1)
+    add_match(sessions, bots)  # a tournament and a match to hang new rows on
+    with sessions() as session:
+        tid = session.scalars(select(Tournament.id).order_by(Tournament.id.desc())).first()
+        when = datetime.datetime(2026, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
+        # keys in an order unlike the table's, a shared JSON value and a shared datetime
+        insert_many(session.connection(), Match.__table__, ("seed", "number", "game"),
+                    [(7, 100, "tiercon"), (8, 101, "fool")], options={"a": [1]}, tournament_id=tid,
+                    created_at=when)
+        with pytest.raises(ValueError, match=r"give (options|created_at)"):
+            insert_many(session.connection(), Match.__table__, ("seed", "number", "game"), [(9, 102, "fool")])
+        session.commit()
+        rows = session.scalars(select(Match).where(Match.tournament_id == tid, Match.number >= 100)
+                               .order_by(Match.number)).all()
+        assert [(m.seed, m.number, m.game, m.options, m.status, m.move_ms) for m in rows] == \
+            [(7, 100, "tiercon", {"a": [1]}, "pending", 1000), (8, 101, "fool", {"a": [1]}, "pending", 1000)]
+        assert all(m.created_at.replace(tzinfo=datetime.UTC) == when for m in rows)

@@ -10,10 +10,12 @@ the game server, workers and API can share it), PostgreSQL when ``ATOUT_DATABASE
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from sqlalchemy import Connection, Engine, Table, create_engine, event, insert, inspect
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -83,3 +85,44 @@ def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker]:
     engine = make_engine(url, **pool)
     create_all(engine)
     return engine, make_session_factory(engine)
+
+
+def insert_many(connection: Connection, table: Table, keys: Sequence[str], rows: Iterable[Sequence[Any]],
+                **same: Any) -> None:
+    """Insert many rows of ``table`` with one driver ``executemany``: each of ``rows`` holds the
+    values of the columns ``keys``; ``same`` gives values shared by every row, and a column
+    left out gets its scalar default (a column whose default is computed must be given).
+
+    Every value goes through its column type's bind processor, as SQLAlchemy's own ``insert``
+    would (a shared value once), but not through SQLAlchemy's per-row parameter machinery,
+    which costs more than SQLite's insert itself: a 20,000-match schedule's 80,000 seats in
+    0.2 s instead of 0.6 s. Raises ``ValueError`` for a column that needs a computed default."""
+    dialect = connection.dialect
+    shared = dict(same)
+    for column in table.columns:
+        if column.key in keys or column.key in shared or column.default is None:
+            continue
+        if not column.default.is_scalar:
+            raise ValueError(f"insert_many into {table.name}: give {column.key} (its default is computed)")
+        shared[column.key] = column.default.arg  # type: ignore[attr-defined]
+    names = [*keys, *shared]
+    compiled = insert(table).compile(dialect=dialect, column_keys=names)
+
+    def processor(key: str) -> Any:
+        return table.c[key].type.dialect_impl(dialect).bind_processor(dialect)
+
+    fixed = tuple(p(v) if (p := processor(k)) else v for k, v in shared.items())
+    processors = [processor(k) for k in keys]
+    if any(processors):
+        rows = (tuple(v if p is None else p(v) for p, v in zip(processors, row, strict=True)) for row in rows)
+    full = (tuple(row) + fixed for row in rows)
+    if compiled.positional:
+        order = [names.index(name) for name in compiled.positiontup or ()]
+        if order != list(range(len(names))):
+            pick = itemgetter(*order)
+            full = (pick(row) for row in full)
+        params: list[Any] = list(full)
+    else:
+        params = [dict(zip(names, row, strict=True)) for row in full]
+    if params:
+        connection.exec_driver_sql(compiled.string, params)

@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
+from atout_arena.core.db import insert_many
 from atout_arena.core.deals import commitment, deal_key
 from atout_arena.core.match import rules_version
 from atout_arena.core.models import (
@@ -100,22 +101,20 @@ def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
     a fraction of one as two Core executemany. Duplicate rotations are disguised by a suit
     permutation each (:func:`atout_arena.core.schedule.deal_suits`)."""
     version = rules_version(spec.game)
-    now = utcnow()
-    session.execute(insert(Match.__table__), [
-        {"tournament_id": tournament_id, "number": m.index, "deal_group": m.deal_group,
-         "rotation": m.rotation, "game": spec.game, "options": spec.options, "seed": m.seed,
-         "move_ms": spec.move_ms, "time_bank_ms": spec.time_bank_ms, "max_faults": spec.max_faults,
-         "rules_version": version, "status": MatchStatus.PENDING, "attempts": 0, "created_at": now,
-         "suits": deal_suits(seed, m.deal_group, m.rotation, key) if spec.duplicate else None}
+    connection = session.connection()
+    duplicate = spec.duplicate
+    insert_many(connection, Match.__table__, ("number", "deal_group", "rotation", "seed", "suits"), (
+        (m.index, m.deal_group, m.rotation, m.seed,
+         deal_suits(seed, m.deal_group, m.rotation, key) if duplicate else None)
         for m in schedule
-    ])
-    ids = dict(session.execute(
+    ), tournament_id=tournament_id, game=spec.game, options=spec.options, move_ms=spec.move_ms,
+        time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults, rules_version=version,
+        status=MatchStatus.PENDING.value, attempts=0, created_at=utcnow())
+    ids = dict(connection.execute(  # type: ignore[arg-type]
         select(Match.number, Match.id).where(Match.tournament_id == tournament_id)).all())
-    session.execute(insert(MatchSeat.__table__), [
-        {"match_id": ids[m.index], "seat": s, "bot_id": b, "faults": 0, "forfeited": False,
-         "think_ms": 0.0, "version": "", "played_version": ""}
-        for m in schedule for s, b in enumerate(m.seats)
-    ])
+    insert_many(connection, MatchSeat.__table__, ("match_id", "seat", "bot_id"), (
+        (ids[m.index], s, b) for m in schedule for s, b in enumerate(m.seats)
+    ), faults=0, forfeited=False, think_ms=0.0, version="", played_version="")
 
 
 def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
