@@ -86,11 +86,16 @@ def test_the_dashboard_follows_a_running_tournament(
             page.goto(f"{api.url}/#/")
             page.wait_for_selector(f'.tcard[data-tournament="{tournament["id"]}"]', timeout=15_000)
             page.click('.leaderboards .tab[data-game="merde"]')
-            page.wait_for_selector(".live-row", timeout=20_000)
+            # A live match of this tournament (the session's database may hold other tests'
+            # matches still marked running, whose table never moves).
+            listed = api.organizer.get(f"/v1/tournaments/{tournament['id']}/matches",
+                                       params={"limit": 50}).json()["items"]
+            ours = ", ".join(f'.live-row[data-match="{m["id"]}"]' for m in listed)
+            page.wait_for_selector(ours, timeout=20_000)
             page.screenshot(path=str(shots / "overview-running.png"), full_page=True)
 
             # A live match: its table changes as actions come (server-sent events).
-            page.click(".live-row")
+            page.click(ours)
             page.wait_for_selector(".felt .seat", timeout=15_000)
             first = page.get_attribute(".table-area", "data-ply")
             page.wait_for_function(

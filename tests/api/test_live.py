@@ -171,3 +171,34 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
     }
     metrics = api.client.get("/metrics").text
     assert 'atout_matches_total{game="merde",outcome="finished"}' in metrics
+
+
+def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, new_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """The latest-event key may hold an ``end`` that is not this run's: a run stopped by an
+    outage (played again from its seed), or another database's match of that id (CI's flaky
+    dashboard test). A spectator of the running match must get its live steps, not that end."""
+    from atout_arena.core.keys import last_event_key, public_channel
+    from atout_arena.core.models import Match, MatchSeat
+
+    _, bot_id, _ = new_bot("stale")
+    with sessions() as session:
+        match = Match(game="merde", options={}, seed=1, status="running")
+        match.seats = [MatchSeat(seat=s, bot_id=bot_id) for s in range(4)]
+        session.add(match)
+        session.commit()
+        match_id = match.id
+    stale = {"type": "end", "match_id": str(match_id), "reason": "replayed"}
+    redis_client.set(last_event_key(match_id), json.dumps(stale), ex=60)
+    got: list[list[tuple[str, dict]]] = []
+    reader = threading.Thread(target=lambda: got.append(read_events(api.url, f"/v1/matches/{match_id}/events",
+                                                                    limit_s=30)))
+    reader.start()
+    channel = public_channel(match_id)
+    wait_until(lambda: redis_client.pubsub_numsub(channel)[0][1] >= 1, timeout=10)
+    step = {"type": "step", "match_id": str(match_id), "ply": 0, "action": "BID 1"}
+    end = {"type": "end", "match_id": str(match_id), "reason": "finished"}
+    redis_client.publish(channel, json.dumps(step))
+    redis_client.publish(channel, json.dumps(end))
+    reader.join(30)
+    assert got and [kind for kind, _ in got[0]] == ["step", "end"], got
+    assert got[0][1][1]["reason"] == "finished"

@@ -375,11 +375,12 @@ async def events(
         await pubsub.subscribe(source.channel)
         if source.public:  # subscribed first: nothing published after this read is missed
             last = await client.get(last_event_key(source.match_id))
-            if last is not None:
-                event = _sse(last)
+            event = None if last is None else _sse(last)
+            # An ``end`` there while the database says the match is not over is not this run's
+            # end: a run stopped by an outage (played again from its seed), or the key of
+            # another database's match of that id. The database is the authority: skipped.
+            if event is not None and event.event != "end":
                 yield event
-                if event.event == "end":
-                    return
                 seen = int(event.id) if event.id and event.id.isdigit() else -1
         while True:
             message = await pubsub.get_message(timeout=IDLE_CHECK_S)
