@@ -297,3 +297,58 @@ def test_insert_many_puts_values_in_their_columns_and_asks_for_computed_defaults
         assert [(m.seed, m.number, m.game, m.options, m.status, m.move_ms) for m in rows] == \
             [(7, 100, "tiercon", {"a": [1]}, "pending", 1000), (8, 101, "fool", {"a": [1]}, "pending", 1000)]
         assert all(m.created_at.replace(tzinfo=datetime.UTC) == when for m in rows)
+
+
+def test_a_claim_reads_the_whole_setup_and_a_result_writes_every_seat(sessions) -> None:  # type: ignore[no-untyped-def]
+    """The claim and the result are Core statements (no ORM objects): every field they read
+    and write is checked here, on both databases."""
+    from dataclasses import replace as copy
+
+    from atout_arena.core.match import FaultPolicy
+
+    bots = add_bots(sessions, 3)
+    with sessions() as session:
+        t = Tournament(name="t", game="merde", options={}, players=3, status="running", absent_grace_s=7.5)
+        session.add(t)
+        session.flush()
+        match = Match(game="merde", options={"deals": 2}, seed=2**62 + 5, status="queued", tournament_id=t.id,
+                      move_ms=1500, time_bank_ms=200, max_faults=2, suits="hdsc")
+        match.seats = [MatchSeat(seat=s, bot_id=b, version="v2" if s == 1 else "")
+                       for s, b in enumerate(bots)]
+        session.add(match)
+        session.get(Bot, bots[2]).move_ms = 4000
+        session.commit()
+        mid, names = match.id, [session.get(Bot, b).name for b in bots]
+    setup, attempts = store.claim_match(sessions, mid, "r1", stale_s=30)  # type: ignore[misc]
+    assert (setup.match_id, setup.game, setup.options, setup.seed, setup.suits) == \
+        (str(mid), "merde", {"deals": 2}, 2**62 + 5, "hdsc")
+    assert (setup.absent_grace_s, attempts) == (7.5, 1)
+    assert setup.policy == FaultPolicy(1500, 200, 2)
+    assert [(s.bot_id, s.name, s.version, s.move_ms) for s in setup.seats] == [
+        (bots[0], names[0], "", 0), (bots[1], names[1], "v2", 0), (bots[2], names[2], "", 4000)]
+    result = copy(outcome([2, 1, 3]), faults=[1, 0, 3], forfeited=[False, False, True],
+                  think_ms=[1.5, 2.5, 0.0])
+    done = store.store_result(sessions, mid, "r1", result, played_versions=["a", "v2", "c"], absent=[2])
+    assert done is not None and done.bot_names == dict(zip(bots, names, strict=True))
+    assert set(done.ratings) == set(bots[:2])  # the absent seat is not rated
+    with sessions() as session:
+        match = session.get(Match, mid)
+        assert (match.status, match.runner, match.scores, match.error) == \
+            ("finished", "r1", [10, 20, 0], None)
+        assert match.actions == [step.to_json() for step in result.steps] and match.finished_at is not None
+        assert [(s.score, s.place, s.faults, s.forfeited, s.think_ms, s.played_version, s.absent)
+                for s in sorted(match.seats, key=lambda s: s.seat)] == [
+            (10, 2, 1, False, 1.5, "a", False), (20, 1, 0, False, 2.5, "v2", False),
+            (0, 3, 3, True, 0.0, "c", True)]
+        ratings = {r.bot_id: r for r in session.scalars(select(Rating).where(Rating.bot_id.in_(bots)))}
+        assert set(ratings) == set(bots[:2]) and all(r.matches == 1 for r in ratings.values())
+        assert ratings[bots[1]].rating > ratings[bots[0]].rating  # the winner gained
+        changes = session.scalars(select(RatingChange).where(RatingChange.match_id == mid)).all()
+        assert {(c.bot_id, c.after) for c in changes} == {(b, ratings[b].rating) for b in bots[:2]}
+    failed_mid = add_match(sessions, bots)
+    assert store.claim_match(sessions, failed_mid, "r2", stale_s=30) is not None
+    gone = store.fail_match(sessions, failed_mid, "r2", "boom" * 2000)
+    assert gone is not None and gone.game == "merde" and gone.tournament_done is True
+    with sessions() as session:
+        failed = session.get(Match, failed_mid)
+        assert failed.status == "failed" and failed.error == ("boom" * 2000)[:4000]
