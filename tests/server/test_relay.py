@@ -317,3 +317,20 @@ def test_a_stream_is_live_only_while_its_game_server_is(redis_client, decisions)
         redis_client.delete(conn_key(bot))
         redis_client.zrem(CONNECTED_KEY, bot)
         redis_client.zrem(SERVERS_KEY, "gs-live-test")
+
+
+def test_the_seats_of_a_match_are_checked_for_a_live_stream_at_once(address, make_bot, decisions,
+                                                                     redis_client) -> None:
+    from atout_arena.core.relay import are_connected, is_connected
+
+    info, token = make_bot()
+    absent, _ = make_bot()
+    bot = connect(address, token, decisions, info.bot_id)
+    try:
+        seats = [(info.bot_id, ""), (absent.bot_id, ""), (info.bot_id, "v9"), (info.bot_id, "")]
+        assert are_connected(redis_client, seats) == [True, False, False, True]
+        assert are_connected(redis_client, seats) == [is_connected(redis_client, b, v) for b, v in seats]
+        assert are_connected(redis_client, []) == []
+    finally:
+        bot.close()
+    wait_until(lambda: are_connected(redis_client, seats[:1]) == [False], timeout=10, what="release")

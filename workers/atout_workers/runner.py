@@ -47,7 +47,7 @@ from atout_arena.core.match import (
     play_match,
     play_match_async,
 )
-from atout_arena.core.relay import is_connected, seat_addresses
+from atout_arena.core.relay import are_connected, seat_addresses
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -286,8 +286,9 @@ def absent_seats(world: World, setup: MatchSetup, lease: Lease,
 
 def _missing(world: World, setup: MatchSetup) -> list[int]:
     """The visiting seats whose bots have no live stream now."""
-    return [seat for seat, bot in visiting_seats(setup)
-            if not is_connected(world.redis, bot.bot_id, bot.version)]
+    seats = visiting_seats(setup)
+    live = are_connected(world.redis, [(bot.bot_id, bot.version) for _, bot in seats])
+    return [seat for (seat, _), connected in zip(seats, live, strict=True) if not connected]
 
 
 async def _absent_seats_async(world: World, setup: MatchSetup, lease: Lease) -> list[int]:

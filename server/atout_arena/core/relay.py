@@ -626,6 +626,15 @@ def is_connected(redis: Any, bot_id: int | str, version: str = "") -> bool:
     return is_live(redis, seat_address(redis, bot_id, version))
 
 
+def are_connected(redis: Any, seats: Sequence[tuple[int | str, str]]) -> list[bool]:
+    """:func:`is_connected` of every ``(bot id, version)``, in three round trips for them all."""
+    addresses = seat_addresses(redis, seats)
+    pipe = redis.pipeline(transaction=False)
+    for address in addresses:
+        pipe.eval(*live_conn_command(address))
+    return [bool(live) for live in pipe.execute()] if addresses else []
+
+
 # ------------------------------------------------------------------ clients
 # The hot paths send their commands pipelined on one pooled connection and read the raw
 # replies: a decision is one round trip, without redis-py's pipeline machinery.
