@@ -401,9 +401,11 @@ def main(argv: list[str] | None = None) -> int:
         parts = ", ".join(f"{name} {us:.0f}" for name, us in spent.items())
         print(f"decisions/s, {k:2d} in flight: {rate:6.0f}   CPU µs/decision: {parts} (total {total:.0f})")
     print("targets (issue 13): 32 in flight >= 2.0x the raw round trips/s; p50 <= 2.5x raw p50")
+    results["raw_roundtrips_per_s"] = {str(k): round(v) for k, v in raw_rates.items()}
+    results["ratios"] = {"throughput_vs_pingpong": round(rates[32] / raw_rates[32], 3),
+                         "p50_vs_pingpong": round(ratio, 3)}
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
-    results["raw_roundtrips_per_s"] = {str(k): round(v) for k, v in raw_rates.items()}
     print("raw ping-pong round trips/s on one stream, timed between those: "
           + ", ".join(f"{raw_rates[k]:.0f} (beside {k} in flight)" for k in rates))
     print(f"ratios: throughput_vs_pingpong={rates[32] / raw_rates[32]:.2f} p50_vs_pingpong={ratio:.2f} "
