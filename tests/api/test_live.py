@@ -202,3 +202,45 @@ def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, n
     reader.join(30)
     assert got and [kind for kind, _ in got[0]] == ["step", "end"], got
     assert got[0][1][1]["reason"] == "finished"
+
+
+def test_an_end_published_just_before_the_subscription_is_sent_at_once(api, sessions, new_bot, redis_client,
+                                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The match ends between the stream's first look at the database and its subscription:
+    the end was published before anyone listened, and only the latest-event key holds it. The
+    stream looks at the database again and sends the end at once (not at its next idle check)."""
+    import time
+
+    from atout_arena.api.routes import matches as routes
+    from atout_arena.core.keys import last_event_key
+    from atout_arena.core.models import Match, MatchSeat
+
+    _, bot_id, _ = new_bot("race")
+    with sessions() as session:
+        match = Match(game="merde", options={}, seed=1, status="running")
+        match.seats = [MatchSeat(seat=s, bot_id=bot_id) for s in range(4)]
+        session.add(match)
+        session.commit()
+        match_id = match.id
+    first_look = routes._end_event
+    looks = []
+
+    def end_event(arena, mid):  # type: ignore[no-untyped-def]
+        looks.append(mid)
+        if len(looks) == 1:  # the first look says "running"; then the result is stored
+            answer = first_look(arena, mid)
+            with sessions() as session:
+                stored = session.get(Match, mid)
+                stored.status, stored.outcome = "finished", "finished"
+                stored.scores, stored.ranking = [1] * 4, [1] * 4
+                session.commit()
+            end = {"type": "end", "match_id": str(mid), "reason": "finished"}
+            redis_client.set(last_event_key(mid), json.dumps(end), ex=60)
+            return answer
+        return first_look(arena, mid)
+
+    monkeypatch.setattr(routes, "_end_event", end_event)
+    started = time.monotonic()
+    events = read_events(api.url, f"/v1/matches/{match_id}/events", limit_s=30)
+    assert [kind for kind, _ in events] == ["end"] and events[0][1]["scores"] == [1] * 4
+    assert time.monotonic() - started < routes.IDLE_CHECK_S / 2

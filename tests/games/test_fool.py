@@ -473,3 +473,56 @@ def test_str_shows_the_position() -> None:
     assert "Bout: seat 0 attacks seat 1 (limit 6); phase: defend; to act: seat 1" in text
     assert "Table: Q♣/K♣  K♥/-" in text
     assert "Seat 1: 7♣ K♦ A♥ 7♠ A♠  — face cards beaten: 0" in text
+
+
+# -- a position repeated three times ends the game (decision, ours: docs/rules/fool.md) ------
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+@pytest.mark.parametrize("deck", [36, 52])
+def test_first_legal_play_always_ends(players: int, deck: int) -> None:
+    """First-legal play (the arena's fallback for a faulted seat) used to go round in circles
+    for ever in about one deal in twenty: every game of 600 seeds now ends."""
+    game = new_game("fool", players=players, deck=deck)
+    for seed in range(600):
+        state = game.new_state(seed=seed)
+        for _ in range(5000):
+            if state.is_terminal:
+                break
+            state.apply(state.legal_actions()[0])
+        assert state.is_terminal, (players, deck, seed)
+
+
+def test_a_position_seen_a_third_time_at_a_bouts_start_ends_the_game_with_no_fool() -> None:
+    game = new_game("fool", players=3)
+    state = game.new_state(seed=335)  # first-legal play goes round with 10 cards in the stock
+    starts = []  # (attacker, stock, hands) at each bout's start
+    while not state.is_terminal:
+        if state.phase == "attack" and not state.table:
+            starts.append((state.attacker, len(state.stock), [list(h) for h in state.hands]))
+        state.apply(state.legal_actions()[0])
+    assert state.fool is None and state.phase == "over" and sum(1 for h in state.hands if h) >= 2
+    assert len(state.stock) == 10  # nobody had to draw while it went round
+    final = (len(state.stock), [list(h) for h in state.hands])
+    earlier = [attacker for attacker, *position in starts if position == list(final)]
+    assert len(earlier) == 2 and earlier[0] == earlier[1]  # seen twice: the third time, it ends
+    assert all(starts.count(s) <= 2 for s in starts)
+    scores = list(state.scores)
+    assert scores == state.beaten  # places go by face cards beaten, as always
+    assert state.ranking == [1 + sum(other > mine for other in scores) for mine in scores]
+    observation = state.observation(0)
+    assert observation["fool"] is None and observation["phase"] == "over"
+    assert game.describe()["rules_version"] == 2
+
+
+def test_random_play_never_meets_a_repetition_in_a_thousand_games() -> None:
+    """The rule only ends games that go round in circles: random play is unchanged."""
+    import random
+
+    rng = random.Random(7)
+    game = new_game("fool", players=4)
+    for seed in range(1000):
+        state = game.new_state(seed=seed)
+        while not state.is_terminal:
+            state.apply(rng.choice(state.legal_actions()))
+        assert state.fool is not None or not any(state.hands), seed

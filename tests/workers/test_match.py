@@ -224,3 +224,23 @@ def test_an_absent_seat_is_forfeited_from_the_start_never_asked_one_fault() -> N
     assert outcome.forfeited == [False, True, False] and outcome.ranking[1] == 3
     absent_faults = [(s.seat, f) for s in outcome.steps for f in s.faults if f == "absent"]
     assert absent_faults == [(1, "absent")] and outcome.faults[1] == 1
+
+
+def test_a_match_that_never_ends_is_given_up_with_its_reason(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A game going round in circles (fool did, before rules version 2) must not hold a
+    worker's slot for ever: past MAX_STEPS actions the match stops with an error saying so."""
+    from atout_arena.core import match as core
+
+    monkeypatch.setattr(core, "MAX_STEPS", 10)
+    with pytest.raises(RuntimeError, match="no end after 10 actions"):
+        play_match(setup("fool", {}, 3), random_asker())
+
+
+def test_first_legal_fool_matches_end() -> None:
+    """The arena's fallback (first legal action) plays forfeited seats: fool matches whose every
+    seat is played that way end (a position repeated three times ends the game)."""
+    from atout_arena.core.match import Answer
+
+    for seed in range(60):
+        out = play_match(setup("fool", {}, 3, seed=seed), lambda a: Answer(a.legal_actions[0], 0.0))
+        assert len(out.steps) < 5000

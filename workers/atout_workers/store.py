@@ -273,7 +273,7 @@ def store_result(
         statement = _SEAT_RESULT
         if played_versions is not None:
             statement = statement.values(played_version=bindparam("v_played"))
-        connection.execute(statement, [
+        connection.execute(statement, [  # (a match always has seats: an empty list would be one bare row)
             {"k_match": match_id, "k_seat": s.seat, "v_score": outcome.scores[s.seat],
              "v_place": outcome.ranking[s.seat], "v_faults": outcome.faults[s.seat],
              "v_forfeited": outcome.forfeited[s.seat], "v_think": outcome.think_ms[s.seat],

@@ -22,6 +22,7 @@ from .core import RANKS, SUIT_NAMES, SUITS, Game, Option, State, card_text, card
 
 HAND_SIZE = 6
 MAX_ATTACKS = 6
+REPETITIONS = 3  # the same position at a bout's start this many times: the game ends (FoolState._repeated)
 FACE_RANKS = frozenset("TJQKA")
 DECK_RANKS = {36: "6789TJQKA", 52: RANKS}
 
@@ -80,6 +81,8 @@ class FoolState(State):
         self._attacks = 0
         self._askers: list[int] = []  # who may add, in the order they are asked
         self._ask = 0  # index in _askers of the player being asked
+        # (attacker, stock size, hands) at the start of each bout -> times seen
+        self._positions: dict[tuple[int, int, tuple[str, ...]], int] = {}
         self._deal()
 
     # -- the deal ----------------------------------------------------------------------------
@@ -157,6 +160,8 @@ class FoolState(State):
         # who holds cards attacks.
         attacker = self._next_with_cards(attacker)
         defender = self._next_with_cards((attacker + 1) % self.players)
+        if self._repeated(attacker):
+            return
         self.attacker, self.defender = attacker, defender
         self.phase = "attack"
         self.taking = False
@@ -170,6 +175,24 @@ class FoolState(State):
         n = self.players
         self._askers = [s for s in ((attacker + k) % n for k in range(n)) if s != defender]
         self.current_player = attacker
+
+    def _repeated(self, attacker: int) -> bool:
+        """Decision (ours; RULES.md is silent): while nobody needs to draw (the stock is empty,
+        or every hand holds six cards or more), cards only change hands by takes, and play can
+        go round in circles for ever (first-legal play does, in about one deal in twenty with 3
+        players). When a bout is about to start for the third time with the same attacker, the
+        same hands and the same stock, the game ends there, as a threefold repetition ends a
+        chess game: nobody is the fool, and places go by face cards beaten, as always (only
+        takes happened while the position came round, and a take scores nothing)."""
+        key = (attacker, len(self.stock), tuple("".join(hand) for hand in self.hands))
+        seen = self._positions[key] = self._positions.get(key, 0) + 1
+        if seen < REPETITIONS:
+            return False
+        self.fool = None
+        self.phase = "over"
+        self.attacker = self.defender = None
+        self._game_over()
+        return True
 
     def _put_attack(self, seat: int, card: str) -> None:
         self.hands[seat].remove(card)
@@ -455,7 +478,8 @@ class FoolState(State):
 class Fool(Game):
     id = "fool"
     name = "Fool compris"
-    RULES_VERSION = 1  # see Game.RULES_VERSION
+    # see Game.RULES_VERSION; 2: a position repeated three times at a bout's start ends the game
+    RULES_VERSION = 2
     min_players = 2
     max_players = 6
     # Decision (ours): four players by default, a usual Durak table.

@@ -194,6 +194,11 @@ def ranking_with_forfeits(scores: Sequence[float], engine_ranking: Sequence[int]
     return places
 
 
+# No game of the four comes near this (merde's longest, 13 deals, is under 800 actions): a match
+# that reaches it fails with its reason instead of holding a worker's slot for ever.
+MAX_STEPS = 100_000
+
+
 def rules_version(game: str) -> int:
     """The version of ``game``'s rules this engine plays (``Game.RULES_VERSION``)."""
     return GAMES[game].RULES_VERSION
@@ -259,6 +264,9 @@ def playing(
     check = legality_check(state)
 
     while not state.is_terminal:
+        if len(steps) >= MAX_STEPS:  # an engine whose game goes round in circles: a slot held for ever
+            raise RuntimeError(f"{setup.game} match {setup.match_id}: no end after {MAX_STEPS} actions; "
+                               "given up")
         seat = state.current_player
         assert seat is not None
         legal = state.legal_actions()

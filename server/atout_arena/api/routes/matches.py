@@ -379,7 +379,14 @@ async def events(
             # An ``end`` there while the database says the match is not over is not this run's
             # end: a run stopped by an outage (played again from its seed), or the key of
             # another database's match of that id. The database is the authority: skipped.
-            if event is not None and event.event != "end":
+            if event is not None and event.event == "end":
+                # ... unless the match ended between the first check and the subscription (its
+                # end was published before we listened): the database says so now
+                ended = await anyio.to_thread.run_sync(_end_event, arena, source.match_id)
+                if ended is not None:
+                    yield _sse(ended)
+                    return
+            elif event is not None:
                 yield event
                 seen = int(event.id) if event.id and event.id.isdigit() else -1
         while True:
