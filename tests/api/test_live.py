@@ -173,20 +173,26 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
     assert 'atout_matches_total{game="merde",outcome="finished"}' in metrics
 
 
-def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, new_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
-    """The latest-event key may hold an ``end`` that is not this run's: a run stopped by an
-    outage (played again from its seed), or another database's match of that id (CI's flaky
-    dashboard test). A spectator of the running match must get its live steps, not that end."""
-    from atout_arena.core.keys import last_event_key, public_channel
+def running_match(sessions, bot_id: int) -> int:  # type: ignore[no-untyped-def]
+    """A merde match marked running in the database (no worker plays it): its id."""
     from atout_arena.core.models import Match, MatchSeat
 
-    _, bot_id, _ = new_bot("stale")
     with sessions() as session:
         match = Match(game="merde", options={}, seed=1, status="running")
         match.seats = [MatchSeat(seat=s, bot_id=bot_id) for s in range(4)]
         session.add(match)
         session.commit()
-        match_id = match.id
+        return match.id
+
+
+def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, new_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+    """The latest-event key may hold an ``end`` that is not this run's: a run stopped by an
+    outage (played again from its seed), or another database's match of that id (CI's flaky
+    dashboard test). A spectator of the running match must get its live steps, not that end."""
+    from atout_arena.core.keys import last_event_key, public_channel
+
+    _, bot_id, _ = new_bot("stale")
+    match_id = running_match(sessions, bot_id)
     stale = {"type": "end", "match_id": str(match_id), "reason": "replayed"}
     redis_client.set(last_event_key(match_id), json.dumps(stale), ex=60)
     got: list[list[tuple[str, dict]]] = []
@@ -213,15 +219,10 @@ def test_an_end_published_just_before_the_subscription_is_sent_at_once(api, sess
 
     from atout_arena.api.routes import matches as routes
     from atout_arena.core.keys import last_event_key
-    from atout_arena.core.models import Match, MatchSeat
+    from atout_arena.core.models import Match
 
     _, bot_id, _ = new_bot("race")
-    with sessions() as session:
-        match = Match(game="merde", options={}, seed=1, status="running")
-        match.seats = [MatchSeat(seat=s, bot_id=bot_id) for s in range(4)]
-        session.add(match)
-        session.commit()
-        match_id = match.id
+    match_id = running_match(sessions, bot_id)
     first_look = routes._end_event
     looks = []
 
