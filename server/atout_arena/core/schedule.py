@@ -75,12 +75,15 @@ def deal_seed(tournament_seed: int, deal_group: int, key: str | None = None) -> 
     With ``key`` (a competition's secret deal key, hex: :mod:`atout_arena.core.deals`) it is an
     HMAC of the seed and the group, which nobody computes without the key; without, a plain
     hash of them (anyone who knows the seed can)."""
-    message = f"atout/schedule/{tournament_seed}/{deal_group}".encode()
-    if key is None:
-        digest = hashlib.sha256(message).digest()
-    else:
-        digest = hmac.digest(bytes.fromhex(key), message, "sha256")  # one-shot: 3x hmac.new's speed
+    digest = _keyed_digest(f"atout/schedule/{tournament_seed}/{deal_group}".encode(), key)
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def _keyed_digest(message: bytes, key: str | None) -> bytes:
+    """SHA-256 HMAC of ``message`` under the hex ``key``; a plain SHA-256 without a key."""
+    if key is None:
+        return hashlib.sha256(message).digest()
+    return hmac.digest(bytes.fromhex(key), message, "sha256")  # one-shot: 3x hmac.new's speed
 
 
 def deal_suits(competition_seed: int, deal_group: int, rotation: int, key: str | None = None) -> str:
@@ -92,12 +95,7 @@ def deal_suits(competition_seed: int, deal_group: int, rotation: int, key: str |
     ``r``-th: the rotations of a group (fewer than 24) never share a permutation, and nobody
     computes them without the key. Published with the key once the competition is over, like
     the seeds."""
-    message = f"atout/suits/{competition_seed}/{deal_group}".encode()
-    if key is None:
-        digest = hashlib.sha256(message).digest()
-    else:
-        digest = hmac.digest(bytes.fromhex(key), message, "sha256")
-    draws = int.from_bytes(digest, "big")
+    draws = int.from_bytes(_keyed_digest(f"atout/suits/{competition_seed}/{deal_group}".encode(), key), "big")
     order = ["".join(p) for p in itertools.permutations("cdhs")]
     for i in range(len(order) - 1, 0, -1):  # Fisher-Yates on the digest's digits
         draws, j = divmod(draws, i + 1)
