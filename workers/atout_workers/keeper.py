@@ -54,15 +54,12 @@ def process_id() -> str:
 def sweep_world(world: World) -> SweepReport:
     """One sweep of the world's matches, tournaments and tests (beat's task and the keeper)."""
 
-    def resend(match_id: int) -> None:
-        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
-
     report = sweep(
         world.sessions,
         stale_s=world.settings.match_stale_s,
         requeue_after_s=world.settings.requeue_after_s,
         queue_length=lambda: sum(int(world.redis.llen(q)) for q in MATCH_QUEUES),
-        dispatch_match=resend,
+        dispatch_match=world.send_match,
         dispatch_finalize=world.tasks.finalize_tournament,
         dispatch_test=world.tasks.test_tick,
     )
@@ -85,7 +82,7 @@ def recover_dead_workers(world: World, me: str, now_ms: int | None = None) -> li
     back = store.orphaned_running(world.sessions, dead, silent_s)
     for match_id in back:
         log.warning("match %s: its worker process died; dispatching it again", match_id)
-        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+        world.send_match(match_id)
     still_held = store.running_of(world.sessions, dead)
     gone = [d for d in dead if d not in still_held]
     if gone:

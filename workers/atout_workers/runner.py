@@ -577,7 +577,7 @@ async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int
 
 def _send_again(world: World, match_id: int) -> None:
     try:
-        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+        world.send_match(match_id)
     except TRANSIENT_ERRORS:  # the sweeper sends it again (a queued match with no task)
         log.warning("match %s: could not send it again now; the sweeper will", match_id)
 
@@ -585,7 +585,7 @@ def _send_again(world: World, match_id: int) -> None:
 def _give_back(world: World, claimed: Claimed) -> None:
     try:
         store.release_match(world.sessions, claimed.match_id, claimed.runner)
-        world.tasks.play(claimed.match_id, practice=store.is_practice(world.sessions, claimed.match_id))
+        world.send_match(claimed.match_id)
     except TRANSIENT_ERRORS:  # still down: the sweeper re-sends it once its lease is stale
         log.warning("match %s: could not give it back now; the sweeper will", claimed.match_id)
 
@@ -638,7 +638,7 @@ def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, 
     _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", ask)
     if what == "queued":
         log.warning("match %s: %s; playing it again from its seed", match_id, reason)
-        world.tasks.play(match_id, practice=store.is_practice(world.sessions, match_id))
+        world.send_match(match_id)
         return "replayed"
     if what == "lost":
         return "lost"

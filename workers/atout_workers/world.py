@@ -118,6 +118,10 @@ class World:
                 self._loop = MatchLoop(self.settings.worker_concurrency)
             return self._loop
 
+    def send_match(self, match_id: int) -> None:
+        """Send match ``match_id`` to the workers again, on its queue (practice or matches)."""
+        self.tasks.play(match_id, practice=store.is_practice(self.sessions, match_id))
+
     def new_runner(self) -> str:
         """A unique lease id naming this process (host:pid) for logs and the matches table."""
         return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
