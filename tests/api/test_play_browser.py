@@ -66,6 +66,8 @@ def play_to_the_end(page: Any, rng: random.Random, shot: Path | None = None, *, 
             assert page.get_attribute(".play-panel", "data-state") == "refused"
         if shot is not None and decisions == 4:
             page.screenshot(path=str(shot), full_page=True)
+        if decisions == 2:
+            steady_under_the_pointer(page)
         offered = page.locator(".play-card.playable, .play-action")
         count = offered.count()
         assert count >= 1, "a decision with nothing to click"
@@ -80,6 +82,25 @@ def play_to_the_end(page: Any, rng: random.Random, shot: Path | None = None, *, 
         elif not single:  # a card with several actions: choose one
             page.wait_for_selector(".play-action", timeout=5_000)
             page.locator(".play-action").first.click()
+
+
+def steady_under_the_pointer(page: Any) -> None:
+    """A playable card with the pointer on its lowest pixel keeps still: a card that lifted on
+    hover moved out from under the pointer, dropped back, and flickered so that no click could
+    land on it (a CI run's phone game timed out so)."""
+    card = page.locator(".play-card.playable").first
+    if not card.count():
+        return
+    box = card.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] - 1)
+    page.wait_for_timeout(200)  # past the lift's transition
+    tops = page.evaluate(
+        "(el) => new Promise((done) => { const tops = []; const frame = () => {"
+        " tops.push(el.getBoundingClientRect().top); if (tops.length < 12) requestAnimationFrame(frame);"
+        " else done(tops); }; requestAnimationFrame(frame); })",
+        card.element_handle(),
+    )  # fmt: skip
+    assert len(set(tops)) == 1, ("a hovered card moves", tops)
 
 
 def no_horizontal_scroll(page: Any) -> None:
