@@ -84,6 +84,29 @@ def test_idle_matches_are_forgotten(caplog: pytest.LogCaptureFixture) -> None:
     assert "match old: forgetting it" in caplog.text
 
 
+def test_idle_matches_are_looked_for_at_most_once_per_quarter_of_the_timeout(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("atout._dispatch.time.monotonic", lambda: clock[0])
+    dispatcher, _ = _dispatcher(RandomBot, idle_timeout=40.0)
+
+    def start(match_id: str) -> None:
+        dispatcher.handle(pb.ArenaMessage(match_start=pb.MatchStart(match_id=match_id, game="fool", seat=0,
+                                                                     players=2)))
+
+    dispatcher.handle(_decision("r1", "old"))  # t = 1000
+    start("a")  # the first start looks: nothing idle
+    clock[0] = 1038.0
+    start("b")  # looks: "old" and "a" silent for 38 s, under the 40 s
+    clock[0] = 1045.0
+    start("c")  # 7 s since the last look: no look, though "old" and "a" are idle now
+    assert sorted(dispatcher.active_matches()) == ["a", "b", "c", "old"]
+    clock[0] = 1048.0
+    start("d")  # 10 s since the last look: looks, and forgets the two idle matches
+    assert sorted(dispatcher.active_matches()) == ["b", "c", "d"]
+
+
 def test_bot_rng_is_seeded_by_match_and_seat() -> None:
     def picks(match: str) -> list[str]:
         dispatcher, sent = _dispatcher(RandomBot)

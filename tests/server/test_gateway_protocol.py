@@ -347,6 +347,45 @@ def test_a_bot_cannot_answer_another_bots_request(address: str, make_bot, decisi
         mallory.close()
 
 
+def test_a_matchs_end_closes_its_open_requests_and_only_its_own(address: str, make_bot, decisions) -> None:
+    """The game server forgets a match's open requests at its MatchEnd (an answer after it is an
+    unknown request), and keeps those of the bot's other matches."""
+    import threading
+
+    info, token = make_bot()
+    bot = RawBot(address, token)
+    try:
+        bot.connect()
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        outcomes: dict[str, object] = {}
+
+        def ask(match_id: str, deadline_ms: int) -> threading.Thread:
+            def run() -> None:
+                outcomes[match_id] = decisions.request(info.bot_id, match_id, deadline_ms=deadline_ms,
+                                                       **engine_request())
+            thread = threading.Thread(target=run)
+            thread.start()
+            return thread
+
+        ended_thread = ask("m-ended", 1500)
+        ended = bot.recv().decision
+        going_thread = ask("m-going", 5000)
+        going = bot.recv().decision
+        assert (ended.match_id, going.match_id) == ("m-ended", "m-going")
+        decisions.match_end(info.bot_id, "m-ended", 0, [0], [0])
+        assert bot.recv().match_end.match_id == "m-ended"
+        bot.answer(ended, ended.legal_actions[0])
+        rejection = bot.recv().rejection
+        assert rejection.request_id == ended.request_id and "unknown request_id" in rejection.reason
+        bot.answer(going, going.legal_actions[-1])
+        going_thread.join(5)
+        ended_thread.join(5)
+        assert outcomes["m-going"].ok and outcomes["m-going"].action == going.legal_actions[-1]
+        assert not outcomes["m-ended"].ok
+    finally:
+        bot.close()
+
+
 # ------------------------------------------------------------------ health and reflection
 
 

@@ -62,11 +62,11 @@ def play_match(match_id: int) -> str:
 
 def after_match(world: Any, match_id: int) -> None:
     """What follows a match, played or not: its ladder's tick, a duplicate's next rotation."""
-    ladder_id, duplicate = deals.followers_of(world.sessions, match_id)
+    ladder_id, released = deals.follow_up(world.sessions, match_id)
     if ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
-    if duplicate:
-        world.tasks.play_matches(deals.release_next(world.sessions, match_id))  # the next rotation
+    if released:
+        world.tasks.play_matches(released)  # the next rotation
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)

@@ -143,6 +143,7 @@ class BotSession:
         self.conn_id = f"{server_id}/{secrets.token_hex(6)}"
         # request id -> (match id, absolute deadline in ms): what this stream may answer
         self.open: dict[str, tuple[str, int]] = {}
+        self.open_in: dict[str, set[str]] = {}  # match id -> its open request ids (forgotten at its end)
         self.last_seen = time.monotonic()
         self._send_lock = asyncio.Lock()
         self._answers: list[Answer] = []
@@ -321,6 +322,7 @@ class BotSession:
                     continue  # its worker has given up on it already
                 decision.deadline_ms = left
                 self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
+                self.open_in.setdefault(decision.match_id, set()).add(decision.request_id)
                 self.bucket.credit(MAX_REJECTIONS + 1)
                 if self.batch:
                     if pending and pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES:
@@ -333,9 +335,9 @@ class BotSession:
                         pending, pending_bytes = [], 0
                     continue
             elif kind == "match_end":
-                match_id = message.match_end.match_id
-                for rid in [r for r, (m, _) in self.open.items() if m == match_id]:
-                    del self.open[rid]
+                for rid in self.open_in.pop(message.match_end.match_id, ()):
+                    self.open.pop(rid, None)
+                    self.answers.pop(rid, None)
             if pending:  # the decisions before this message go first
                 await self._send_decisions(pending)
                 pending, pending_bytes = [], 0
@@ -360,9 +362,14 @@ class BotSession:
             if silent > 3 * interval:
                 raise SessionEnd("keepalive_timeout", f"no message from the bot for {silent:.1f} s")
             now = now_ms()
-            for rid in [r for r, (_, d) in self.open.items() if d + ANSWER_GRACE_MS < now]:
+            for rid, (match_id, _) in [(r, o) for r, o in self.open.items() if o[1] + ANSWER_GRACE_MS < now]:
                 del self.open[rid]
                 self.answers.pop(rid, None)
+                ids = self.open_in.get(match_id)
+                if ids is not None:
+                    ids.discard(rid)
+                    if not ids:
+                        del self.open_in[match_id]
             await self._count_limited()
             self._ping_nonce += 1
             await self.send(pb.ArenaMessage(ping=pb.Ping(nonce=self._ping_nonce)))

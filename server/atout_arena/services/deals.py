@@ -19,6 +19,7 @@ and what one rotation shows (the cards played, a seat's hand) is the deal of the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
@@ -121,8 +122,9 @@ def _released(session: Session, candidates: list[int]) -> list[int]:
     return sorted(ids)
 
 
-def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
-    """The pending next rotations of ``done`` matches, in open competitions."""
+def _next_rotations(session: Session, done: Sequence[Any]) -> list[int]:
+    """The pending next rotations of ``done`` matches (Match rows, or rows of
+    ``_ROTATION_COLUMNS``), in open competitions."""
     wanted: list[int] = []
     for m in done:
         if m.status not in MATCH_DONE:
@@ -148,24 +150,26 @@ def _next_rotations(session: Session, done: Sequence[Match]) -> list[int]:
     return wanted
 
 
-def followers_of(sessions: sessionmaker, match_id: int) -> tuple[int | None, bool]:
-    """What may follow a match, in one light query: its ladder (ticked after it), and whether it
-    is a rotation of a duplicate deal group (the next rotation may be released)."""
+# the columns _next_rotations reads: a whole Match row carries its replay and observations
+_ROTATION_COLUMNS = (Match.id, Match.status, Match.tournament_id, Match.test_id, Match.ladder_id,
+                     Match.deal_group, Match.rotation)
+
+
+def follow_up(sessions: sessionmaker, match_id: int) -> tuple[int | None, list[int]]:
+    """What follows a match, in one session of light queries: its ladder (to tick after it),
+    and the next rotation of its duplicate deal group, queued if it is done (the ids to send
+    to the workers; none when not a duplicate match, not done, or released already)."""
     with sessions() as session:
-        row = session.execute(select(Match.ladder_id, Match.deal_group).where(Match.id == match_id)).first()
-    if row is None:
-        return None, False
-    return row.ladder_id, row.deal_group is not None
+        row = session.execute(select(*_ROTATION_COLUMNS).where(Match.id == match_id)).first()
+        if row is None:
+            return None, []
+        released = _released(session, _next_rotations(session, [row])) if row.deal_group is not None else []
+        return row.ladder_id, released
 
 
 def release_next(sessions: sessionmaker, match_id: int) -> list[int]:
-    """Queue the next rotation of ``match_id``'s deal group once it is done; returns the ids
-    to send to the workers (none: not a duplicate match, not done, or released already)."""
-    with sessions() as session:
-        match = session.get(Match, match_id)
-        if match is None:
-            return []
-        return _released(session, _next_rotations(session, [match]))
+    """:func:`follow_up`'s released rotation alone."""
+    return follow_up(sessions, match_id)[1]
 
 
 def release_stalled(sessions: sessionmaker) -> list[int]:
