@@ -20,11 +20,12 @@ breaks. What happens when a bot misbehaves:
 - A request the arena sends again after a reconnect is answered from memory: the bot is never asked
   the same request twice.
 
-Batching: the Hello lists the feature ``"batch"``, so the arena may send several decision
-requests in one ``DecisionBatch``; each is dispatched as if it had come alone (to its match's
-bot, with its own deadline). Answers that are ready together (queued while the stream was
-sending) go in one ``ActionBatch``; a lone answer goes as a plain ``Action`` at once: nothing ever
-waits for a batch to fill.
+Batching: the Hello lists the features ``"batch"`` and ``"bundle"``, so the arena may send
+several decision requests in one ``DecisionBatch``, or several messages of any match kind
+(starts, requests, rejections, ends) in one ``ArenaBundle``; each is dispatched as if it had
+come alone, in order (to its match's bot, with its own deadline). Answers that are ready
+together (queued while the stream was sending) go in one ``ActionBatch``; a lone answer goes as
+a plain ``Action`` at once: nothing ever waits for a batch to fill.
 
 It stops (raising) when the token is refused (:class:`AuthenticationError`), when another
 connection of the same bot takes over (:class:`ConnectionReplacedError`), when the arena does not speak
@@ -61,6 +62,7 @@ PROTOCOL_VERSION = 1
 MAX_VERSION_LENGTH = 64  # a Hello version label (the arena refuses longer ones)
 DEFAULT_SERVER = "127.0.0.1:50051"
 FEATURE_BATCH = "batch"  # Hello.features: DecisionBatch welcome, ActionBatch sent
+FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
 
 
@@ -236,9 +238,11 @@ class Runner:
         self.first_connect_timeout = first_connect_timeout
         self.keepalive = keepalive
         self.tls = tls
-        self.batch = batch  # list "batch" in Hello and send ActionBatches (False: one message each)
+        # list "batch" and "bundle" in Hello and send ActionBatches (False: one message each)
+        self.batch = batch
         # what batching did, over every connection (logged when the runner stops)
-        self.stats = {"decision_batches": 0, "batched_requests": 0, "action_batches": 0, "batched_actions": 0}
+        self.stats = {"decision_batches": 0, "batched_requests": 0, "bundles": 0, "bundled": 0,
+                      "action_batches": 0, "batched_actions": 0}
         self.stopping = stop if stop is not None else threading.Event()
         self.connections = 0  # Connect calls made, for tests and logs
         self.close_grace = 1.0  # seconds the arena has to end the stream after we close our side
@@ -301,9 +305,10 @@ class Runner:
                 self.stopping.wait(delay)
             log.info("stopped")
         finally:
-            if self.stats["decision_batches"] or self.stats["action_batches"]:
+            if self.stats["decision_batches"] or self.stats["bundles"] or self.stats["action_batches"]:
                 log.info(
                     "batching: %(batched_requests)d requests came in %(decision_batches)d DecisionBatches, "
+                    "%(bundled)d messages in %(bundles)d ArenaBundles, "
                     "%(batched_actions)d answers went in %(action_batches)d ActionBatches", self.stats,
                 )
             self._dispatcher.close()
@@ -338,7 +343,7 @@ class Runner:
         log.info("connecting to %s", self.server)
         hello = pb.BotMessage(hello=pb.Hello(protocol_version=PROTOCOL_VERSION, client=client_string(),
                                              version=self.version,
-                                             features=[FEATURE_BATCH] if self.batch else []))
+                                             features=[FEATURE_BATCH, FEATURE_BUNDLE] if self.batch else []))
         # A fresh channel per attempt: a channel that failed keeps its own (long) backoff.
         with self._channel() as channel:
             stub = atout_pb2_grpc.BotGatewayStub(channel)
@@ -388,6 +393,14 @@ class Runner:
             self.stats["decision_batches"] += 1
             self.stats["batched_requests"] += len(msg.decisions.requests)
             self._dispatcher.handle_decisions(msg.decisions)
+        elif kind == "bundle":
+            self.stats["bundles"] += 1
+            self.stats["bundled"] += len(msg.bundle.messages)
+            for entry in msg.bundle.messages:
+                if entry.WhichOneof("kind") in ("bundle", "welcome"):
+                    log.warning("a %s inside an ArenaBundle; ignored", entry.WhichOneof("kind"))
+                    continue
+                self._on_message(conn, entry)
         elif kind is None:
             log.warning("empty message from the arena; ignored")
         else:

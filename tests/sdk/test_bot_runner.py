@@ -568,11 +568,41 @@ def test_a_bot_whose_act_always_raises_logs_one_traceback_then_a_line_per_decisi
 def test_hello_lists_batch_unless_turned_off(arena: tuple[FakeArena, int]) -> None:
     servicer, port = arena
     rt = RunnerThread(Recorder, port)
-    assert list(servicer.next_connection().hello.features) == ["batch"]
+    assert list(servicer.next_connection().hello.features) == ["batch", "bundle"]
     rt.stop()
     rt = RunnerThread(Recorder, port, batch=False)
     assert list(servicer.next_connection().hello.features) == []
     rt.stop()
+
+
+def test_an_arena_bundle_is_played_as_its_messages_in_order(arena: tuple[FakeArena, int]) -> None:
+    """Each message of an ArenaBundle is handled as if it had come alone, in its order: a match
+    starts, is asked, and ends within one bundle; another match's request beside it is answered;
+    a nested bundle is ignored."""
+    servicer, port = arena
+    rt = RunnerThread(Recorder, port)
+    conn = servicer.next_connection()
+    messages = [
+        pb.ArenaMessage(match_start=start("b1", seat=0)),
+        pb.ArenaMessage(decision=decision("q1", "b1", seat=0)),
+        pb.ArenaMessage(match_start=start("b2", seat=1)),
+        pb.ArenaMessage(decision=decision("q2", "b2", seat=1)),
+        pb.ArenaMessage(bundle=pb.ArenaBundle(messages=[pb.ArenaMessage(decision=decision("nested", "b2"))])),
+    ]
+    conn.send(bundle=pb.ArenaBundle(messages=messages))
+    assert {conn.expect("action").request_id for _ in range(2)} == {"q1", "q2"}
+    conn.send(bundle=pb.ArenaBundle(messages=[pb.ArenaMessage(match_end=end("b1", seat=0)),
+                                              pb.ArenaMessage(decision=decision("q3", "b2", seat=1))]))
+    assert conn.expect("action").request_id == "q3"
+    conn.nothing("action")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and rt.runner.active_matches() != ["b2"]:
+        time.sleep(0.02)
+    assert rt.runner.active_matches() == ["b2"]
+    rt.stop()
+    calls = {b.match.match_id: [kind for kind, _ in b.calls] for b in Recorder.instances}
+    assert calls == {"b1": ["start", "act", "end"], "b2": ["start", "act", "act"]}
+    assert rt.runner.stats["bundles"] == 2 and rt.runner.stats["bundled"] == 7
 
 
 def test_a_decision_batch_is_played_as_its_requests(arena: tuple[FakeArena, int]) -> None:

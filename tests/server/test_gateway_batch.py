@@ -82,6 +82,8 @@ def received(bot: RawBot, count: int) -> list[pb.ArenaMessage]:
         out.append(message)
         kind = message.WhichOneof("kind")
         requests += len(message.decisions.requests) if kind == "decisions" else kind == "decision"
+        if kind == "bundle":
+            requests += sum(m.WhichOneof("kind") == "decision" for m in message.bundle.messages)
     return out
 
 
@@ -94,6 +96,8 @@ def shape(messages: list[pb.ArenaMessage]) -> list[Any]:
             out.append([r.request_id for r in m.decisions.requests])
         elif kind == "decision":
             out.append(m.decision.request_id)
+        elif kind == "bundle":
+            out.append(("bundle", shape(list(m.bundle.messages))))
         else:
             out.append(f"{kind} {getattr(m, kind).match_id}")
     return out
@@ -160,6 +164,65 @@ def test_a_stream_without_batch_gets_single_messages_only(
             if request_id:
                 wait_until(lambda r=request_id: redis_client.lrange(reply_key(r), 0, -1) == [b"Apass"],
                            what=f"answer {request_id}")
+    finally:
+        bot.close()
+
+
+def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """A stream that lists "bundle" gets the MatchStarts, requests and MatchEnds of one read in
+    one ArenaBundle, in their order, each request with its own time left; a match's MatchEnd in a
+    bundle closes that match's requests (an answer after it is refused), not the others'."""
+    info, token = make_bot("bundler")
+    bot, welcome = connect(address, token, ("bundle", "batch"))
+    try:
+        assert list(welcome.features) == ["batch", "bundle"]
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        plan = [(m, f"{info.bot_id}-{r}" if r else "") for m, r in PLAN]
+        push_at_once(redis_client, info.bot_id, plan)
+        messages = received(bot, 5)
+        rid = {r: f"{info.bot_id}-{r}" for r in ("q1", "q2", "q3", "q4", "q5", "q6")}
+        assert shape(messages) == [("bundle", [
+            "match_start bm1", rid["q1"], rid["q2"], "match_start bm2", rid["q3"], rid["q4"], rid["q5"],
+        ])]
+        entries = list(messages[0].bundle.messages)
+        for entry in entries:
+            if entry.WhichOneof("kind") == "decision":
+                assert 15_000 < entry.decision.deadline_ms <= 20_000
+        # bm1 ends, and a request of bm2 comes, in one read
+        end = pb.ArenaMessage(match_end=pb.MatchEnd(match_id="bm1", reason="finished")).SerializeToString()
+        deadline = int(time.time() * 1000) + 20_000
+        pipe = redis_client.pipeline(transaction=True)
+        pipe.eval(*notify_command(info.bot_id, "end", "bm1", end))
+        message = request_message(rid["q6"], "bm2", deadline)
+        pipe.eval(*push_decision_command(info.bot_id, rid["q6"], deadline, message, 25_000))
+        pipe.execute()
+        assert shape(received(bot, 1)) == [("bundle", ["match_end bm1", rid["q6"]])]
+        bot.send(actions((rid["q1"], "bm1", "pass"), (rid["q3"], "bm2", "pass")))
+        rejection = bot.recv()
+        assert rejection.WhichOneof("kind") == "rejection" and rejection.rejection.request_id == rid["q1"]
+        assert "unknown request_id" in rejection.rejection.reason
+        wait_until(lambda: redis_client.lrange(reply_key(rid["q3"]), 0, -1) == [b"Apass"], what="q3 answered")
+        assert redis_client.llen(reply_key(rid["q1"])) == 0
+    finally:
+        bot.close()
+
+
+def test_a_bundle_stays_small_enough_for_any_grpc_client(
+    address: str, make_bot, decisions, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    info, token = make_bot("big-bundle")
+    bot, _ = connect(address, token, ("bundle",))
+    try:
+        wait_until(lambda: decisions.is_connected(info.bot_id), what="presence")
+        size = MAX_DECISION_BATCH_BYTES // 3 - 1000
+        plan = [("big2", "")] + [("big2", f"{info.bot_id}-h{i}") for i in range(7)]
+        push_at_once(redis_client, info.bot_id, plan, size=size)
+        rids = [r for _, r in plan[1:]]
+        assert shape(received(bot, 7)) == [
+            ("bundle", ["match_start big2", *rids[0:3]]), ("bundle", rids[3:6]), rids[6],
+        ]
     finally:
         bot.close()
 
@@ -328,8 +391,9 @@ def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
     address: str, make_bot, spawn_bot, decisions
 ) -> None:  # type: ignore[no-untyped-def]
     """A real SDK bot (another process) in 24 matches at once, asked in bursts like a worker's
-    coroutines would: DecisionBatches of several requests come, ActionBatches go back (counted
-    by the runner, which logs them when it stops), and every decision is answered legally."""
+    coroutines would: ArenaBundles of several messages come (the runner lists "bundle"),
+    ActionBatches go back (counted by the runner, which logs them when it stops), and every
+    decision is answered legally."""
     info, token = make_bot("sdk-batch")
     bot = spawn_bot(address, token, "FirstLegal")
     wait_until(lambda: decisions.is_connected(info.bot_id), timeout=20, what="the SDK bot to connect")
@@ -353,13 +417,15 @@ def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
     assert all(o.ok for o in outcomes), [o.fault for o in outcomes if not o.ok][:5]
     assert bot.stop() == 0
     found = bot.wait_for_log(
-        r"batching: (\d+) requests came in (\d+) DecisionBatches, (\d+) answers went in (\d+) ActionBatches"
+        r"batching: (\d+) requests came in (\d+) DecisionBatches, (\d+) messages in (\d+) ArenaBundles, "
+        r"(\d+) answers went in (\d+) ActionBatches"
     )
-    requests, batches, answers, action_batches = map(int, found.groups())
-    print(f"{requests} requests in {batches} DecisionBatches,",
+    requests, batches, bundled, bundles, answers, action_batches = map(int, found.groups())
+    print(f"{bundled} messages in {bundles} ArenaBundles, {requests} requests in {batches} DecisionBatches,",
           f"{answers} answers in {action_batches} ActionBatches",
           f"({matches * rounds} decisions)")
-    assert batches >= 1 and requests >= 2 * batches  # a DecisionBatch holds 2 requests or more
+    assert batches == 0  # a bundle stream gets no DecisionBatch
+    assert bundles >= 1 and bundled >= 2 * bundles  # an ArenaBundle holds 2 messages or more
     assert action_batches >= 1 and answers >= 2 * action_batches
 
 

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61tout/v1/atout.proto\x12\x08\x61tout.v1\"\xc4\x01\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.atout.v1.HelloH\x00\x12\"\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x10.atout.v1.ActionH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.atout.v1.PingH\x00\x12\x1e\n\x04pong\x18\x04 \x01(\x0b\x32\x0e.atout.v1.PongH\x00\x12(\n\x07\x61\x63tions\x18\x05 \x01(\x0b\x32\x15.atout.v1.ActionBatchH\x00\x42\x06\n\x04kind\"T\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x63lient\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08\x66\x65\x61tures\x18\x04 \x03(\t\"P\n\x06\x41\x63tion\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x10\n\x08think_ms\x18\x04 \x01(\x01\"0\n\x0b\x41\x63tionBatch\x12!\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x10.atout.v1.Action\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\xfb\x02\n\x0c\x41renaMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.atout.v1.WelcomeH\x00\x12-\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x19.atout.v1.DecisionRequestH\x00\x12(\n\trejection\x18\x03 \x01(\x0b\x32\x13.atout.v1.RejectionH\x00\x12+\n\x0bmatch_start\x18\x04 \x01(\x0b\x32\x14.atout.v1.MatchStartH\x00\x12\'\n\tmatch_end\x18\x05 \x01(\x0b\x32\x12.atout.v1.MatchEndH\x00\x12\x1e\n\x04ping\x18\x06 \x01(\x0b\x32\x0e.atout.v1.PingH\x00\x12\x1e\n\x04pong\x18\x07 \x01(\x0b\x32\x0e.atout.v1.PongH\x00\x12 \n\x05\x65rror\x18\x08 \x01(\x0b\x32\x0f.atout.v1.ErrorH\x00\x12,\n\tdecisions\x18\t \x01(\x0b\x32\x17.atout.v1.DecisionBatchH\x00\x42\x06\n\x04kind\"\x80\x01\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x62ot_id\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x11\n\tserver_id\x18\x04 \x01(\t\x12\x14\n\x0ckeepalive_ms\x18\x05 \x01(\r\x12\x10\n\x08\x66\x65\x61tures\x18\x06 \x03(\t\"<\n\rDecisionBatch\x12+\n\x08requests\x18\x01 \x03(\x0b\x32\x19.atout.v1.DecisionRequest\"\xb3\x01\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x0c\n\x04seat\x18\x04 \x01(\r\x12\x18\n\x10observation_json\x18\x05 \x01(\t\x12\x15\n\rlegal_actions\x18\x06 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x07 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x08 \x01(\x03\"Q\n\tRejection\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"u\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x14\n\x0coptions_json\x18\x05 \x01(\t\x12\x12\n\nseat_names\x18\x06 \x03(\t\"[\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x0f\n\x07ranking\x18\x04 \x03(\r\x12\x0e\n\x06reason\x18\x05 \x01(\t\"&\n\x05\x45rror\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\x12\n\x10ListGamesRequest\"d\n\nGameOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x02 \x01(\t\x12\x14\n\x0c\x63hoices_json\x18\x03 \x03(\t\x12\x0f\n\x07\x61llowed\x18\x04 \x01(\t\x12\x0b\n\x03\x64oc\x18\x05 \x01(\t\"\x9d\x01\n\x08GameInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x04 \x01(\r\x12%\n\x07options\x18\x05 \x03(\x0b\x32\x14.atout.v1.GameOption\x12\x0f\n\x07summary\x18\x06 \x01(\t\x12\x15\n\rrules_version\x18\x07 \x01(\r\"6\n\x11ListGamesResponse\x12!\n\x05games\x18\x01 \x03(\x0b\x32\x12.atout.v1.GameInfo\"\\\n\x0fPracticeRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x14\n\x0coptions_json\x18\x03 \x01(\t\x12\x14\n\x0cmove_time_ms\x18\x04 \x01(\r\"8\n\x10PracticeResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nreplay_url\x18\x02 \x01(\t2I\n\nBotGateway\x12;\n\x07\x43onnect\x12\x14.atout.v1.BotMessage\x1a\x16.atout.v1.ArenaMessage(\x01\x30\x01\x32\x95\x01\n\x05Games\x12\x44\n\tListGames\x12\x1a.atout.v1.ListGamesRequest\x1a\x1b.atout.v1.ListGamesResponse\x12\x46\n\rStartPractice\x12\x19.atout.v1.PracticeRequest\x1a\x1a.atout.v1.PracticeResponseB]\n\x0corg.atout.v1B\nAtoutProtoP\x01Z4github.com/atout-arena/atout/gen/go/atout/v1;atoutv1\xaa\x02\x08\x41tout.V1b\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14\x61tout/v1/atout.proto\x12\x08\x61tout.v1\"\xc4\x01\n\nBotMessage\x12 \n\x05hello\x18\x01 \x01(\x0b\x32\x0f.atout.v1.HelloH\x00\x12\"\n\x06\x61\x63tion\x18\x02 \x01(\x0b\x32\x10.atout.v1.ActionH\x00\x12\x1e\n\x04ping\x18\x03 \x01(\x0b\x32\x0e.atout.v1.PingH\x00\x12\x1e\n\x04pong\x18\x04 \x01(\x0b\x32\x0e.atout.v1.PongH\x00\x12(\n\x07\x61\x63tions\x18\x05 \x01(\x0b\x32\x15.atout.v1.ActionBatchH\x00\x42\x06\n\x04kind\"T\n\x05Hello\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x63lient\x18\x02 \x01(\t\x12\x0f\n\x07version\x18\x03 \x01(\t\x12\x10\n\x08\x66\x65\x61tures\x18\x04 \x03(\t\"P\n\x06\x41\x63tion\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x10\n\x08think_ms\x18\x04 \x01(\x01\"0\n\x0b\x41\x63tionBatch\x12!\n\x07\x61\x63tions\x18\x01 \x03(\x0b\x32\x10.atout.v1.Action\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\xa4\x03\n\x0c\x41renaMessage\x12$\n\x07welcome\x18\x01 \x01(\x0b\x32\x11.atout.v1.WelcomeH\x00\x12-\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x19.atout.v1.DecisionRequestH\x00\x12(\n\trejection\x18\x03 \x01(\x0b\x32\x13.atout.v1.RejectionH\x00\x12+\n\x0bmatch_start\x18\x04 \x01(\x0b\x32\x14.atout.v1.MatchStartH\x00\x12\'\n\tmatch_end\x18\x05 \x01(\x0b\x32\x12.atout.v1.MatchEndH\x00\x12\x1e\n\x04ping\x18\x06 \x01(\x0b\x32\x0e.atout.v1.PingH\x00\x12\x1e\n\x04pong\x18\x07 \x01(\x0b\x32\x0e.atout.v1.PongH\x00\x12 \n\x05\x65rror\x18\x08 \x01(\x0b\x32\x0f.atout.v1.ErrorH\x00\x12,\n\tdecisions\x18\t \x01(\x0b\x32\x17.atout.v1.DecisionBatchH\x00\x12\'\n\x06\x62undle\x18\n \x01(\x0b\x32\x15.atout.v1.ArenaBundleH\x00\x42\x06\n\x04kind\"\x80\x01\n\x07Welcome\x12\x18\n\x10protocol_version\x18\x01 \x01(\r\x12\x0e\n\x06\x62ot_id\x18\x02 \x01(\t\x12\x10\n\x08\x62ot_name\x18\x03 \x01(\t\x12\x11\n\tserver_id\x18\x04 \x01(\t\x12\x14\n\x0ckeepalive_ms\x18\x05 \x01(\r\x12\x10\n\x08\x66\x65\x61tures\x18\x06 \x03(\t\"<\n\rDecisionBatch\x12+\n\x08requests\x18\x01 \x03(\x0b\x32\x19.atout.v1.DecisionRequest\"7\n\x0b\x41renaBundle\x12(\n\x08messages\x18\x01 \x03(\x0b\x32\x16.atout.v1.ArenaMessage\"\xb3\x01\n\x0f\x44\x65\x63isionRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0c\n\x04game\x18\x03 \x01(\t\x12\x0c\n\x04seat\x18\x04 \x01(\r\x12\x18\n\x10observation_json\x18\x05 \x01(\t\x12\x15\n\rlegal_actions\x18\x06 \x03(\t\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x07 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_unix_ms\x18\x08 \x01(\x03\"Q\n\tRejection\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x10\n\x08match_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x0e\n\x06reason\x18\x04 \x01(\t\"u\n\nMatchStart\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04game\x18\x02 \x01(\t\x12\x0c\n\x04seat\x18\x03 \x01(\r\x12\x0f\n\x07players\x18\x04 \x01(\r\x12\x14\n\x0coptions_json\x18\x05 \x01(\t\x12\x12\n\nseat_names\x18\x06 \x03(\t\"[\n\x08MatchEnd\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0e\n\x06scores\x18\x03 \x03(\x05\x12\x0f\n\x07ranking\x18\x04 \x03(\r\x12\x0e\n\x06reason\x18\x05 \x01(\t\"&\n\x05\x45rror\x12\x0c\n\x04\x63ode\x18\x01 \x01(\t\x12\x0f\n\x07message\x18\x02 \x01(\t\"\x12\n\x10ListGamesRequest\"d\n\nGameOption\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x14\n\x0c\x64\x65\x66\x61ult_json\x18\x02 \x01(\t\x12\x14\n\x0c\x63hoices_json\x18\x03 \x03(\t\x12\x0f\n\x07\x61llowed\x18\x04 \x01(\t\x12\x0b\n\x03\x64oc\x18\x05 \x01(\t\"\x9d\x01\n\x08GameInfo\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x0f\n\x07players\x18\x03 \x03(\r\x12\x17\n\x0f\x64\x65\x66\x61ult_players\x18\x04 \x01(\r\x12%\n\x07options\x18\x05 \x03(\x0b\x32\x14.atout.v1.GameOption\x12\x0f\n\x07summary\x18\x06 \x01(\t\x12\x15\n\rrules_version\x18\x07 \x01(\r\"6\n\x11ListGamesResponse\x12!\n\x05games\x18\x01 \x03(\x0b\x32\x12.atout.v1.GameInfo\"\\\n\x0fPracticeRequest\x12\x0c\n\x04game\x18\x01 \x01(\t\x12\x0f\n\x07players\x18\x02 \x01(\r\x12\x14\n\x0coptions_json\x18\x03 \x01(\t\x12\x14\n\x0cmove_time_ms\x18\x04 \x01(\r\"8\n\x10PracticeResponse\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nreplay_url\x18\x02 \x01(\t2I\n\nBotGateway\x12;\n\x07\x43onnect\x12\x14.atout.v1.BotMessage\x1a\x16.atout.v1.ArenaMessage(\x01\x30\x01\x32\x95\x01\n\x05Games\x12\x44\n\tListGames\x12\x1a.atout.v1.ListGamesRequest\x1a\x1b.atout.v1.ListGamesResponse\x12\x46\n\rStartPractice\x12\x19.atout.v1.PracticeRequest\x1a\x1a.atout.v1.PracticeResponseB]\n\x0corg.atout.v1B\nAtoutProtoP\x01Z4github.com/atout-arena/atout/gen/go/atout/v1;atoutv1\xaa\x02\x08\x41tout.V1b\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,35 +45,37 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PONG']._serialized_start=474
   _globals['_PONG']._serialized_end=495
   _globals['_ARENAMESSAGE']._serialized_start=498
-  _globals['_ARENAMESSAGE']._serialized_end=877
-  _globals['_WELCOME']._serialized_start=880
-  _globals['_WELCOME']._serialized_end=1008
-  _globals['_DECISIONBATCH']._serialized_start=1010
-  _globals['_DECISIONBATCH']._serialized_end=1070
-  _globals['_DECISIONREQUEST']._serialized_start=1073
-  _globals['_DECISIONREQUEST']._serialized_end=1252
-  _globals['_REJECTION']._serialized_start=1254
-  _globals['_REJECTION']._serialized_end=1335
-  _globals['_MATCHSTART']._serialized_start=1337
-  _globals['_MATCHSTART']._serialized_end=1454
-  _globals['_MATCHEND']._serialized_start=1456
-  _globals['_MATCHEND']._serialized_end=1547
-  _globals['_ERROR']._serialized_start=1549
-  _globals['_ERROR']._serialized_end=1587
-  _globals['_LISTGAMESREQUEST']._serialized_start=1589
-  _globals['_LISTGAMESREQUEST']._serialized_end=1607
-  _globals['_GAMEOPTION']._serialized_start=1609
-  _globals['_GAMEOPTION']._serialized_end=1709
-  _globals['_GAMEINFO']._serialized_start=1712
-  _globals['_GAMEINFO']._serialized_end=1869
-  _globals['_LISTGAMESRESPONSE']._serialized_start=1871
-  _globals['_LISTGAMESRESPONSE']._serialized_end=1925
-  _globals['_PRACTICEREQUEST']._serialized_start=1927
-  _globals['_PRACTICEREQUEST']._serialized_end=2019
-  _globals['_PRACTICERESPONSE']._serialized_start=2021
-  _globals['_PRACTICERESPONSE']._serialized_end=2077
-  _globals['_BOTGATEWAY']._serialized_start=2079
-  _globals['_BOTGATEWAY']._serialized_end=2152
-  _globals['_GAMES']._serialized_start=2155
-  _globals['_GAMES']._serialized_end=2304
+  _globals['_ARENAMESSAGE']._serialized_end=918
+  _globals['_WELCOME']._serialized_start=921
+  _globals['_WELCOME']._serialized_end=1049
+  _globals['_DECISIONBATCH']._serialized_start=1051
+  _globals['_DECISIONBATCH']._serialized_end=1111
+  _globals['_ARENABUNDLE']._serialized_start=1113
+  _globals['_ARENABUNDLE']._serialized_end=1168
+  _globals['_DECISIONREQUEST']._serialized_start=1171
+  _globals['_DECISIONREQUEST']._serialized_end=1350
+  _globals['_REJECTION']._serialized_start=1352
+  _globals['_REJECTION']._serialized_end=1433
+  _globals['_MATCHSTART']._serialized_start=1435
+  _globals['_MATCHSTART']._serialized_end=1552
+  _globals['_MATCHEND']._serialized_start=1554
+  _globals['_MATCHEND']._serialized_end=1645
+  _globals['_ERROR']._serialized_start=1647
+  _globals['_ERROR']._serialized_end=1685
+  _globals['_LISTGAMESREQUEST']._serialized_start=1687
+  _globals['_LISTGAMESREQUEST']._serialized_end=1705
+  _globals['_GAMEOPTION']._serialized_start=1707
+  _globals['_GAMEOPTION']._serialized_end=1807
+  _globals['_GAMEINFO']._serialized_start=1810
+  _globals['_GAMEINFO']._serialized_end=1967
+  _globals['_LISTGAMESRESPONSE']._serialized_start=1969
+  _globals['_LISTGAMESRESPONSE']._serialized_end=2023
+  _globals['_PRACTICEREQUEST']._serialized_start=2025
+  _globals['_PRACTICEREQUEST']._serialized_end=2117
+  _globals['_PRACTICERESPONSE']._serialized_start=2119
+  _globals['_PRACTICERESPONSE']._serialized_end=2175
+  _globals['_BOTGATEWAY']._serialized_start=2177
+  _globals['_BOTGATEWAY']._serialized_end=2250
+  _globals['_GAMES']._serialized_start=2253
+  _globals['_GAMES']._serialized_end=2402
 # @@protoc_insertion_point(module_scope)

@@ -63,7 +63,7 @@ class Pong(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ArenaMessage(_message.Message):
-    __slots__ = ("welcome", "decision", "rejection", "match_start", "match_end", "ping", "pong", "error", "decisions")
+    __slots__ = ("welcome", "decision", "rejection", "match_start", "match_end", "ping", "pong", "error", "decisions", "bundle")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     REJECTION_FIELD_NUMBER: _ClassVar[int]
@@ -73,6 +73,7 @@ class ArenaMessage(_message.Message):
     PONG_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     DECISIONS_FIELD_NUMBER: _ClassVar[int]
+    BUNDLE_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     decision: DecisionRequest
     rejection: Rejection
@@ -82,7 +83,8 @@ class ArenaMessage(_message.Message):
     pong: Pong
     error: Error
     decisions: DecisionBatch
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., decisions: _Optional[_Union[DecisionBatch, _Mapping]] = ...) -> None: ...
+    bundle: ArenaBundle
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., rejection: _Optional[_Union[Rejection, _Mapping]] = ..., match_start: _Optional[_Union[MatchStart, _Mapping]] = ..., match_end: _Optional[_Union[MatchEnd, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., decisions: _Optional[_Union[DecisionBatch, _Mapping]] = ..., bundle: _Optional[_Union[ArenaBundle, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("protocol_version", "bot_id", "bot_name", "server_id", "keepalive_ms", "features")
@@ -105,6 +107,12 @@ class DecisionBatch(_message.Message):
     REQUESTS_FIELD_NUMBER: _ClassVar[int]
     requests: _containers.RepeatedCompositeFieldContainer[DecisionRequest]
     def __init__(self, requests: _Optional[_Iterable[_Union[DecisionRequest, _Mapping]]] = ...) -> None: ...
+
+class ArenaBundle(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[ArenaMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[ArenaMessage, _Mapping]]] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "match_id", "game", "seat", "observation_json", "legal_actions", "deadline_ms", "deadline_unix_ms")

@@ -16,9 +16,13 @@ stream whose Hello listed the feature ``"batch"`` (its Welcome then lists it bac
 requests of one read go as one ``DecisionBatch`` (at most :data:`MAX_DECISION_BATCH` requests and
 about :data:`MAX_DECISION_BATCH_BYTES`; a lone request as a plain ``DecisionRequest``);
 every other message stays single and in its place, so a match's MatchStart still comes before
-its first request and its MatchEnd after its last. Any stream may send an ``ActionBatch``: each
-of its Actions is handled exactly as if it came alone (each takes a token of the bucket and
-counts towards ``MAX_REJECTIONS``), and the answers of one message go to Redis in one pipeline.
+its first request and its MatchEnd after its last. To a stream whose Hello listed ``"bundle"``,
+everything of one read goes in ``ArenaBundle``s instead (the same limits; MatchStarts, MatchEnds,
+decisions and the workers' Rejections, in their order): a gRPC message costs the game server and
+the bot far more than its bytes, and a match's start and end were half of all messages. Any
+stream may send an ``ActionBatch``: each of its Actions is handled exactly as if it came alone
+(each takes a token of the bucket and counts towards ``MAX_REJECTIONS``), and the answers of one
+message go to Redis in one pipeline.
 An empty ActionBatch, or one of more than :data:`MAX_ACTION_BATCH` Actions, gets an Error
 ``bad_message`` and none of its Actions is read.
 """
@@ -68,7 +72,8 @@ MESSAGE_BURST = 200.0
 MAX_CREDIT = 100_000.0
 CLOSE_TIMEOUT_S = 2.0
 FEATURE_BATCH = "batch"  # Hello.features: the bot takes DecisionBatch messages
-FEATURES = frozenset({FEATURE_BATCH})  # what this arena understands; other features are ignored
+FEATURE_BUNDLE = "bundle"  # Hello.features: the bot takes ArenaBundle messages
+FEATURES = frozenset({FEATURE_BATCH, FEATURE_BUNDLE})  # what this arena understands; others are ignored
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (well under the 1 MiB message cap); more: bad_message
 MAX_DECISION_BATCH = INBOX_READ_COUNT  # requests in one DecisionBatch sent
 # ... and about this many bytes at most (a lone request may be bigger): well under the 4 MiB a
@@ -188,6 +193,7 @@ class BotSession:
         self.version, self.address = version, stream_address(self.bot_id, version)
         features = sorted(FEATURES.intersection(hello.hello.features))  # unknown ones: ignored
         self.batch = FEATURE_BATCH in features
+        self.bundle = FEATURE_BUNDLE in features
         others = [a for a in await self.relay.streams_of(self.bot_id) if a != self.address]
         if len(others) >= MAX_STREAMS:
             return await self._close(SessionEnd(
@@ -303,9 +309,11 @@ class BotSession:
             await inbox.aclose()
 
     async def _deliver_all(self, payloads: list[bytes]) -> None:
-        """Forward inbox messages in order; to a batch stream, the decisions among them go as
-        DecisionBatches (each run of decisions between two other messages: one batch)."""
-        pending: list[pb.DecisionRequest] = []  # decisions not sent yet (batch streams only)
+        """Forward inbox messages in order. To a bundle stream, everything read at once goes
+        in ArenaBundles; to a batch stream, the decisions among them go as DecisionBatches
+        (each run of decisions between two other messages: one batch); else one by one."""
+        pending: list[pb.DecisionRequest] = []  # decisions not sent yet (batch streams)
+        bundled: list[pb.ArenaMessage] = []  # messages not sent yet (bundle streams)
         pending_bytes = 0
         for payload in payloads:
             try:
@@ -324,26 +332,41 @@ class BotSession:
                 self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
                 self.open_in.setdefault(decision.match_id, set()).add(decision.request_id)
                 self.bucket.credit(MAX_REJECTIONS + 1)
-                if self.batch:
-                    if pending and pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES:
-                        await self._send_decisions(pending)
-                        pending, pending_bytes = [], 0
-                    pending.append(decision)
-                    pending_bytes += len(payload)
-                    if len(pending) >= MAX_DECISION_BATCH:
-                        await self._send_decisions(pending)
-                        pending, pending_bytes = [], 0
-                    continue
             elif kind == "match_end":
                 for rid in self.open_in.pop(message.match_end.match_id, ()):
                     self.open.pop(rid, None)
                     self.answers.pop(rid, None)
+            if self.bundle or (self.batch and kind == "decision"):
+                if pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES and (pending or bundled):
+                    await self._send_held(pending, bundled)
+                    pending_bytes = 0
+                if self.bundle:
+                    bundled.append(message)
+                else:
+                    pending.append(message.decision)
+                pending_bytes += len(payload)
+                if len(pending) + len(bundled) >= MAX_DECISION_BATCH:
+                    await self._send_held(pending, bundled)
+                    pending_bytes = 0
+                continue
             if pending:  # the decisions before this message go first
-                await self._send_decisions(pending)
-                pending, pending_bytes = [], 0
+                await self._send_held(pending, bundled)
+                pending_bytes = 0
             await self.send(message)
+        if pending or bundled:
+            await self._send_held(pending, bundled)
+
+    async def _send_held(self, pending: list[pb.DecisionRequest], bundled: list[pb.ArenaMessage]) -> None:
+        """Send the held decisions (one DecisionBatch) or messages (one ArenaBundle), and empty
+        the lists. One alone goes as itself: a batch of one adds nothing."""
         if pending:
             await self._send_decisions(pending)
+            pending.clear()
+        if len(bundled) == 1:
+            await self.send(bundled[0])
+        elif bundled:
+            await self.send(pb.ArenaMessage(bundle=pb.ArenaBundle(messages=bundled)))
+        bundled.clear()
 
     async def _send_decisions(self, requests: list[pb.DecisionRequest]) -> None:
         """One DecisionBatch (a lone request: a plain DecisionRequest, as a batch adds nothing)."""
