@@ -8,7 +8,7 @@ import uuid
 import pytest
 import redis
 
-from atout_workers.events import LISTEN_CHECK_S, EventSink
+from atout_workers.events import LATEST_EVENTS_PER_S, LISTEN_CHECK_S, EventSink
 
 
 @pytest.fixture
@@ -61,3 +61,19 @@ def test_it_knows_which_channels_have_subscribers(sink, redis_client) -> None:  
     assert not sink.listening(heard)  # noticed within a few checks
     sink.unwatch([heard, silent])
     pubsub.close()
+
+
+def test_the_latest_event_refreshes_of_a_process_keep_to_their_budget(sink) -> None:  # type: ignore[no-untyped-def]
+    """However many unwatched matches ask, at most LATEST_EVENTS_PER_S refreshes a second (a
+    burst of that many after a quiet while), and every asker gets its turn as tokens come."""
+    start = time.monotonic()
+    granted = sum(sink.take_refresh(start) for _ in range(1000))  # a thousand matches at once
+    assert granted == int(LATEST_EVENTS_PER_S)
+    assert not sink.take_refresh(start)
+    per_tick = []
+    for tick in range(1, 11):  # ten steps of 0.1 s: 20 tokens each
+        now = start + tick * 0.1
+        per_tick.append(sum(sink.take_refresh(now) for _ in range(1000)))
+    assert all(abs(n - LATEST_EVENTS_PER_S * 0.1) <= 1 for n in per_tick), per_tick
+    assert sink.take_refresh(start + 100.0)  # full again after a quiet while
+    assert sum(sink.take_refresh(start + 100.0) for _ in range(1000)) == int(LATEST_EVENTS_PER_S) - 1

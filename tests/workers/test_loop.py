@@ -175,6 +175,26 @@ def test_the_pipelined_connection_fails_in_flight_calls_and_reconnects_after_a_r
         server.stop()
 
 
+def test_eval_soon_sends_the_script_by_hash_and_again_whole_when_redis_forgot_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    script = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
+    try:
+        async def scenario() -> None:
+            wire = Wire(server.url, timeout_s=3)
+            assert await wire.eval_soon(script, 1, "k", 5) == 5  # NOSCRIPT, then EVAL
+            assert await wire.eval_soon(script, 1, "k", 2) == 7  # by its hash
+            assert await wire.call("SCRIPT", "FLUSH") == b"OK"  # Redis forgets it (a restart)
+            replies = await asyncio.gather(*(wire.eval_soon(script, 1, "k", 1) for _ in range(20)))
+            assert sorted(replies) == list(range(8, 28))
+            with pytest.raises(redis.ResponseError):
+                await wire.eval_soon("return redis.call('NOSUCHCOMMAND')", 0)
+            await wire.close()
+
+        asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
 def test_a_warm_shutdown_gives_back_the_matches_that_do_not_finish_in_time(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:  # type: ignore[no-untyped-def]

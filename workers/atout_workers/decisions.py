@@ -65,6 +65,7 @@ from atout_arena.core.relay import (
     reply_key,
 )
 from atout_arena.core.vocabulary import Fault
+from atout_workers.fastjson import dumps_text
 from atout_workers.wire import Wire
 
 log = logging.getLogger(__name__)
@@ -127,7 +128,7 @@ class _Exchange:
                 match_id=match_id,
                 game=game,
                 seat=seat,
-                observation_json=observation if isinstance(observation, str) else json.dumps(observation),
+                observation_json=observation if isinstance(observation, str) else dumps_text(observation),
                 legal_actions=legal_actions,
                 deadline_ms=deadline_ms,
                 deadline_unix_ms=self.deadline_unix_ms,
@@ -491,7 +492,7 @@ class AsyncDecisionClient:
         slot = self._slots[key] = _Slot()
         wire = self.wire
         try:
-            pushed = asyncio.ensure_future(wire.eval(*ex.push()))
+            pushed = wire.eval_soon(*ex.push())
             value = await slot.get(ex.wait_s())
             conn_at_push = _text(await pushed)
             while True:

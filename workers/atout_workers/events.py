@@ -30,6 +30,12 @@ log = logging.getLogger(__name__)
 
 Writer = Callable[[Any], None]  # adds commands to a pipeline
 LISTEN_CHECK_S = 0.5
+# The latest-event key of unwatched matches (what a spectator who opens a match sees first) is
+# refreshed at most this many times a second in one process, whatever the matches in flight:
+# with a thousand matches each refreshing once a second, building those views was as much work
+# as the decisions themselves. A match then waits its turn (its key is a few seconds old at
+# most); one that someone watches publishes every step, as before.
+LATEST_EVENTS_PER_S = 200.0
 MAX_BATCH = 2000
 QUEUE_SIZE = 20_000
 
@@ -45,6 +51,8 @@ class EventSink:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._checked = 0.0
+        self._refresh_tokens = LATEST_EVENTS_PER_S
+        self._refreshed_at = time.monotonic()
 
     # -- match side ---------------------------------------------------------------------------
 
@@ -84,6 +92,19 @@ class EventSink:
 
     def listening(self, channel: str) -> bool:
         return channel in self._listening
+
+    def take_refresh(self, now: float) -> bool:
+        """Whether an unwatched match may refresh its latest event now (a token of the
+        process's :data:`LATEST_EVENTS_PER_S` budget); ``now`` is ``time.monotonic()``."""
+        with self._lock:
+            refill = (now - self._refreshed_at) * LATEST_EVENTS_PER_S
+            tokens = min(LATEST_EVENTS_PER_S, self._refresh_tokens + refill)
+            self._refreshed_at = now
+            if tokens < 1.0:
+                self._refresh_tokens = tokens
+                return False
+            self._refresh_tokens = tokens - 1.0
+            return True
 
     def flush(self, timeout: float = 10.0) -> bool:
         """Wait until everything queued so far is written (True) or ``timeout`` passes."""

@@ -22,7 +22,6 @@ MatchStart / MatchEnd over Redis; only tournament matches are rated.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
@@ -53,6 +52,7 @@ from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
 from atout_workers import store
 from atout_workers.decisions import AsyncDecisionClient, Decision, DecisionClient
+from atout_workers.fastjson import dumps
 from atout_workers.house import HouseAsker
 from atout_workers.world import Lease, World, matches_client
 
@@ -142,11 +142,11 @@ class Publisher:
         sink = self.world.events
         match_id = self.setup.match_id
         text = None
-        seat_texts: list[tuple[str, str]] = []
+        seat_texts: list[tuple[str, bytes]] = []
         if events is not None:
             public, seats = events
-            text = json.dumps(public, separators=(",", ":"))
-            seat_texts = [(channel, json.dumps(event, separators=(",", ":")))
+            text = dumps(public)
+            seat_texts = [(channel, dumps(event))
                           for channel, event in zip(self.channels, seats, strict=True)
                           if sink.listening(channel)]
         decisions: list[tuple[str, float]] = []
@@ -202,7 +202,8 @@ class Publisher:
             self._emit(self.views.events(base, step.action), faults=faults)
             return
         now = time.monotonic()
-        if now - self._written >= LAST_EVENT_EVERY_S:  # what a spectator who opens it sees first
+        # what a spectator who opens it sees first: once a second, within the process's budget
+        if now - self._written >= LAST_EVENT_EVERY_S and self.world.events.take_refresh(now):
             self._written, self._stale = now, None
             self._emit(self.views.events(base, step.action), faults=faults)
             return

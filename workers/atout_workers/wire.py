@@ -96,6 +96,32 @@ class Wire:
                 raise
             return await self.call("EVAL", script, *args)
 
+    def eval_soon(self, script: str, *args: Any) -> asyncio.Future[Any]:
+        """:meth:`eval` as a future, queued at once: no coroutine and no task per call (a
+        decision's push, on the hot path). ``NOSCRIPT`` is answered by sending ``EVAL`` at once."""
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest()
+        out: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+
+        def relay(done: asyncio.Future[Any]) -> None:
+            if out.done():
+                return
+            if done.cancelled():
+                out.cancel()
+                return
+            exc = done.exception()
+            if exc is None:
+                out.set_result(done.result())
+            elif isinstance(exc, redis.ResponseError) and str(exc).startswith("NOSCRIPT") and done is first:
+                self.call("EVAL", script, *args).add_done_callback(relay)
+            else:
+                out.set_exception(exc)
+
+        first = self.call("EVALSHA", sha, *args)
+        first.add_done_callback(relay)
+        return out
+
     def _flush(self) -> None:
         self._flush_scheduled = False
         if not self._outbox:
