@@ -69,12 +69,14 @@ class MatchDispatcher:
         *,
         max_rejection_retries: int = 3,
         idle_timeout: float = 3600.0,
+        inline: bool = False,
     ) -> None:
         self._factory = factory
         self._send = send
         self._executor = executor
         self._max_rejection_retries = max_rejection_retries
         self._idle_timeout = idle_timeout
+        self._inline = inline  # the bot's calls on the caller's (the stream reader's) thread
         # idle matches are looked for at a match's start, at most this often (a scan of every
         # match at each start cost a bot in 1,500 matches a third of its time)
         self._sweep_every = min(idle_timeout / 4, 60.0)
@@ -149,6 +151,9 @@ class MatchDispatcher:
             if match.scheduled:
                 return
             match.scheduled = True
+        if self._inline:
+            self._drain(match)
+            return
         try:
             self._executor.submit(self._drain, match)
         except RuntimeError:  # the executor is shut down: the runner is stopping

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 
 class Observation:
@@ -86,6 +86,13 @@ class Bot:
     ``self.match`` is the :class:`MatchInfo` (set before the first decision) and
     ``self.rng`` a random generator seeded per match where the runner can.
     """
+
+    #: True when the bot's methods are quick and never wait (no I/O, no sleep, no lock held
+    #: elsewhere): the runner then calls them on the thread that reads the stream, saving a
+    #: hand-over to a pool thread per decision (the largest part of an instant bot's cost).
+    #: Leave it False (the default) for a bot that may think long: an inline ``act()`` holds
+    #: up the stream's other matches while it runs.
+    inline: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.match: MatchInfo | None = None

@@ -255,7 +255,8 @@ class Runner:
     def run(self) -> None:
         """Connect and play until stopped; raise an :class:`AtoutError` when it cannot go on."""
         executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="atout-bot")
-        self._dispatcher = MatchDispatcher(self.factory, self.send, executor)
+        inline = bool(getattr(self.factory, "inline", False))  # Bot.inline: act() on the stream's thread
+        self._dispatcher = MatchDispatcher(self.factory, self.send, executor, inline=inline)
         failures = 0
         began, welcomed = time.monotonic(), False
         try:

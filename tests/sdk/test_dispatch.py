@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from typing import Any
@@ -134,3 +135,35 @@ def test_closed_dispatcher_ignores_messages() -> None:
     assert sent == [] and dispatcher.active_matches() == []
     with pytest.raises(ValueError, match="not a match message"):
         dispatcher.handle(pb.ArenaMessage(ping=pb.Ping(nonce=1)))
+
+
+def test_an_inline_bot_is_called_on_the_readers_thread_and_others_on_the_pool() -> None:
+    """Bot.inline: the dispatcher calls the bot on the thread that handles the message (the
+    stream's reader); a bot that is not inline is handed to the executor's threads."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    threads: list[int] = []
+
+    class Quick(RandomBot):
+        def act(self, observation: Observation) -> str:
+            threads.append(threading.get_ident())
+            return super().act(observation)
+
+    class Slow(Quick):
+        inline = False
+
+    assert RandomBot.inline and Quick.inline and not Bot.inline
+    with ThreadPoolExecutor(2) as pool:
+        for bot, inline in ((Quick, True), (Slow, False)):
+            sent: list[pb.BotMessage] = []
+            dispatcher = MatchDispatcher(bot, sent.append, pool, inline=inline)
+            threads.clear()
+            for i in range(3):
+                dispatcher.handle(_decision(f"r{i}", f"m{i}"))
+            pool.submit(lambda: None).result(5)
+            deadline = time.monotonic() + 5
+            while len(sent) < 3 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(sent) == 3
+            assert (set(threads) == {threading.get_ident()}) is inline, (bot, threads)

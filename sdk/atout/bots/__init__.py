@@ -16,6 +16,8 @@ from .tiercon import TierconHeuristicBot
 class RandomBot(Bot):
     """Plays a uniformly random legal action. Works for every game."""
 
+    inline = True  # a random choice: run on the stream's thread
+
     def act(self, observation: Observation) -> str:
         return self.rng.choice(observation.legal_actions)
 
