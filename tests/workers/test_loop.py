@@ -218,3 +218,19 @@ def test_a_warm_shutdown_gives_back_the_matches_that_do_not_finish_in_time(
     done = matches_of(sessions, tid)
     assert all(m.status == "finished" for m in done)
     assert sum(len(a[4]) for m in done for a in m.actions) == 0  # no fault charged for the give-back
+
+
+def test_the_worker_packs_commands_as_redis_py_does() -> None:
+    from redis.connection import Connection
+
+    from atout_arena.core.relay import push_decision_command
+    from atout_workers.wire import pack
+
+    conn = Connection()
+    push = push_decision_command("7", "m1.a", 1_700_000_000_000, b"\x00\xff" * 300, 6000)
+    commands = [("BLPOP", "k", 0.001), ("LPOP", "k", 1024), ("SET", "k", "é", "EX", 60),
+                ("EVALSHA", "a" * 40, *push[1:])]
+    for args in commands:
+        assert pack(args) == b"".join(conn.pack_command(*args)), args
+    with pytest.raises(TypeError):
+        pack(("SET", "k", None))
