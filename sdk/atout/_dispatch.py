@@ -22,6 +22,11 @@ from typing import Any
 from .bot import Bot, MatchInfo, MatchResult, Observation
 from .v1 import atout_pb2 as pb
 
+try:  # an observation parsed by orjson when it is installed (pip install orjson): ~5x json's speed
+    from orjson import loads as _loads
+except ImportError:  # pragma: no cover - the plain library, as fine, slower
+    _loads = json.loads
+
 log = logging.getLogger("atout")
 
 BotFactory = Callable[[], Bot]
@@ -266,7 +271,7 @@ class MatchDispatcher:
             log.warning("match %s seat %d: no bot for this match, not answering", req.match_id, req.seat)
             return
         try:
-            raw = json.loads(req.observation_json)
+            raw = _loads(req.observation_json)
         except ValueError as exc:
             log.error(
                 "match %s seat %d: unreadable observation (%s); not answering", req.match_id, req.seat, exc
