@@ -117,6 +117,7 @@ def test_sqlite_file_uses_wal(tmp_path: Path) -> None:
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 10_000
+        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 1  # NORMAL: no fsync per commit
 
 
 def test_settings_defaults_and_environment() -> None:
