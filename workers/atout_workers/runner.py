@@ -163,8 +163,11 @@ class Publisher:
                 pipe.set(last_event_key(match_id), text, ex=LAST_EVENT_TTL_S)
             for channel, seat_text in seat_texts:
                 pipe.publish(channel, seat_text)
+            by_bot: dict[str, list[float]] = {}
             for bot, seconds in decisions:
-                metrics.decision(game, bot, seconds, pipe)
+                by_bot.setdefault(bot, []).append(seconds)
+            for bot, times in by_bot.items():  # added up: a few commands per bot, not two a decision
+                metrics.decisions(game, bot, times, pipe)
             for bot, kind in faults:
                 metrics.fault(bot, kind, pipe=pipe)
 

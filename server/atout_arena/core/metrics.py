@@ -156,6 +156,25 @@ class MetricsRecorder:
     def decision(self, game: str, bot: str, seconds: float, pipe: Any = None) -> None:
         self._observe(DECISION_SECONDS, (self._game(game), bot), seconds, pipe)
 
+    def decisions(self, game: str, bot: str, seconds: Iterable[float], pipe: Any = None) -> None:
+        """:meth:`decision` of each of ``seconds`` (one bot's decisions), added up first: one
+        HINCRBY per bucket they fall in and one HINCRBYFLOAT, however many decisions."""
+        target = pipe if pipe is not None else self.redis.pipeline(transaction=False)
+        base = _field((self._game(game), bot))
+        buckets = DECISION_SECONDS.buckets
+        counts: dict[int, int] = {}
+        total = 0.0
+        for value in seconds:
+            index = _bucket_index(buckets, value)
+            counts[index] = counts.get(index, 0) + 1
+            total += value
+        if counts:
+            for index, count in counts.items():
+                target.hincrby(DECISION_SECONDS.key, f"{base}\t{index}", count)
+            target.hincrbyfloat(DECISION_SECONDS.key, f"{base}\tsum", total)
+        if pipe is None:
+            target.execute()
+
     def match(self, game: str, outcome: str, seconds: float, pipe: Any = None) -> None:
         if outcome not in OUTCOMES:
             raise ValueError(f"metrics: unknown outcome {outcome!r}; outcomes: {', '.join(OUTCOMES)}")
