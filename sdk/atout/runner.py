@@ -249,6 +249,8 @@ class Runner:
         self._conn: _Connection | None = None
         self._nonce = 0
         self._dispatcher: MatchDispatcher | None = None
+        self._held: list[pb.BotMessage] | None = None  # answers held while a bundle is handled
+        self._reader = 0  # the thread that handles the bundle
 
     # ------------------------------------------------------------------ public
 
@@ -321,11 +323,30 @@ class Runner:
 
     def send(self, msg: pb.BotMessage) -> None:
         """Send a message on the current stream (dropped when there is none: the arena re-sends)."""
+        held = self._held
+        if held is not None and threading.get_ident() == self._reader:
+            held.append(msg)  # an inline bot's answer while a bundle is handled: sent after it
+            return
         conn = self._conn
         if conn is None or conn.closed.is_set():
             log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
             return
         conn.outgoing.put(msg)
+
+    def _send_held(self, held: list[pb.BotMessage]) -> None:
+        """The answers held while a bundle was handled: one ActionBatch (a lone one as itself)."""
+        actions = [m for m in held if m.WhichOneof("kind") == "action"]
+        others = [m for m in held if m.WhichOneof("kind") != "action"]
+        for msg in others:
+            self.send(msg)
+        if len(actions) == 1:
+            self.send(actions[0])
+        elif actions:
+            for start in range(0, len(actions), MAX_ACTION_BATCH):
+                chunk = actions[start:start + MAX_ACTION_BATCH]
+                self.stats["action_batches"] += 1
+                self.stats["batched_actions"] += len(chunk)
+                self.send(pb.BotMessage(actions=pb.ActionBatch(actions=[m.action for m in chunk])))
 
     def active_matches(self) -> list[str]:
         return self._dispatcher.active_matches() if self._dispatcher is not None else []
@@ -397,11 +418,19 @@ class Runner:
         elif kind == "bundle":
             self.stats["bundles"] += 1
             self.stats["bundled"] += len(msg.bundle.messages)
-            for entry in msg.bundle.messages:
-                if entry.WhichOneof("kind") in ("bundle", "welcome"):
-                    log.warning("a %s inside an ArenaBundle; ignored", entry.WhichOneof("kind"))
-                    continue
-                self._on_message(conn, entry)
+            # an inline bot answers on this thread: its answers to the bundle go as one batch
+            held: list[pb.BotMessage] | None = [] if self.batch else None
+            self._held, self._reader = held, threading.get_ident()
+            try:
+                for entry in msg.bundle.messages:
+                    if entry.WhichOneof("kind") in ("bundle", "welcome"):
+                        log.warning("a %s inside an ArenaBundle; ignored", entry.WhichOneof("kind"))
+                        continue
+                    self._on_message(conn, entry)
+            finally:
+                self._held = None
+                if held:
+                    self._send_held(held)
         elif kind is None:
             log.warning("empty message from the arena; ignored")
         else:

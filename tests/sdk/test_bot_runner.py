@@ -605,6 +605,24 @@ def test_an_arena_bundle_is_played_as_its_messages_in_order(arena: tuple[FakeAre
     assert rt.runner.stats["bundles"] == 2 and rt.runner.stats["bundled"] == 7
 
 
+def test_an_inline_bots_answers_to_a_bundle_go_as_one_action_batch(arena: tuple[FakeArena, int]) -> None:
+    """An inline bot answers a bundle's requests on the reader thread: the answers are held
+    until the bundle is handled, then sent as one ActionBatch (a lone answer as an Action)."""
+    from atout.bots import RandomBot
+
+    servicer, port = arena
+    rt = RunnerThread(RandomBot, port)
+    conn = servicer.next_connection()
+    entries = [pb.ArenaMessage(decision=decision(f"i{i}", f"im{i % 3}", seat=i % 3)) for i in range(7)]
+    conn.send(bundle=pb.ArenaBundle(messages=entries))
+    assert {conn.expect("action").request_id for _ in range(7)} == {f"i{i}" for i in range(7)}
+    conn.send(bundle=pb.ArenaBundle(messages=[pb.ArenaMessage(decision=decision("lone", "im0", seat=0)),
+                                              pb.ArenaMessage(match_end=end("im1", seat=1))]))
+    assert conn.expect("action").request_id == "lone"
+    rt.stop()
+    assert conn.action_batches == [[f"i{i}" for i in range(7)]]  # one batch; "lone" went alone
+
+
 def test_a_decision_batch_is_played_as_its_requests(arena: tuple[FakeArena, int]) -> None:
     """Each request of a DecisionBatch goes to its own match's bot with its own deadline, once;
     a request sent again (alone or batched) is answered from memory."""
