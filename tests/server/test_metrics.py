@@ -199,11 +199,11 @@ def test_bots_connected_counts_live_streams_across_game_servers(
 
 def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:  # type: ignore[no-untyped-def]
     """Tasks sent through Celery (no worker running) are counted by queue, priorities included."""
-    from atout_arena.core.tasks import CONTROL_QUEUE, MATCH_QUEUE, PLAY_MATCH, QUEUES
+    from atout_arena.core.tasks import CONTROL_QUEUE, MATCH_QUEUE, PLAY_BATCH, PLAY_MATCH, QUEUES
 
-    celery_app.play_matches([10**9, 10**9 + 1, 10**9 + 2])
-    celery_app.app.send_task(PLAY_MATCH, (10**9 + 3,), queue=MATCH_QUEUE, priority=5)
+    celery_app.play_matches([10**9 + i for i in range(PLAY_BATCH + 3)])  # two tasks: 8 matches, 3
+    celery_app.app.send_task(PLAY_MATCH, (10**9 + 30,), queue=MATCH_QUEUE, priority=5)
     celery_app.finalize_tournament(10**9)
     registry = metrics_registry(redis_client, QUEUES)
-    assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": MATCH_QUEUE}) == 4
+    assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": MATCH_QUEUE}) == 3
     assert registry.get_sample_value(QUEUE_DEPTH.name, {"queue": CONTROL_QUEUE}) == 1

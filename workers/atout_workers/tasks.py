@@ -48,16 +48,20 @@ EARLY = {**RELIABLE, "acks_late": False, "reject_on_worker_lost": False}
 
 
 @shared_task(name=contract.PLAY_MATCH, ignore_result=True, **EARLY)
-def play_match(match_id: int) -> str:
-    """Claim the match and hand it to the process's event loop (``playing``), or say why not;
-    the follow-ups run when the match is over."""
+def play_match(*match_ids: int) -> str:
+    """Claim each match (one, or several sent together by ``Tasks.play_matches``), in order, and
+    hand it to the process's event loop (``playing``), or say why not; the follow-ups run when
+    each match is over. A transient error retries the task: the matches claimed already are
+    skipped then (they are alive here)."""
     world = get_world()
+    results = []
+    for match_id in match_ids:
+        def then(result: str, match_id: int = match_id) -> None:
+            after_match(world, match_id)
 
-    def then(result: str) -> None:
-        after_match(world, match_id)
-
-    return play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                        on_test=world.tasks.test_tick, then=then)
+        results.append(play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                                    on_test=world.tasks.test_tick, then=then))
+    return " ".join(results)
 
 
 def after_match(world: Any, match_id: int) -> None:
