@@ -144,6 +144,7 @@ def raw_roundtrips_per_s(directory: Path, n: int = 3000) -> tuple[float, float]:
     from roundtrip import raw_pingpong
 
     port_file = directory / "echo.port"
+    port_file.unlink(missing_ok=True)  # a previous baseline's
     echo = subprocess.Popen([sys.executable, str(Path(__file__).with_name("roundtrip.py")), "--echo-server",
                              str(port_file)], stdin=subprocess.DEVNULL)
     try:
@@ -183,6 +184,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     results = []
     try:
         raw_per_s, raw_p50_ms = raw_roundtrips_per_s(directory)
+        raw_before = raw_per_s
         baseline = {"raw_pingpong_roundtrips_per_s": round(raw_per_s), "raw_p50_ms": round(raw_p50_ms, 3)}
         print(json.dumps(baseline), flush=True)
         gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
@@ -201,6 +203,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                 workers.append((process, log))
             for process, log in workers:
                 wait_for(log, r"\bready\b", process)
+            if n_workers != args.workers[0]:
+                raw_before, _ = raw_roundtrips_per_s(directory)  # every process idle, just before
             options = json.loads(args.options)
             tid = create_tournament(sessions, name=f"bench-{n_workers}", game=args.game, bots=bots,
                                     players=args.players, options=options,
@@ -235,10 +239,17 @@ def run(args: argparse.Namespace) -> list[dict]:
                 "cpu_s": cpu, "raw_pingpong_roundtrips_per_s": round(raw_per_s),
                 "throughput_vs_pingpong": round(decisions / elapsed / raw_per_s, 3),
             }
-            results.append(row)
-            print(json.dumps(row), flush=True)
             for process, _ in workers:
                 children.stop(process)
+            # the baseline again, right after (the machine's load drifts within a minute): the
+            # ratio is against the mean of the ping-pongs just before and just after this run
+            raw_after, _ = raw_roundtrips_per_s(directory)
+            raw_mean = (raw_before + raw_after) / 2
+            row.update(raw_pingpong_before_after=[round(raw_before), round(raw_after)],
+                       raw_pingpong_roundtrips_per_s=round(raw_mean),
+                       throughput_vs_pingpong=round(decisions / elapsed / raw_mean, 3))
+            results.append(row)
+            print(json.dumps(row), flush=True)
     finally:
         children.stop_all()
         redis_server.stop()
