@@ -136,6 +136,7 @@ class Publisher:
     _flushed: float = 0.0
     _stale: dict[str, Any] | None = None  # the latest step not written yet (nobody watching)
     _written: float = 0.0  # when an unwatched match last wrote its latest event
+    _watching: bool = False  # its channels are tracked by the event sink (watch() .. close())
 
     def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, force_metrics: bool = False,
               faults: tuple[tuple[str, str], ...] = ()) -> None:
@@ -178,10 +179,17 @@ class Publisher:
         return any(listening(channel) for channel in self.channels) or listening(
             public_channel(self.setup.match_id))
 
+    def watch(self) -> None:
+        """Start tracking who listens to this match's channels. It asks Redis at once, so the
+        claiming thread calls it: the event loop never waits for that round trip."""
+        if not self._watching:
+            self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
+            self.world.events.watch([*self.channels, public_channel(self.setup.match_id)], self._heard)
+            self._watching = True
+
     def start(self, state: State) -> None:
         self.views = StepViews(state)
-        self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
-        self.world.events.watch([*self.channels, public_channel(self.setup.match_id)], self._heard)
+        self.watch()
         self._flushed = time.monotonic()
         base = {
             "type": "start", "match_id": self.setup.match_id, "game": self.setup.game,
@@ -240,8 +248,9 @@ class Publisher:
 
     def close(self) -> None:
         """Stop tracking this match's channels (after :meth:`end`, or whatever happened)."""
-        if self.views is not None and self.channels:
+        if self._watching:
             self.world.events.unwatch([*self.channels, public_channel(self.setup.match_id)])
+            self._watching = False
         self.views = None
 
 
@@ -376,7 +385,9 @@ def claim(world: World, match_id: int, in_process: bool = False,
     if in_process:  # the seats are answered in-process: nobody to wait for
         setup = replace(setup, absent_grace_s=None)
     lease = world.heartbeater.add(match_id, runner)
-    return Claimed(match_id, runner, setup, lease, Publisher(world, setup))
+    publisher = Publisher(world, setup)
+    publisher.watch()  # here, on the claiming thread: its Redis round trip never holds the loop
+    return Claimed(match_id, runner, setup, lease, publisher)
 
 
 def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
