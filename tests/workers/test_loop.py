@@ -234,3 +234,28 @@ def test_the_worker_packs_commands_as_redis_py_does() -> None:
         assert pack(args) == b"".join(conn.pack_command(*args)), args
     with pytest.raises(TypeError):
         pack(("SET", "k", None))
+
+
+def test_the_deadlines_of_waits_in_flight_wake_each_at_its_time_and_only_the_waiting() -> None:
+    from atout_workers.decisions import _Deadlines
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        deadlines = _Deadlines()
+        woken: list[str] = []
+        start = loop.time()
+        waiters = {}
+        for name, after in [("c", 0.15), ("a", 0.05), ("answered", 0.02), ("b", 0.10), ("late", 0.3)]:
+            waiter = loop.create_future()
+            waiter.add_done_callback(lambda f, n=name: woken.append(n) if f.result() is None else None)
+            deadlines.add(loop, start + after, waiter)
+            waiters[name] = waiter
+        waiters["answered"].set_result("a reply")  # answered in time: its deadline wakes nothing
+        await asyncio.sleep(0.2)
+        assert woken == ["a", "b", "c"]
+        assert not waiters["late"].done()
+        await asyncio.sleep(0.15)
+        assert woken == ["a", "b", "c", "late"]
+        assert deadlines._timer is None and not deadlines._heap  # nothing left, no timer
+
+    asyncio.run(scenario())

@@ -31,9 +31,11 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
 import itertools
 import json
 import logging
+import math
 import secrets
 import time
 from collections.abc import Callable, Sequence
@@ -375,14 +377,50 @@ MAILBOX_BLOCK_S = 1  # the mailbox reader's BLPOP timeout (it loops)
 MAILBOX_BATCH = 1024  # replies taken per read after the first
 
 
+class _Deadlines:
+    """The waits of every request in flight on one event loop, woken at their deadlines by one
+    timer at a time (the earliest), not one ``call_later`` handle each (a tenth of a worker's
+    loop was making and cancelling those). An entry whose request was answered stays in the
+    heap until its time comes, and is dropped then."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._numbers = itertools.count()
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = math.inf
+
+    def add(self, loop: asyncio.AbstractEventLoop, when: float, waiter: asyncio.Future[None]) -> None:
+        """Wake ``waiter`` (set it to None) at loop time ``when`` unless it is done by then."""
+        heapq.heappush(self._heap, (when, next(self._numbers), waiter))
+        if when < self._timer_at:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer_at = when
+            self._timer = loop.call_at(when, self._fire, loop)
+
+    def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
+        heap = self._heap
+        now = loop.time()
+        while heap and heap[0][0] <= now:
+            waiter = heapq.heappop(heap)[2]
+            if not waiter.done():
+                waiter.set_result(None)
+        if heap:
+            self._timer_at = heap[0][0]
+            self._timer = loop.call_at(self._timer_at, self._fire, loop)
+        else:
+            self._timer_at, self._timer = math.inf, None
+
+
 class _Slot:
     """The replies of one request in flight, as the mailbox reader hands them over."""
 
-    __slots__ = ("values", "waiter")
+    __slots__ = ("deadlines", "values", "waiter")
 
-    def __init__(self) -> None:
+    def __init__(self, deadlines: _Deadlines) -> None:
         self.values: collections.deque[bytes] = collections.deque()
         self.waiter: asyncio.Future[None] | None = None
+        self.deadlines = deadlines
 
     def put(self, value: bytes) -> None:
         self.values.append(value)
@@ -394,18 +432,12 @@ class _Slot:
         if not self.values:
             loop = asyncio.get_running_loop()
             self.waiter = waiter = loop.create_future()
-            timer = loop.call_later(timeout_s, _wake, waiter)
+            self.deadlines.add(loop, loop.time() + timeout_s, waiter)
             try:
                 await waiter
             finally:
-                timer.cancel()
                 self.waiter = None
         return self.values.popleft() if self.values else None
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
 
 
 class AsyncDecisionClient:
@@ -428,6 +460,7 @@ class AsyncDecisionClient:
         self._numbers = itertools.count(1)
         self.mailbox_key = reply_key(f"m{self.mailbox}.0")
         self._slots: dict[bytes, _Slot] = {}
+        self._deadlines = _Deadlines()
         self._reader: asyncio.Task[None] | None = None
         self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
 
@@ -489,7 +522,7 @@ class AsyncDecisionClient:
         ex = _Exchange(bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check,
                        self.max_deadline_ms, request_id=self._new_request_id())
         key = ex.request_id.encode()
-        slot = self._slots[key] = _Slot()
+        slot = self._slots[key] = _Slot(self._deadlines)
         wire = self.wire
         try:
             pushed = wire.eval_soon(*ex.push())
