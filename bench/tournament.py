@@ -5,26 +5,22 @@
 
 Starts, on loopback only: an embedded Redis, a temporary SQLite database, a game server
 (``atout-arena gateway``), 4 SDK bots (``atout-bot run random``, one process each) and, for
-each entry of ``--workers``, that many Celery worker processes (``atout-arena worker``,
-``--concurrency`` threads each). Then it creates a round-robin tournament of the 4 bots
-(by default merde, 4 players... see ``--game``), starts it and measures from the dispatch of
-its matches to its finalize: matches/s, decisions/s (every decision a bot answered through
-the relay), and the peak number of matches in flight in one worker process.
+each entry of ``--workers``, that many Celery worker processes (``atout-arena worker``, each
+playing up to ``--concurrency`` matches on its event loop). Then it creates a round-robin
+tournament of the 4 bots (by default merde, 4 players, 4 deals: 200 matches of 56 decisions;
+see ``--game``, ``--options``), starts it and measures from the dispatch of its matches to its
+finalize: matches/s, decisions/s (every decision a bot answered through the relay), and the
+peak number of matches in flight in one worker process.
+
+The baseline of each configuration is a plain gRPC ping-pong on one stream (``roundtrip.py``'s
+echo server), timed just before and just after it with every process idle; the ratio is
+against the mean of the two (the shared machine's speed drifts within a minute). The last line
+is ``ratios: throughput_vs_pingpong=...`` (the last configuration's decisions/s ÷ that
+baseline; issue 13's target: >= 1.0 with 2 workers).
 
 Every part runs on the same machine, so workers, the game server, the bots and Redis share
 its cores: the figures say what one small machine does, not how far the design scales.
-``cpu_s`` in the JSON lines splits the CPU time between the parts.
-
-Measured on the 2-core development machine, shared with other test runs (load 3-7),
-merde 4 players, 4 deals, 64 matches of 56 decisions, 32 threads per worker:
-
-- ``random`` bots (answer at once): the machine's two cores are the limit. 1 worker:
-  13.5 matches/s, 750 decisions/s; 2 workers: 14.4-15.3 matches/s, 800-860 decisions/s. CPU
-  per decision: worker 0.65 ms, game server 0.35 ms, bot 0.45 ms, Redis 0.12 ms.
-- bots that think 200 ms (``ATOUT_TEST_THINK_S=0.2 python bench/tournament.py --bot
-  tests/workers/worker_bots.py:Sleepy --bot-threads 64``): 1 worker 2.1 matches/s, 120
-  decisions/s; 2 workers 4.3 matches/s, 243 decisions/s — each worker keeps its 32 matches in
-  flight, so throughput grows with the workers until the CPU runs out.
+``cpu_s`` in the JSON lines splits the CPU time between the parts. Results: ``bench/README.md``.
 """
 
 from __future__ import annotations
