@@ -257,7 +257,9 @@ class Runner:
     def run(self) -> None:
         """Connect and play until stopped; raise an :class:`AtoutError` when it cannot go on."""
         executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="atout-bot")
-        inline = bool(getattr(self.factory, "inline", False))  # Bot.inline: act() on the stream's thread
+        # Bot.inline, set on the bot's class itself (a subclass of an inline bot, e.g. of the
+        # random bot, may think long: it is not inline unless it says so)
+        inline = isinstance(self.factory, type) and bool(vars(self.factory).get("inline", False))
         self._dispatcher = MatchDispatcher(self.factory, self.send, executor, inline=inline)
         failures = 0
         began, welcomed = time.monotonic(), False
@@ -426,7 +428,10 @@ class Runner:
                     if entry.WhichOneof("kind") in ("bundle", "welcome"):
                         log.warning("a %s inside an ArenaBundle; ignored", entry.WhichOneof("kind"))
                         continue
-                    self._on_message(conn, entry)
+                    try:  # one entry's error must not cost the bundle's others
+                        self._on_message(conn, entry)
+                    except Exception:
+                        log.exception("error while handling %s from the arena", entry.WhichOneof("kind"))
             finally:
                 self._held = None
                 if held:

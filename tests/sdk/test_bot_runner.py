@@ -605,6 +605,25 @@ def test_an_arena_bundle_is_played_as_its_messages_in_order(arena: tuple[FakeAre
     assert rt.runner.stats["bundles"] == 2 and rt.runner.stats["bundled"] == 7
 
 
+def test_inline_is_read_from_the_bots_own_class(arena: tuple[FakeArena, int]) -> None:
+    """A subclass of the (inline) random bot may think long: it runs on the pool unless it
+    says inline = True itself."""
+    from atout.bots import RandomBot
+
+    class Mine(RandomBot):
+        pass
+
+    class MineQuick(RandomBot):
+        inline = True
+
+    servicer, port = arena
+    for bot, inline in ((RandomBot, True), (Mine, False), (MineQuick, True), (Recorder, False)):
+        rt = RunnerThread(bot, port)
+        servicer.next_connection()
+        assert rt.runner._dispatcher is not None and rt.runner._dispatcher._inline is inline, bot
+        rt.stop()
+
+
 def test_an_inline_bots_answers_to_a_bundle_go_as_one_action_batch(arena: tuple[FakeArena, int]) -> None:
     """An inline bot answers a bundle's requests on the reader thread: the answers are held
     until the bundle is handled, then sent as one ActionBatch (a lone answer as an Action)."""

@@ -259,3 +259,25 @@ def test_the_deadlines_of_waits_in_flight_wake_each_at_its_time_and_only_the_wai
         assert deadlines._timer is None and not deadlines._heap  # nothing left, no timer
 
     asyncio.run(scenario())
+
+
+def test_the_deadlines_of_answered_waits_do_not_pile_up() -> None:
+    """Deadlines include the time bank (minutes): the entries of answered requests are dropped
+    once they are half the heap, not kept until their time."""
+    from atout_workers.decisions import _Deadlines
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        deadlines = _Deadlines()
+        for _ in range(5000):  # one request in flight at a time, each answered at once
+            waiter = loop.create_future()
+            deadlines.add(loop, loop.time() + 300.0, waiter)
+            waiter.set_result(None)
+            deadlines.answered()
+        assert len(deadlines) < 2 * _Deadlines.COMPACT_FROM
+        live = loop.create_future()
+        deadlines.add(loop, loop.time() + 0.05, live)
+        await asyncio.sleep(0.1)
+        assert live.done()  # the one still waiting is woken at its time
+
+    asyncio.run(scenario())

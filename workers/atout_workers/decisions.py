@@ -381,13 +381,18 @@ class _Deadlines:
     """The waits of every request in flight on one event loop, woken at their deadlines by one
     timer at a time (the earliest), not one ``call_later`` handle each (a tenth of a worker's
     loop was making and cancelling those). An entry whose request was answered stays in the
-    heap until its time comes, and is dropped then."""
+    heap until its time comes or until answered entries are half the heap (deadlines include
+    the time bank, up to minutes): then the heap is rebuilt without them, as asyncio does with
+    its cancelled timers."""
+
+    COMPACT_FROM = 1024  # entries; a smaller heap is left alone
 
     def __init__(self) -> None:
         self._heap: list[tuple[float, int, asyncio.Future[None]]] = []
         self._numbers = itertools.count()
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at = math.inf
+        self._answered = 0  # entries in the heap whose waiter is done (about: see answered())
 
     def add(self, loop: asyncio.AbstractEventLoop, when: float, waiter: asyncio.Future[None]) -> None:
         """Wake ``waiter`` (set it to None) at loop time ``when`` unless it is done by then."""
@@ -398,9 +403,21 @@ class _Deadlines:
             self._timer_at = when
             self._timer = loop.call_at(when, self._fire, loop)
 
+    def answered(self) -> None:
+        """A waiter was woken by its reply before its deadline (its entry is dead weight now)."""
+        self._answered += 1
+        heap = self._heap
+        if self._answered * 2 > len(heap) >= self.COMPACT_FROM:
+            self._heap = [entry for entry in heap if not entry[2].done()]
+            heapq.heapify(self._heap)
+            self._answered = 0
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
     def _fire(self, loop: asyncio.AbstractEventLoop) -> None:
         heap = self._heap
-        now = loop.time()
+        now = loop.time() + getattr(loop, "_clock_resolution", 0.0)  # asyncio runs timers that early
         while heap and heap[0][0] <= now:
             waiter = heapq.heappop(heap)[2]
             if not waiter.done():
@@ -437,6 +454,8 @@ class _Slot:
                 await waiter
             finally:
                 self.waiter = None
+            if self.values:
+                self.deadlines.answered()
         return self.values.popleft() if self.values else None
 
 

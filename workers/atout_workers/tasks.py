@@ -49,28 +49,41 @@ EARLY = {**RELIABLE, "acks_late": False, "reject_on_worker_lost": False}
 
 @shared_task(name=contract.PLAY_MATCH, ignore_result=True, **EARLY)
 def play_match(*match_ids: int) -> str:
-    """Claim each match (one, or several sent together by ``Tasks.play_matches``), in order, and
+    """Claim each match (one, or up to 8 sent together by ``Tasks.play_matches``), in order, and
     hand it to the process's event loop (``playing``), or say why not; the follow-ups run when
-    each match is over. A transient error retries the task: the matches claimed already are
-    skipped then (they are alive here)."""
+    each match is over. A lone match's error retries the task (transient) or fails it, as ever;
+    in a task of several, a match whose claim raises is sent again as a task of its own (which
+    then retries or fails alone), and the others go on: one match never holds up seven."""
     world = get_world()
+    if len(match_ids) == 1:
+        return _play_one(world, match_ids[0])
     results = []
     for match_id in match_ids:
-        def then(result: str, match_id: int = match_id) -> None:
-            after_match(world, match_id)
-
-        results.append(play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                                    on_test=world.tasks.test_tick, then=then))
+        try:
+            results.append(_play_one(world, match_id))
+        except Exception as exc:
+            log.warning("match %s: claim failed in a task of %d (%s: %s); sent again on its own",
+                        match_id, len(match_ids), type(exc).__name__, exc)
+            world.tasks.play_matches([match_id])
+            results.append("resent")
     return " ".join(results)
+
+
+def _play_one(world: Any, match_id: int) -> str:
+    def then(result: str) -> None:
+        after_match(world, match_id)
+
+    return play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
+                        on_test=world.tasks.test_tick, then=then)
 
 
 def after_match(world: Any, match_id: int) -> None:
     """What follows a match, played or not: its ladder's tick, a duplicate's next rotation."""
     ladder_id, released = deals.follow_up(world.sessions, match_id)
+    if released:  # first: queued in the database already, it waits for this task
+        world.tasks.play_matches(released)  # the next rotation
     if ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
-    if released:
-        world.tasks.play_matches(released)  # the next rotation
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)

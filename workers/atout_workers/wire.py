@@ -95,12 +95,13 @@ class Wire:
         out: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
         def relay(done: asyncio.Future[Any]) -> None:
+            if done.cancelled():
+                if not out.done():
+                    out.cancel()
+                return
+            exc = done.exception()  # retrieved even when nobody waits any more (no asyncio warning)
             if out.done():
                 return
-            if done.cancelled():
-                out.cancel()
-                return
-            exc = done.exception()
             if exc is None:
                 out.set_result(done.result())
             elif isinstance(exc, redis.ResponseError) and str(exc).startswith("NOSCRIPT") and done is first:

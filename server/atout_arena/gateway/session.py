@@ -160,6 +160,7 @@ class BotSession:
         self.answers: dict[str, int] = {}  # request id -> answers forwarded (at most MAX_REJECTIONS + 1)
         self.limited = {"rate": 0, "answers": 0}  # messages held back since the last count
         self.batch = False  # its Hello listed "batch": decisions may go as DecisionBatches
+        self.bundle = False  # its Hello listed "bundle": everything of a read may go as ArenaBundles
 
     # ------------------------------------------------------------ life
 
