@@ -61,10 +61,12 @@ GAME_SERVERS = ("gameserver-1", "gameserver-2")
 WORKERS = 3
 BOTS = 8
 START_TIMEOUT_S = 60.0
-# merde, 4 seats, 3 deals (1 card, 2, then 3): 36 decisions a match. 8 bots at tables of 4 with
-# 100 games per pairing: 468 matches, each stored once.
+# merde, 4 seats, 5 deals (1 card, 2, ... 5): 80 decisions a match. 8 bots at tables of 4 with
+# 100 games per pairing: 468 matches, each stored once. Long enough (about 40 s) that a game
+# server's restart after the SIGTERM (about 10 s until HAProxy sees it up) leaves half the
+# tournament for the kill -9: with 3 deals a faster arena was done before it.
 TOURNAMENT: dict[str, Any] = {
-    "name": "rehearsal", "game": "merde", "players": 4, "options": {"deals": 3},
+    "name": "rehearsal", "game": "merde", "players": 4, "options": {"deals": 5},
     "games_per_pairing": 100,  # the API's most
     "move_ms": 10000, "max_faults": 3, "seed": 17, "start": True,
 }

@@ -34,6 +34,7 @@ from __future__ import annotations
 import multiprocessing
 import random
 import signal
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -235,6 +236,10 @@ def run_match(
     started = time.monotonic()
     tally = Tally()
     outcome = MatchOutcome(config, sprt, tally.analysis(sprt))
+    # Ctrl-C stops after the set being played (a flag: a KeyboardInterrupt raised inside a
+    # finalizer is lost, and the match then went on); a second Ctrl-C stops at once.
+    stop = _Stop()
+    previous = stop.install()
     try:
         for result in _sets(players, config, max_games // config.set_size, jobs):
             tally.add(result.scores)
@@ -247,10 +252,37 @@ def run_match(
                 on_set(outcome, result)
             if outcome.analysis.result in ("H0", "H1"):
                 break
+            if stop.asked:
+                outcome.interrupted = True
+                break
     except KeyboardInterrupt:
         outcome.interrupted = True
+    finally:
+        stop.uninstall(previous)
     outcome.seconds = time.monotonic() - started
     return outcome
+
+
+class _Stop:
+    """The first SIGINT asks the match to stop after its current set; the next one raises
+    KeyboardInterrupt as usual. Only in the main thread (where signal handlers live)."""
+
+    def __init__(self) -> None:
+        self.asked = False
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if self.asked:
+            raise KeyboardInterrupt
+        self.asked = True
+
+    def install(self) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        return signal.signal(signal.SIGINT, self._handler)
+
+    def uninstall(self, previous: Any) -> None:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 # ---------------------------------------------------------------- what the command prints

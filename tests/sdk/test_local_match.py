@@ -239,3 +239,21 @@ def test_the_false_positive_rate_of_random_against_random_is_near_alpha() -> Non
     print(f"false positives: {verdicts['H1']} of {seeds} ({rate:.1%}); {dict(verdicts)}")
     assert rate <= 2 * 0.05, verdicts
     assert verdicts["H0"] + verdicts["inconclusive"] >= 0.9 * seeds
+
+
+def test_a_first_ctrl_c_asks_the_match_to_stop_and_a_second_stops_it_at_once() -> None:
+    from atout.match import _Stop
+
+    stop = _Stop()
+    previous = stop.install()
+    try:
+        assert signal.getsignal(signal.SIGINT) == stop._handler
+        os.kill(os.getpid(), signal.SIGINT)  # the first: a flag, the set being played finishes
+        time.sleep(0.05)
+        assert stop.asked
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)  # the second: at once
+            time.sleep(0.5)
+    finally:
+        stop.uninstall(previous)
+    assert signal.getsignal(signal.SIGINT) == previous
