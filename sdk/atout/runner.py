@@ -395,6 +395,10 @@ class Runner:
                 watchdog.join(timeout=1.0)
                 self.stats["action_batches"] += conn.action_batches
                 self.stats["batched_actions"] += conn.batched_actions
+                # Let the call be collected now, while gRPC's threads run: left to the end of
+                # the process, its __del__ waited for ever on a lock held by a daemon thread
+                # that interpreter exit had frozen (a bot refused too_many_versions hung so).
+                conn.call = None
 
     def _on_message(self, conn: _Connection, msg: pb.ArenaMessage) -> None:
         kind = msg.WhichOneof("kind")

@@ -72,7 +72,7 @@ def test_the_scaled_out_arena_rehearsed(tmp_path: Path) -> None:
     assert 0 < report.sigterm_at < report.kill_at < 1, summary
     assert report.bots_after_sigterm == {"gameserver-2": 8}, summary
     assert report.bots_after_kill == {"gameserver-1": 8}, summary
-    assert report.decisions == report.matches * 36, summary  # merde, 4 seats, deals 1+2+3: 12 bids, 24 cards
+    assert report.decisions == report.matches * 80, summary  # merde, 4 seats, deals 1..5: 20 bids, 60 cards
     assert report.fallbacks == 0, summary  # every action was the bot's own
     assert report.faults == 0 and report.faults_metric == 0, summary  # no fault: the reconnect grace
 
