@@ -334,3 +334,31 @@ def test_the_seats_of_a_match_are_checked_for_a_live_stream_at_once(address, mak
     finally:
         bot.close()
     wait_until(lambda: are_connected(redis_client, seats[1:2]) == [False], timeout=10, what="release")
+
+
+def test_a_heartbeat_that_comes_after_its_streams_release_brings_nothing_back(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]  # noqa: E501
+    """A HEARTBEAT of a closed stream still in flight (sent, then cancelled) may reach Redis
+    after its RELEASE: it must not bring the stream's presence back for a whole TTL."""
+    import asyncio
+
+    from atout_arena.core.relay import GatewayRelay
+
+    async def scenario() -> None:
+        import redis.asyncio as aioredis
+
+        client = aioredis.Redis.from_url(redis_url)
+        relay = GatewayRelay(client, presence_ttl_ms=3000)
+        address, conn_id = "hb-release-7", "gs-test/abc123"
+        try:
+            assert await relay.heartbeat(address, conn_id)  # live
+            assert redis_client.get(conn_key(address)) == conn_id.encode()
+            await relay.release(address, conn_id)
+            assert redis_client.get(conn_key(address)) is None
+            assert not await relay.heartbeat(address, conn_id)  # late: refused, nothing set
+            assert redis_client.get(conn_key(address)) is None
+            assert await relay.heartbeat(address, "gs-test/another")  # a new stream is not affected
+        finally:
+            redis_client.delete(conn_key(address))
+            await client.aclose()
+
+    asyncio.run(scenario())

@@ -69,6 +69,11 @@ def conn_key(bot_id: str) -> str:
     return f"atout:bot:{bot_id}:conn"
 
 
+def released_key(conn_id: str) -> str:
+    """A released stream's tombstone (core.relay RELEASE / HEARTBEAT)."""
+    return f"atout:released:{conn_id}"
+
+
 def pending_key(bot_id: str) -> str:
     return f"atout:bot:{bot_id}:pending"
 

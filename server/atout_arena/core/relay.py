@@ -74,7 +74,8 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
 4. Every keep-alive interval: ``EVAL`` :data:`HEARTBEAT` renews ``conn`` unless another
    stream holds it (then this one has been replaced; a ``conn`` that vanished, e.g. Redis
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
-   if it is still its own.
+   if it is still its own, and leaves a tombstone of the stream that a late HEARTBEAT of it
+   respects.
 
 The API serves human seats as a game server does (``atout_arena.api.routes.play``): the same
 ``TAKEOVER`` / ``XREAD`` / ``HEARTBEAT`` / ``RELEASE`` for the human's address while the
@@ -123,6 +124,7 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     mailbox_of,
     matches_key,
     pending_key,
+    released_key,
     reply_entry,
     reply_key,
     reply_prefix,
@@ -295,12 +297,19 @@ local owner = redis.call('GET', KEYS[1])
 if owner and owner ~= ARGV[1] then
   return 0
 end
+if redis.call('EXISTS', KEYS[3]) == 1 then
+  return 0
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3] + ARGV[2], ARGV[4])
 return 1
 """
 
+# RELEASE leaves a tombstone of the stream (KEYS[3], one presence TTL): a HEARTBEAT of that
+# stream still in flight when it closed (sent, then cancelled) would otherwise bring its
+# presence back for a whole TTL after the release.
 RELEASE = """
+redis.call('SET', KEYS[3], 1, 'PX', ARGV[3])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   redis.call('ZREM', KEYS[2], ARGV[2])
@@ -511,9 +520,10 @@ class GatewayRelay:
         (renewed,) = await self._call(
             "EVAL",
             HEARTBEAT,
-            2,
+            3,
             conn_key(bot_id),
             CONNECTED_KEY,
+            released_key(conn_id),
             conn_id,
             self.presence_ttl_ms,
             now_ms(),
@@ -522,7 +532,8 @@ class GatewayRelay:
         return bool(renewed)
 
     async def release(self, bot_id: str, conn_id: str) -> None:
-        await self._call("EVAL", RELEASE, 2, conn_key(bot_id), CONNECTED_KEY, conn_id, bot_id)
+        await self._call("EVAL", RELEASE, 3, conn_key(bot_id), CONNECTED_KEY, released_key(conn_id), conn_id,
+                         bot_id, self.presence_ttl_ms)
 
     async def count(self, key: str, field: str, amount: int) -> None:
         """``HINCRBY key field amount`` (a metric of :mod:`atout_arena.core.metrics`)."""
