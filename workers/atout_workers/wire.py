@@ -75,16 +75,9 @@ class Wire:
 
     async def eval(self, script: str, *args: Any) -> Any:
         """``EVAL script ...`` sent as ``EVALSHA`` (Redis keeps the script; only its hash
-        travels), loading it again when Redis does not know it (it restarted)."""
-        sha = self._shas.get(script)
-        if sha is None:
-            sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest()
-        try:
-            return await self.call("EVALSHA", sha, *args)
-        except redis.ResponseError as exc:
-            if not str(exc).startswith("NOSCRIPT"):
-                raise
-            return await self.call("EVAL", script, *args)
+        travels), loading it again when Redis does not know it (it restarted): :meth:`eval_soon`,
+        awaited."""
+        return await self.eval_soon(script, *args)
 
     def eval_soon(self, script: str, *args: Any) -> asyncio.Future[Any]:
         """:meth:`eval` as a future, queued at once: no coroutine and no task per call (a
