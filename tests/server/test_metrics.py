@@ -54,15 +54,17 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
     recorder.fault("bob", "timeout")
     recorder.fault("bob", "timeout")
     recorder.rating("merde", "alice", 1512.25)
-    redis_client.rpush("atout.matches", "x", "y")
-    redis_client.rpush("atout.matches\x06\x163", "z")  # kombu's list for priority 3
+    # a queue of this test's own: another test of this process may have left tasks in atout.matches
+    queue = "atout.matches-metrics-test"
+    redis_client.rpush(queue, "x", "y")
+    redis_client.rpush(f"{queue}\x06\x163", "z")  # kombu's list for priority 3
     live, gone = now_ms() + 60_000, now_ms() - 1
     fake = {"metrics-live-1": live, "metrics-live-2": live, "metrics-live-3": live, "metrics-gone": gone}
     redis_client.zadd(CONNECTED_KEY, fake)
     try:
-        text = generate_latest(metrics_registry(redis_client, queues=["atout.matches"])).decode()
+        text = generate_latest(metrics_registry(redis_client, queues=[queue])).decode()
     finally:
-        redis_client.delete("atout.matches", "atout.matches\x06\x163")
+        redis_client.delete(queue, f"{queue}\x06\x163")
         redis_client.zrem(CONNECTED_KEY, *fake)
     families = {f.name: f for f in text_string_to_metric_families(text)}
     for name, (kind, _) in EXPECTED.items():
@@ -81,7 +83,7 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
     assert samples[("atout_faults_total", (("bot", "bob"), ("kind", "timeout")))] == 2
     assert samples[("atout_rating", alice)] == 1512.25
     assert samples[("atout_bots_connected", ())] == 3 + baseline_connected  # not the expired one
-    assert samples[("atout_queue_depth", (("queue", "atout.matches"),))] == 3
+    assert samples[("atout_queue_depth", (("queue", queue),))] == 3
     assert len(DECISION_BUCKETS) + 1 == sum(1 for name, labels in samples if name.endswith("_bucket")
                                             and dict(labels).get("bot") == "alice")
 

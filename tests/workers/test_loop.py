@@ -23,8 +23,8 @@ from sqlalchemy import select
 from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.core.keys import last_event_key, public_channel
 from atout_arena.core.models import Match
+from atout_arena.core.wire import Wire
 from atout_workers.loop import MatchLoop
-from atout_workers.wire import Wire
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -224,7 +224,7 @@ def test_the_worker_packs_commands_as_redis_py_does() -> None:
     from redis.connection import Connection
 
     from atout_arena.core.relay import push_decision_command
-    from atout_workers.wire import pack
+    from atout_arena.core.wire import pack
 
     conn = Connection()
     push = push_decision_command("7", "m1.a", 1_700_000_000_000, b"\x00\xff" * 300, 6000)

@@ -67,8 +67,8 @@ from atout_arena.core.relay import (
     reply_key,
 )
 from atout_arena.core.vocabulary import Fault
+from atout_arena.core.wire import Wire
 from atout_workers.fastjson import dumps_text
-from atout_workers.wire import Wire
 
 log = logging.getLogger(__name__)
 
@@ -463,7 +463,7 @@ class AsyncDecisionClient:
     """:class:`DecisionClient` for one event loop playing many matches at once.
 
     The same requests, scripts and faults, but no connection per request: every command goes
-    through one pipelined :class:`~atout_workers.wire.Wire` (the pushes of all matches that
+    through one pipelined :class:`~atout_arena.core.wire.Wire` (the pushes of all matches that
     moved in one turn of the loop leave in one write), and every reply comes back through one
     mailbox list of this client (request ids ``m<mailbox>.<nonce>``, see
     :func:`atout_arena.core.keys.reply_key`), read by one task with ``BLPOP`` + ``LPOP <count>``.
@@ -480,7 +480,8 @@ class AsyncDecisionClient:
         self.mailbox_key = reply_key(f"m{self.mailbox}.0")
         self._slots: dict[bytes, _Slot] = {}
         self._deadlines = _Deadlines()
-        self._reader: asyncio.Task[None] | None = None
+        self._reading = False
+        self._closed = False
         self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
 
     def _new_request_id(self) -> str:
@@ -489,28 +490,46 @@ class AsyncDecisionClient:
         return f"m{self.mailbox}.{next(self._numbers):x}"
 
     def _start(self) -> None:
-        if self._reader is None or self._reader.done():
-            self._reader = asyncio.ensure_future(self._read_mailbox())
+        if not self._reading:
+            self._reading = True
+            self._read_mailbox()
 
-    async def _read_mailbox(self) -> None:
-        wire, slots = self._mailbox_wire, self._slots
-        while True:
-            popped, more = await asyncio.gather(
-                wire.call("BLPOP", self.mailbox_key, MAILBOX_BLOCK_S),
-                wire.call("LPOP", self.mailbox_key, MAILBOX_BATCH), return_exceptions=True)
-            if isinstance(popped, BaseException) or isinstance(more, BaseException):
-                exc = popped if isinstance(popped, BaseException) else more
-                if isinstance(exc, asyncio.CancelledError):
-                    raise exc
-                log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", exc)
-                await asyncio.sleep(0.2)
-                continue
-            entries = ([popped[1]] if popped else []) + (more or [])
-            for entry in entries:
+    def _read_mailbox(self) -> None:
+        """Ask for the next replies: ``BLPOP`` (waits up to :data:`MAILBOX_BLOCK_S`), then
+        ``LPOP <count>``, on the mailbox's own connection. Both replies are handled inside the
+        connection's ``data_received`` (:meth:`~atout_arena.core.wire.Wire.call_then`): each
+        reply goes to its request's slot at once, then the next read is asked for. So a reply
+        wakes its match one turn of the loop after it arrives (a reader task took three)."""
+        if self._closed:
+            return
+        popped: list[Any] = []
+
+        def on_blpop(reply: Any, exc: BaseException | None) -> None:
+            popped.append(exc if exc is not None else reply)
+
+        def on_lpop(more: Any, exc: BaseException | None) -> None:
+            if self._closed:
+                return
+            first = popped[0] if popped else None
+            error = exc or (first if isinstance(first, BaseException) else None)
+            if error is not None:
+                log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", error)
+                asyncio.get_running_loop().call_later(0.2, self._read_mailbox)
+                return
+            slots = self._slots
+            for entry in ([first[1]] if first else []) + (more or []):
                 rid, _, value = entry.partition(b" ")
                 slot = slots.get(rid)
                 if slot is not None:  # else: a late reply to a request given up
                     slot.put(value)
+            # the next read is asked for after the matches just woken have run: their pushes
+            # leave first (a write wakes Redis, which on a 2-core machine may take the CPU
+            # from this process for tens of microseconds, and a push is what a bot waits for)
+            asyncio.get_running_loop().call_soon(self._read_mailbox)
+
+        wire = self._mailbox_wire
+        wire.call_then(on_blpop, "BLPOP", self.mailbox_key, MAILBOX_BLOCK_S)
+        wire.call_then(on_lpop, "LPOP", self.mailbox_key, MAILBOX_BATCH)
 
     async def request(
         self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
@@ -600,7 +619,6 @@ class AsyncDecisionClient:
         await self.wire.eval(*notify_command(bot_id, "end", match_id, message))
 
     async def close(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
+        self._closed = True
         await self.wire.close()
         await self._mailbox_wire.close()

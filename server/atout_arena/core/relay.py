@@ -106,6 +106,8 @@ from typing import Any
 import redis
 import redis.asyncio as aioredis
 
+from atout_arena.core.wire import Wire
+
 try:  # hiredis packs commands in C (redis-py's asyncio client packs them in Python)
     from hiredis import pack_command as _hiredis_pack
 except ImportError:  # pragma: no cover - hiredis is a dependency, but stay usable without it
@@ -434,26 +436,25 @@ def parse_reply(value: bytes) -> tuple[str, float | None]:
 class InboxReader:
     """Reads one bot's inbox on a Redis connection of its own (``XREAD BLOCK`` holds it)."""
 
-    def __init__(self, pool: aioredis.ConnectionPool, bot_id: str) -> None:
-        self._pool = pool
+    def __init__(self, options: dict[str, Any], bot_id: str) -> None:
+        self._options = options
         self._key = inbox_key(bot_id).encode()
-        self._conn: Any = None
+        self._wire: Wire | None = None
 
     async def read(self, cursor: bytes, block_ms: int) -> list[tuple[bytes, bytes, bytes]]:
         """Entries after ``cursor`` as (entry id, kind, payload); waits up to ``block_ms``."""
-        if self._conn is None:
-            self._conn = await self._pool.get_connection()
-        conn = self._conn
-        command = ("XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms, "STREAMS", self._key, cursor)
+        if self._wire is None:
+            self._wire = Wire(self._options, block_ms / 1000 + REPLY_MARGIN_S)
+        wire = self._wire
         try:
             async with asyncio.timeout(block_ms / 1000 + REPLY_MARGIN_S):
-                await conn.send_packed_command(pack_async(conn, [command]))
-                result = await conn.read_response(timeout=math.inf)
+                result = await wire.call("XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms,
+                                         "STREAMS", self._key, cursor)
         except TimeoutError as exc:
-            await self._drop()
+            await self.aclose()
             raise redis.TimeoutError(f"XREAD: no reply from Redis within {block_ms} ms") from exc
         except BaseException:
-            await self._drop()
+            await self.aclose()  # cancelled while blocked: the connection holds a reply to come
             raise
         if not result:
             return []
@@ -465,14 +466,10 @@ class InboxReader:
                 out.append((entry_id, values.get(b"k", b""), values.get(b"m", b"")))
         return out
 
-    async def _drop(self) -> None:
-        conn, self._conn = self._conn, None
-        if conn is not None:
-            await conn.disconnect(nowait=True)  # it may hold an unread reply
-            await self._pool.release(conn)
-
     async def aclose(self) -> None:
-        await self._drop()
+        wire, self._wire = self._wire, None
+        if wire is not None:
+            await wire.close()
 
 
 class GatewayRelay:
@@ -482,6 +479,26 @@ class GatewayRelay:
         self.redis = redis
         self.pool: aioredis.ConnectionPool = redis.connection_pool
         self.presence_ttl_ms = presence_ttl_ms
+        if "SSL" in self.pool.connection_class.__name__:
+            raise ValueError("the game server reaches Redis over TCP or a unix socket, not TLS (rediss://)")
+        kwargs = self.pool.connection_kwargs
+        # the hot paths (inboxes, answers) go through Wire connections to the same Redis
+        self.options = {k: kwargs[k] for k in ("path", "host", "port", "db", "username", "password")
+                        if kwargs.get(k) is not None}
+        self._wire: Wire | None = None
+
+    @property
+    def wire(self) -> Wire:
+        """The pipelined connection the answers of every stream share (made in the event loop
+        that first uses it)."""
+        if self._wire is None:
+            self._wire = Wire(self.options, COMMAND_TIMEOUT_S)
+        return self._wire
+
+    async def close(self) -> None:
+        if self._wire is not None:
+            await self._wire.close()
+        await self.redis.aclose()
 
     async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
         """``bot_id`` is the stream's address (:func:`~atout_arena.core.keys.stream_address`);
@@ -501,19 +518,35 @@ class GatewayRelay:
         return [a for a in addresses if split_address(a)[0] == bot_id]
 
     def inbox(self, bot_id: str) -> InboxReader:
-        return InboxReader(self.pool, bot_id)
+        return InboxReader(self.options, bot_id)
 
-    async def post_answers(self, answers: list[Answer]) -> None:
-        """Hand the bots' answers to the workers waiting on them, in one round trip."""
-        commands = [
-            (
-                "EVAL", ANSWER, 3,
-                reply_key(a.request_id), pending_key(a.bot_id), req_key(a.request_id),
-                a.request_id, reply_entry(a.request_id, a.reply()), a.ttl_ms,
-            )
-            for a in answers
-        ]  # fmt: skip
-        await call_async(self.pool, commands, COMMAND_TIMEOUT_S)
+    def post_answers(self, answers: Sequence[Answer]) -> asyncio.Future[None]:
+        """Hand the bots' answers to the workers waiting on them: queued at once on the shared
+        :attr:`wire` (they leave with everything else the loop sends this turn, in one write).
+        The future is done when Redis has them all; it raises the first error."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        left = len(answers)
+        errors: list[BaseException] = []
+
+        def one(_reply: Any, exc: BaseException | None) -> None:
+            nonlocal left
+            left -= 1
+            if exc is not None:
+                errors.append(exc)
+            if left == 0 and not done.done():
+                if errors:
+                    done.set_exception(errors[0])
+                else:
+                    done.set_result(None)
+
+        if not answers:
+            done.set_result(None)
+        wire = self.wire
+        for a in answers:
+            rid = a.request_id
+            wire.eval_then(one, ANSWER, 3, reply_key(rid), pending_key(a.bot_id), req_key(rid),
+                           rid, reply_entry(rid, a.reply()), a.ttl_ms)
+        return done
 
     async def heartbeat(self, bot_id: str, conn_id: str) -> bool:
         """Renew the bot's presence; False when this stream is no longer the bot's live one."""

@@ -250,7 +250,7 @@ class GameServer:
                 log.warning("could not mark this server stopped in Redis: %s", exc)
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
         await self.server.stop(grace)
-        await self.relay.redis.aclose()
+        await self.relay.close()
 
     async def wait_for_termination(self) -> None:
         await self.server.wait_for_termination()

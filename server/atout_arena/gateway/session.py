@@ -151,8 +151,7 @@ class BotSession:
         self.open_in: dict[str, set[str]] = {}  # match id -> its open request ids (forgotten at its end)
         self.last_seen = time.monotonic()
         self._send_lock = asyncio.Lock()
-        self._answers: list[Answer] = []
-        self._flush_task: asyncio.Task[None] | None = None
+        self._posting: set[asyncio.Future[None]] = set()  # answers handed to Redis, not confirmed yet
         self._stopped: asyncio.Future[SessionEnd] | None = None
         self._ping_nonce = 0
         self.revoked = False
@@ -266,10 +265,8 @@ class BotSession:
     async def _finish(self) -> None:
         """Hand over the answers read so far, and give up the bot's presence if still ours."""
         try:
-            if self._flush_task is not None:
-                await asyncio.wait_for(asyncio.shield(self._flush_task), CLOSE_TIMEOUT_S)
-            if self._answers:
-                await asyncio.wait_for(self._flush(), CLOSE_TIMEOUT_S)
+            if self._posting:  # (their errors are logged as they come)
+                await asyncio.wait(self._posting, timeout=CLOSE_TIMEOUT_S)
             await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
             await asyncio.wait_for(self._count_limited(), CLOSE_TIMEOUT_S)
             if self.revoked:  # after the release: a decision sent now finds no stream either
@@ -502,20 +499,19 @@ class BotSession:
                               reported_think_ms(action.think_ms)))
 
     def _post(self, answers: list[Answer]) -> None:
-        """Queue answers for Redis: those of one message (and whatever is queued meanwhile) go
-        in one pipeline."""
+        """Hand answers to Redis at once: those of one message (and of every stream that
+        answered in this turn of the loop) leave in one pipelined write."""
         if not answers:
             return
-        self._answers.extend(answers)
-        if self._flush_task is None or self._flush_task.done():
-            self._flush_task = asyncio.create_task(self._flush())
+        count = len(answers)
+        posted = self.relay.post_answers(answers)
+        self._posting.add(posted)
 
-    async def _flush(self) -> None:
-        """Send the queued answers to Redis; answers that arrive meanwhile go in the next batch."""
-        while self._answers:
-            batch, self._answers = self._answers, []
-            try:
-                await self.relay.post_answers(batch)
-            except Exception:
+        def confirmed(done: asyncio.Future[None]) -> None:
+            self._posting.discard(done)
+            exc = None if done.cancelled() else done.exception()
+            if exc is not None:
                 # the workers waiting on them see no answer: a timeout fault, as for a lost packet
-                log.exception("bot %s: %d answers could not be handed to Redis", self.bot_id, len(batch))
+                log.error("bot %s: %d answers could not be handed to Redis: %s", self.bot_id, count, exc)
+
+        posted.add_done_callback(confirmed)
