@@ -3,9 +3,12 @@
 Each :meth:`Wire.call` queues a command and returns a future of its reply; the commands queued
 during one turn of the event loop leave in one write, and Redis answers them in order on the
 connection, so one round trip carries the commands of every match (or bot stream) that moved
-meanwhile. With hundreds of matches in flight that is a few writes per millisecond instead of
-one round trip per decision (redis-py's asyncio client costs tens of microseconds per command:
-its connection pool, a lock and a task per call). Replies are parsed by ``hiredis``, which
+meanwhile. A command sent while nothing is in flight on the connection leaves at once (the
+rest of its turn follows at the turn's end): a lone request does not wait for the turn to end,
+and a busy connection still writes about once a turn. With hundreds of matches in flight that
+is a few writes per millisecond instead of one round trip per decision (redis-py's asyncio
+client costs tens of microseconds per command: its connection pool, a lock and a task per
+call). Replies are parsed by ``hiredis``, which
 redis-py already depends on for speed.
 
 The connection is an :class:`asyncio.Protocol`: a reply is handed over from ``data_received``
@@ -83,11 +86,6 @@ class Wire:
         self._shas: dict[str, str] = {}
         self._last_read = time.monotonic()
         self._watchdog: asyncio.Task[None] | None = None
-        # The first command of a turn of the loop is written at once, the others of that turn
-        # together at its end: one request in flight does not wait for the turn to end (a
-        # write wakes Redis, and on a 2-core machine the rest of the turn may wait for the CPU
-        # it takes), and many in flight still leave in about one write a turn.
-        self.eager = True
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -105,14 +103,15 @@ class Wire:
         self._queue(args, then)
 
     def _queue(self, args: tuple[Any, ...], waiter: asyncio.Future[Any] | Then) -> None:
+        idle = not self._waiting
         self._waiting.append(waiter)
         if self._flush_scheduled:
             self._outbox.append(pack(args))
             return
         self._flush_scheduled = True
         asyncio.get_running_loop().call_soon(self._flush)
-        if self._transport is not None and self.eager:
-            self._transport.write(pack(args))  # the first of a turn leaves at once (see eager)
+        if idle and self._transport is not None:
+            self._transport.write(pack(args))  # nothing in flight: it leaves at once
         else:
             self._outbox.append(pack(args))
 
