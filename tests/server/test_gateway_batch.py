@@ -438,6 +438,7 @@ def test_commands_are_packed_as_redis_py_packs_them() -> None:
     conn = aioredis.Connection()
     commands = [
         ("EVAL", ANSWER, 3, "atout:reply:r1", "atout:bot:7:pending", "atout:req:r1", "r1", b"A\xc3", 70),
+        ("EVALSHA", "ab" * 20, 6, "k1", "k2", "k3", "k4", "k5", "k6", "r1", b"m", 1.5, "r2", b"", 0),
         ("XREAD", "COUNT", 512, "BLOCK", 1000, "STREAMS", b"atout:bot:7:inbox", b"0-0"),
         ("HINCRBY", "atout:metrics:x", "bot é", -3),
     ]

@@ -195,6 +195,112 @@ def test_eval_soon_sends_the_script_by_hash_and_again_whole_when_redis_forgot_it
         server.stop()
 
 
+def test_call_then_runs_in_order_and_is_failed_with_the_connection(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """call_then's callbacks see each reply (or the error) in order; a callback that raises
+    costs nothing to the others; a connection that breaks fails the callbacks waiting too."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        async def scenario() -> None:
+            wire = Wire(server.url, timeout_s=3)
+            seen: list[object] = []
+
+            def boom(reply: object, exc: BaseException | None) -> None:
+                raise RuntimeError("a bug in a callback")
+
+            assert wire.idle
+            wire.call_then(lambda r, e: seen.append(r), "SET", "k", "v")
+            wire.call_then(boom, "GET", "k")
+            wire.call_then(lambda r, e: seen.append(type(e).__name__), "INCR", "k")  # not a number
+            last = wire.call("GET", "k")
+            assert not wire.idle
+            assert await last == b"v"
+            assert seen == [b"OK", "ResponseError"] and wire.idle
+            server.stop()
+            failed: list[object] = []
+            wire.call_then(lambda r, e: failed.append(type(e).__name__), "BLPOP", "nothing", 5)
+            await wait_until_async(lambda: failed == ["ConnectionError"])
+            await wire.close()
+
+        asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
+async def wait_until_async(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+def test_the_batched_scripts_do_what_one_call_each_does(redis_url) -> None:  # type: ignore[no-untyped-def]
+    """PUSH_DECISIONS is PUSH_DECISION of each push (a bot without a live stream gets its
+    disconnected reply, the others their inbox entries), ANSWER takes any number of answers,
+    and a worker's requests of one turn go in one PUSH_DECISIONS call."""
+    from atout_arena.core.keys import conn_key, inbox_key, pending_key, reply_key, req_key
+    from atout_arena.core.relay import (
+        REPLY_DISCONNECTED,
+        Answer,
+        GatewayRelay,
+        make_async_redis,
+        now_ms,
+        push_decision_command,
+        push_decisions_command,
+    )
+    from atout_workers.decisions import AsyncDecisionClient
+
+    live, gone = "batch-live-1", "batch-gone-1"
+    plain = redis.Redis.from_url(redis_url)
+    plain.delete(*(k(b) for b in (live, gone) for k in (conn_key, inbox_key, pending_key)))
+    plain.set(conn_key(live), "nowhere/abc", px=60_000)  # a stream on a server not in the list
+
+    async def scenario() -> None:
+        wire = Wire(redis_url)
+        deadline = now_ms() + 5000
+        pushes = [push_decision_command(bot, f"batch-r{i}", deadline, f"m{i}".encode(), 10_000)
+                  for i, bot in enumerate([live, gone, live])]
+        assert await wire.eval_soon(*push_decisions_command(pushes)) == [b"nowhere/abc", 0, b"nowhere/abc"]
+        entries = plain.xrange(inbox_key(live))
+        assert [e[1][b"m"] for e in entries] == [b"m0", b"m2"]
+        assert plain.zrange(pending_key(live), 0, -1) == [b"batch-r0", b"batch-r2"]
+        assert plain.get(req_key("batch-r2")) == b"m2"
+        assert plain.lrange(reply_key("batch-r1"), 0, -1) == [REPLY_DISCONNECTED]
+
+        relay = GatewayRelay(make_async_redis(redis_url), presence_ttl_ms=3000)
+        answers = [Answer(live, "batch-r0", "a0", 10_000), Answer(live, "batch-r2", "a2", 10_000, 1.5)]
+        assert await relay.post_answers(answers) == 2
+        assert plain.lrange(reply_key("batch-r0"), 0, -1) == [b"Aa0"]
+        assert plain.lrange(reply_key("batch-r2"), 0, -1) == [b"T1.500 a2"]
+        assert plain.zcard(pending_key(live)) == 0 and plain.get(req_key("batch-r0")) is None
+        await relay.close()
+
+        # a worker's requests made in one turn: one call for all (here: all to the bot that
+        # is gone, so each comes back disconnected at once)
+        client = AsyncDecisionClient(redis_url)
+        calls: list[int] = []
+        send = client.wire.call_then
+
+        def counting(then, *args):  # type: ignore[no-untyped-def]
+            if args[0] == "EVALSHA":
+                calls.append(args[2])  # the number of keys: 6 per push
+            return send(then, *args)
+
+        client.wire.call_then = counting  # type: ignore[method-assign]
+        decisions = await asyncio.gather(*(
+            client.request(gone, f"batch-m{i}", "merde", 0, {}, ["a"], deadline_ms=2000, check=lambda a: None)
+            for i in range(10)))
+        assert [d.fault for d in decisions] == ["disconnected"] * 10
+        pushes_sent = [n for n in calls if n % 6 == 0]
+        assert pushes_sent == [6, 54]  # the first at once (nothing in flight), the 9 others together
+        await client.close()
+        await wire.close()
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        plain.close()
+
+
 def test_a_warm_shutdown_gives_back_the_matches_that_do_not_finish_in_time(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:  # type: ignore[no-untyped-def]

@@ -63,6 +63,7 @@ from atout_arena.core.relay import (
     now_ms,
     parse_reply,
     push_decision_command,
+    push_decisions_command,
     reject_command,
     reply_key,
 )
@@ -459,6 +460,15 @@ class _Slot:
         return self.values.popleft() if self.values else None
 
 
+def _resolve(future: asyncio.Future[Any], reply: Any, exc: BaseException | None) -> None:
+    if future.done():
+        return
+    if exc is not None:
+        future.set_exception(exc)
+    else:
+        future.set_result(reply)
+
+
 class AsyncDecisionClient:
     """:class:`DecisionClient` for one event loop playing many matches at once.
 
@@ -482,6 +492,7 @@ class AsyncDecisionClient:
         self._deadlines = _Deadlines()
         self._reading = False
         self._closed = False
+        self._pushes: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []  # this turn's, not sent yet
         self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
 
     def _new_request_id(self) -> str:
@@ -531,6 +542,33 @@ class AsyncDecisionClient:
         wire.call_then(on_blpop, "BLPOP", self.mailbox_key, MAILBOX_BLOCK_S)
         wire.call_then(on_lpop, "LPOP", self.mailbox_key, MAILBOX_BATCH)
 
+    def _push(self, command: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Send a :func:`push_decision_command`; the future gets its result. A push made while
+        the connection is idle leaves at once (one request in flight waits for nothing); the
+        others of one turn of the loop go together at its end, in one ``PUSH_DECISIONS`` call
+        (a script call costs Redis far more than the commands in it)."""
+        wire = self.wire
+        if not self._pushes and wire.idle:
+            return wire.eval_soon(*command)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._pushes.append((command, future))
+        if len(self._pushes) == 1:
+            asyncio.get_running_loop().call_soon(self._send_pushes)
+        return future
+
+    def _send_pushes(self) -> None:
+        pushes, self._pushes = self._pushes, []
+        if len(pushes) == 1:
+            command, future = pushes[0]
+            self.wire.eval_then(lambda reply, exc: _resolve(future, reply, exc), *command)
+        else:
+            def settle(replies: Any, exc: BaseException | None) -> None:
+                for i, (_, future) in enumerate(pushes):
+                    _resolve(future, None if exc else replies[i], exc)
+
+            self.wire.eval_then(settle, *push_decisions_command([command for command, _ in pushes]))
+        self.wire.flush()
+
     async def request(
         self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check, grace_s: float = 0.0,
@@ -563,7 +601,7 @@ class AsyncDecisionClient:
         slot = self._slots[key] = _Slot(self._deadlines)
         wire = self.wire
         try:
-            pushed = wire.eval_soon(*ex.push())
+            pushed = self._push(ex.push())
             value = await slot.get(ex.wait_s())
             conn_at_push = _text(await pushed)
             while True:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import logging
 import threading
 from collections.abc import Callable, Coroutine
@@ -52,6 +53,9 @@ class MatchLoop:
         self._thread.start()
 
     def _run(self) -> None:
+        # the worker is started: what it made so far lives as long as the process, out of the
+        # collector's way (a full collection walked it all: tens of milliseconds mid-match)
+        gc.freeze()
         asyncio.set_event_loop(self.loop)
         self.loop.set_default_executor(self.executor)
         self.loop.run_forever()

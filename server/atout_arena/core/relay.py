@@ -68,9 +68,9 @@ A game server, for each bot stream (``atout_arena.gateway.session``):
 2. ``XREAD BLOCK COUNT`` :data:`INBOX_READ_COUNT` on ``inbox`` from the cursor: forwards each
    message to the bot (one dedicated Redis connection per live stream; no polling); to a bot
    that listed the feature "batch", the decision requests of one read go as one DecisionBatch.
-3. Each answer: ``EVAL`` :data:`ANSWER` pushes ``A<action>`` to ``reply`` and drops the
-   request from ``pending`` / ``req`` (the answers of one message, or an ActionBatch, and
-   whatever is queued meanwhile, in one pipeline).
+3. Answers: one ``EVAL`` :data:`ANSWER` for all the answers of one message (an Action, or an
+   ActionBatch) pushes each ``A<action>`` to its ``reply`` and drops the request from
+   ``pending`` / ``req``; the calls of one turn of the game server's loop leave in one write.
 4. Every keep-alive interval: ``EVAL`` :data:`HEARTBEAT` renews ``conn`` unless another
    stream holds it (then this one has been replaced; a ``conn`` that vanished, e.g. Redis
    restarted empty, is taken back); on close, ``EVAL`` :data:`RELEASE` deletes ``conn`` only
@@ -192,19 +192,34 @@ end
 return out
 """
 
-PUSH_DECISION = _LIVE + """
-local c = live(KEYS[1], KEYS[6], ARGV[6])
-if not c then
-  redis.call('RPUSH', KEYS[5], ARGV[7])
-  redis.call('PEXPIRE', KEYS[5], ARGV[4])
-  return 0
+_PUSH = """
+local function push(k, a)
+  local c = live(KEYS[k + 1], KEYS[k + 6], ARGV[a + 6])
+  if not c then
+    redis.call('RPUSH', KEYS[k + 5], ARGV[a + 7])
+    redis.call('PEXPIRE', KEYS[k + 5], ARGV[a + 4])
+    return 0
+  end
+  redis.call('SET', KEYS[k + 2], ARGV[a + 3], 'PX', ARGV[a + 4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[k + 3], '-inf', ARGV[a + 6])
+  redis.call('ZADD', KEYS[k + 3], ARGV[a + 2], ARGV[a + 1])
+  redis.call('PEXPIRE', KEYS[k + 3], ARGV[a + 4])
+  redis.call('XADD', KEYS[k + 4], 'MAXLEN', '~', ARGV[a + 5], '*', 'k', 'msg', 'm', ARGV[a + 3])
+  return c
 end
-redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
-redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[6])
-redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
-redis.call('PEXPIRE', KEYS[3], ARGV[4])
-redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[5], '*', 'k', 'msg', 'm', ARGV[3])
-return c
+"""
+
+PUSH_DECISION = _LIVE + _PUSH + """
+return push(0, 0)
+"""
+
+# PUSH_DECISION of several requests in one call (a worker's pushes of one turn of its loop): 6
+# KEYS and 7 ARGV each, in order; returns each one's result. A script call costs Redis far more
+# than the commands in it.
+PUSH_DECISIONS = _LIVE + _PUSH + """
+local out = {}
+for i = 0, #KEYS / 6 - 1 do out[i + 1] = push(6 * i, 7 * i) end
+return out
 """
 
 REJECT = """
@@ -267,12 +282,18 @@ redis.call('SET', KEYS[7], ARGV[5])
 return {cursor, redis.call('HVALS', KEYS[4]), requests, ended}
 """
 
+# Any number of answers in one call (the answers of one bot message, and whatever else the game
+# server answered in that turn of its loop): for answer i, KEYS[3i+1..3i+3] = reply, pending,
+# req and ARGV[3i+1..3i+3] = request id, reply entry, reply TTL. A script call costs Redis far
+# more than the commands in it: one per answer was a third of Redis's time per decision.
 ANSWER = """
-redis.call('RPUSH', KEYS[1], ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-redis.call('ZREM', KEYS[2], ARGV[1])
-redis.call('DEL', KEYS[3])
-return 1
+for i = 1, #KEYS, 3 do
+  redis.call('RPUSH', KEYS[i], ARGV[i + 1])
+  redis.call('PEXPIRE', KEYS[i], ARGV[i + 2])
+  redis.call('ZREM', KEYS[i + 1], ARGV[i])
+  redis.call('DEL', KEYS[i + 2])
+end
+return #KEYS / 3
 """
 
 # An answer from a client that holds no stream state of its own (the API's human seats,
@@ -354,6 +375,16 @@ def push_decision_command(
         SERVERS_KEY, request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
         reply_entry(request_id, REPLY_DISCONNECTED),
     )  # fmt: skip
+
+
+def push_decisions_command(pushes: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]:
+    """One ``PUSH_DECISIONS`` call doing the :func:`push_decision_command` calls ``pushes``."""
+    keys: list[Any] = []
+    argv: list[Any] = []
+    for push in pushes:
+        keys += push[2:8]
+        argv += push[8:]
+    return (PUSH_DECISIONS, len(keys), *keys, *argv)
 
 
 def reject_command(
@@ -443,16 +474,12 @@ class InboxReader:
 
     async def read(self, cursor: bytes, block_ms: int) -> list[tuple[bytes, bytes, bytes]]:
         """Entries after ``cursor`` as (entry id, kind, payload); waits up to ``block_ms``."""
-        if self._wire is None:
+        if self._wire is None:  # (one reader blocks for the same time at every read)
             self._wire = Wire(self._options, block_ms / 1000 + REPLY_MARGIN_S)
         wire = self._wire
-        try:
-            async with asyncio.timeout(block_ms / 1000 + REPLY_MARGIN_S):
-                result = await wire.call("XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms,
-                                         "STREAMS", self._key, cursor)
-        except TimeoutError as exc:
-            await self.aclose()
-            raise redis.TimeoutError(f"XREAD: no reply from Redis within {block_ms} ms") from exc
+        try:  # (no reply within the wire's timeout: its watchdog fails the read, TimeoutError)
+            result = await wire.call("XREAD", "COUNT", INBOX_READ_COUNT, "BLOCK", block_ms,
+                                     "STREAMS", self._key, cursor)
         except BaseException:
             await self.aclose()  # cancelled while blocked: the connection holds a reply to come
             raise
@@ -520,33 +547,21 @@ class GatewayRelay:
     def inbox(self, bot_id: str) -> InboxReader:
         return InboxReader(self.options, bot_id)
 
-    def post_answers(self, answers: Sequence[Answer]) -> asyncio.Future[None]:
-        """Hand the bots' answers to the workers waiting on them: queued at once on the shared
-        :attr:`wire` (they leave with everything else the loop sends this turn, in one write).
-        The future is done when Redis has them all; it raises the first error."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        left = len(answers)
-        errors: list[BaseException] = []
-
-        def one(_reply: Any, exc: BaseException | None) -> None:
-            nonlocal left
-            left -= 1
-            if exc is not None:
-                errors.append(exc)
-            if left == 0 and not done.done():
-                if errors:
-                    done.set_exception(errors[0])
-                else:
-                    done.set_result(None)
-
-        if not answers:
-            done.set_result(None)
-        wire = self.wire
+    def post_answers(self, answers: Sequence[Answer]) -> asyncio.Future[Any]:
+        """Hand the bots' answers to the workers waiting on them: one :data:`ANSWER` call,
+        queued at once on the shared :attr:`wire` (it leaves with everything else the loop
+        sends this turn, in one write). The future is done when Redis has them all."""
+        keys: list[Any] = []
+        argv: list[Any] = []
         for a in answers:
             rid = a.request_id
-            wire.eval_then(one, ANSWER, 3, reply_key(rid), pending_key(a.bot_id), req_key(rid),
-                           rid, reply_entry(rid, a.reply()), a.ttl_ms)
-        return done
+            keys += (reply_key(rid), pending_key(a.bot_id), req_key(rid))
+            argv += (rid, reply_entry(rid, a.reply()), a.ttl_ms)
+        if not answers:
+            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            done.set_result(0)
+            return done
+        return self.wire.eval_soon(ANSWER, len(keys), *keys, *argv)
 
     async def heartbeat(self, bot_id: str, conn_id: str) -> bool:
         """Renew the bot's presence; False when this stream is no longer the bot's live one."""

@@ -162,6 +162,15 @@ class Wire:
             sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest()
         return sha
 
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight on the connection and nothing queued."""
+        return not self._waiting
+
+    def flush(self) -> None:
+        """Write what is queued now, not at the end of the turn (its caller batched it already)."""
+        self._flush()
+
     def _flush(self) -> None:
         self._flush_scheduled = False
         if not self._outbox:

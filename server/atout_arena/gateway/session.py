@@ -35,6 +35,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import redis
 from google.protobuf.message import DecodeError
@@ -151,7 +152,7 @@ class BotSession:
         self.open_in: dict[str, set[str]] = {}  # match id -> its open request ids (forgotten at its end)
         self.last_seen = time.monotonic()
         self._send_lock = asyncio.Lock()
-        self._posting: set[asyncio.Future[None]] = set()  # answers handed to Redis, not confirmed yet
+        self._posting: set[asyncio.Future[Any]] = set()  # answers handed to Redis, not confirmed yet
         self._stopped: asyncio.Future[SessionEnd] | None = None
         self._ping_nonce = 0
         self.revoked = False
@@ -507,7 +508,7 @@ class BotSession:
         posted = self.relay.post_answers(answers)
         self._posting.add(posted)
 
-        def confirmed(done: asyncio.Future[None]) -> None:
+        def confirmed(done: asyncio.Future[Any]) -> None:
             self._posting.discard(done)
             exc = None if done.cancelled() else done.exception()
             if exc is not None:
