@@ -116,6 +116,14 @@ class Settings(BaseSettings):
             raise ValueError("expected HOST:PORT")
         return value
 
+    @field_validator("redis_url")
+    @classmethod
+    def _plain_redis(cls, value: str | None) -> str | None:
+        # the workers' and game servers' pipelined connections (core/wire.py) speak plain RESP
+        if value and not value.startswith(("redis://", "unix://")):
+            raise ValueError("expected redis://HOST:PORT/DB or unix:///PATH (rediss:// is not supported)")
+        return value
+
     @model_validator(mode="after")
     def _derived(self) -> Settings:
         if not self.database_url:
