@@ -226,6 +226,29 @@ def test_call_then_runs_in_order_and_is_failed_with_the_connection(tmp_path) -> 
         server.stop()
 
 
+def test_a_command_that_cannot_be_packed_queues_nothing_and_silence_is_counted_per_command(tmp_path) -> None:
+    """An argument hiredis cannot pack raises at once and leaves no waiter behind (every later
+    reply would go to the wrong caller); the watchdog counts a reply's silence from when the
+    command was sent, not from the connection's last reply (an idle connection's next command
+    is not failed as timed out)."""
+    server = EmbeddedRedis(tmp_path / "redis").start()
+    try:
+        async def scenario() -> None:
+            wire = Wire(server.url, timeout_s=2)
+            assert await wire.call("SET", "a", "1") == b"OK"
+            with pytest.raises(TypeError):
+                wire.call("SET", "b", None)
+            assert wire.idle
+            assert await wire.call("GET", "a") == b"1"
+            await asyncio.sleep(4)  # silent for twice the timeout
+            assert await wire.call("BLPOP", "nothing", 1.5) is None  # not a TimeoutError
+            await wire.close()
+
+        asyncio.run(scenario())
+    finally:
+        server.stop()
+
+
 async def wait_until_async(condition, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while not condition():

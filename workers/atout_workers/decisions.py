@@ -522,21 +522,28 @@ class AsyncDecisionClient:
             if self._closed:
                 return
             first = popped[0] if popped else None
-            error = exc or (first if isinstance(first, BaseException) else None)
-            if error is not None:
-                log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", error)
-                asyncio.get_running_loop().call_later(0.2, self._read_mailbox)
-                return
-            slots = self._slots
-            for entry in ([first[1]] if first else []) + (more or []):
-                rid, _, value = entry.partition(b" ")
-                slot = slots.get(rid)
-                if slot is not None:  # else: a late reply to a request given up
-                    slot.put(value)
-            # the next read is asked for after the matches just woken have run: their pushes
-            # leave first (a write wakes Redis, which on a 2-core machine may take the CPU
-            # from this process for tens of microseconds, and a push is what a bot waits for)
-            asyncio.get_running_loop().call_soon(self._read_mailbox)
+            loop = asyncio.get_running_loop()
+            try:
+                entries = [first[1]] if first and not isinstance(first, BaseException) else []
+                if exc is None and not isinstance(first, BaseException):
+                    entries += more or []
+                slots = self._slots
+                for entry in entries:  # (a reply BLPOP took is delivered even if LPOP failed)
+                    rid, _, value = entry.partition(b" ")
+                    slot = slots.get(rid)
+                    if slot is not None:  # else: a late reply to a request given up
+                        slot.put(value)
+            finally:
+                error = exc or (first if isinstance(first, BaseException) else None)
+                if error is not None:
+                    log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", error)
+                    loop.call_later(0.2, self._read_mailbox)
+                else:
+                    # the next read is asked for after the matches just woken have run: their
+                    # pushes leave first (a write wakes Redis, which on a 2-core machine may take
+                    # the CPU from this process for tens of microseconds, and a push is what a
+                    # bot waits for)
+                    loop.call_soon(self._read_mailbox)
 
         wire = self._mailbox_wire
         wire.call_then(on_blpop, "BLPOP", self.mailbox_key, MAILBOX_BLOCK_S)
@@ -557,7 +564,7 @@ class AsyncDecisionClient:
         return future
 
     def _send_pushes(self) -> None:
-        pushes, self._pushes = self._pushes, []
+        pushes, self._pushes = self._pushes, []  # (after close: the wire fails them)
         if len(pushes) == 1:
             command, future = pushes[0]
             self.wire.eval_then(lambda reply, exc: _resolve(future, reply, exc), *command)
@@ -600,6 +607,7 @@ class AsyncDecisionClient:
         key = ex.request_id.encode()
         slot = self._slots[key] = _Slot(self._deadlines)
         wire = self.wire
+        pushed: asyncio.Future[Any] | None = None
         try:
             pushed = self._push(ex.push())
             value = await slot.get(ex.wait_s())
@@ -617,6 +625,8 @@ class AsyncDecisionClient:
                 value = await slot.get(ex.wait_s())
         finally:
             del self._slots[key]
+            if pushed is not None and not pushed.done():  # given up (cancelled): its error is nobody's
+                pushed.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
         """:meth:`DecisionClient._server_alive_after`, awaited."""

@@ -49,6 +49,11 @@ def pack(args: tuple[Any, ...]) -> bytes:
     return hiredis.pack_command(args)
 
 
+def _hello_reply(reply: Any, exc: BaseException | None) -> None:
+    if isinstance(exc, redis.ResponseError):
+        log.error("Redis refused AUTH or SELECT: %s", exc)
+
+
 class _Connection(asyncio.Protocol):
     """Hands what Redis sends to its :class:`Wire` (while it is the wire's current one)."""
 
@@ -103,17 +108,20 @@ class Wire:
         self._queue(args, then)
 
     def _queue(self, args: tuple[Any, ...], waiter: asyncio.Future[Any] | Then) -> None:
+        data = pack(args)  # first: an argument that cannot be packed raises with nothing queued
         idle = not self._waiting
+        if idle:  # the watchdog counts a reply's silence from here
+            self._last_read = time.monotonic()
         self._waiting.append(waiter)
         if self._flush_scheduled:
-            self._outbox.append(pack(args))
+            self._outbox.append(data)
             return
         self._flush_scheduled = True
         asyncio.get_running_loop().call_soon(self._flush)
         if idle and self._transport is not None:
-            self._transport.write(pack(args))  # nothing in flight: it leaves at once
+            self._transport.write(data)  # nothing in flight: it leaves at once
         else:
-            self._outbox.append(pack(args))
+            self._outbox.append(data)
 
     async def execute(self, *args: Any) -> Any:
         return await self.call(*args)
@@ -175,6 +183,9 @@ class Wire:
         self._flush_scheduled = False
         if not self._outbox:
             return
+        if self._closed:
+            self._fail(redis.ConnectionError("closed"))
+            return
         if self._transport is None:
             if self._connecting is None:
                 self._connecting = asyncio.ensure_future(self._connect())
@@ -199,11 +210,15 @@ class Wire:
                 hello.append(pack(("AUTH", user, password) if user else ("AUTH", password)))
             if self.options.get("db"):
                 hello.append(pack(("SELECT", int(self.options["db"]))))
+            if self._closed:  # closed while connecting
+                transport.close()
+                self._fail(redis.ConnectionError("closed"))
+                return
             self._parser = hiredis.Reader()
             self._transport, self._connection = transport, connection
             self._last_read = time.monotonic()
-            for _ in hello:  # their replies come first: skip them
-                self._waiting.appendleft(loop.create_future())
+            for _ in hello:  # their replies come first (an error is logged)
+                self._waiting.appendleft(_hello_reply)
             transport.write(b"".join(hello) + b"".join(self._outbox))
             self._outbox = []
             if self._watchdog is None:
