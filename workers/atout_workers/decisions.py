@@ -68,7 +68,7 @@ from atout_arena.core.relay import (
     reply_key,
 )
 from atout_arena.core.vocabulary import Fault
-from atout_arena.core.wire import Wire
+from atout_arena.core.wire import Wire, resolve
 from atout_workers.fastjson import dumps_text
 
 log = logging.getLogger(__name__)
@@ -460,15 +460,6 @@ class _Slot:
         return self.values.popleft() if self.values else None
 
 
-def _resolve(future: asyncio.Future[Any], reply: Any, exc: BaseException | None) -> None:
-    if future.done():
-        return
-    if exc is not None:
-        future.set_exception(exc)
-    else:
-        future.set_result(reply)
-
-
 class AsyncDecisionClient:
     """:class:`DecisionClient` for one event loop playing many matches at once.
 
@@ -565,15 +556,12 @@ class AsyncDecisionClient:
 
     def _send_pushes(self) -> None:
         pushes, self._pushes = self._pushes, []  # (after close: the wire fails them)
-        if len(pushes) == 1:
-            command, future = pushes[0]
-            self.wire.eval_then(lambda reply, exc: _resolve(future, reply, exc), *command)
-        else:
-            def settle(replies: Any, exc: BaseException | None) -> None:
-                for i, (_, future) in enumerate(pushes):
-                    _resolve(future, None if exc else replies[i], exc)
 
-            self.wire.eval_then(settle, *push_decisions_command([command for command, _ in pushes]))
+        def settle(replies: Any, exc: BaseException | None) -> None:
+            for i, (_, future) in enumerate(pushes):
+                resolve(future, None if exc else replies[i], exc)
+
+        self.wire.eval_then(settle, *push_decisions_command([command for command, _ in pushes]))
         self.wire.flush()
 
     async def request(

@@ -506,25 +506,16 @@ class GatewayRelay:
         self.redis = redis
         self.pool: aioredis.ConnectionPool = redis.connection_pool
         self.presence_ttl_ms = presence_ttl_ms
-        if "SSL" in self.pool.connection_class.__name__:
-            raise ValueError("the game server reaches Redis over TCP or a unix socket, not TLS (rediss://)")
         kwargs = self.pool.connection_kwargs
         # the hot paths (inboxes, answers) go through Wire connections to the same Redis
         self.options = {k: kwargs[k] for k in ("path", "host", "port", "db", "username", "password")
                         if kwargs.get(k) is not None}
-        self._wire: Wire | None = None
-
-    @property
-    def wire(self) -> Wire:
-        """The pipelined connection the answers of every stream share (made in the event loop
-        that first uses it)."""
-        if self._wire is None:
-            self._wire = Wire(self.options, COMMAND_TIMEOUT_S)
-        return self._wire
+        self.options["connection_class"] = self.pool.connection_class  # (Wire refuses TLS)
+        # the pipelined connection the answers of every stream share (it connects when first used)
+        self.wire = Wire(self.options, COMMAND_TIMEOUT_S)
 
     async def close(self) -> None:
-        if self._wire is not None:
-            await self._wire.close()
+        await self.wire.close()
         await self.redis.aclose()
 
     async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
@@ -557,10 +548,6 @@ class GatewayRelay:
             rid = a.request_id
             keys += (reply_key(rid), pending_key(a.bot_id), req_key(rid))
             argv += (rid, reply_entry(rid, a.reply()), a.ttl_ms)
-        if not answers:
-            done: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-            done.set_result(0)
-            return done
         return self.wire.eval_soon(ANSWER, len(keys), *keys, *argv)
 
     async def heartbeat(self, bot_id: str, conn_id: str) -> bool:

@@ -49,6 +49,27 @@ def pack(args: tuple[Any, ...]) -> bytes:
     return hiredis.pack_command(args)
 
 
+def resolve(future: asyncio.Future[Any], reply: Any, exc: BaseException | None) -> None:
+    """Give ``future`` the reply, or raise ``exc`` from it (nothing if it is done already)."""
+    if future.done():
+        return
+    if exc is None:
+        future.set_result(reply)
+    else:
+        future.set_exception(exc)
+
+
+def _deliver(waiter: asyncio.Future[Any] | Then, reply: Any, exc: BaseException | None) -> None:
+    """Hand a reply (or an error) to what waits for it: a future, or a call_then callback."""
+    if isinstance(waiter, asyncio.Future):
+        resolve(waiter, reply, exc)
+        return
+    try:
+        waiter(reply, exc)
+    except Exception:
+        log.exception("a Redis reply's callback failed")
+
+
 def _hello_reply(reply: Any, exc: BaseException | None) -> None:
     if isinstance(exc, redis.ResponseError):
         log.error("Redis refused AUTH or SELECT: %s", exc)
@@ -136,16 +157,7 @@ class Wire:
         """:meth:`eval` as a future, queued at once: no coroutine and no task per call (a
         decision's push, on the hot path)."""
         out: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-
-        def settle(reply: Any, exc: BaseException | None) -> None:
-            if out.done():
-                return
-            if exc is None:
-                out.set_result(reply)
-            else:
-                out.set_exception(exc)
-
-        self.eval_then(settle, script, *args)
+        self.eval_then(lambda reply, exc: resolve(out, reply, exc), script, *args)
         return out
 
     def eval_then(self, then: Then, script: str, *args: Any) -> None:
@@ -236,20 +248,10 @@ class Wire:
         try:
             parser.feed(data)
             while (reply := parser.gets()) is not False:
-                waiter = waiting.popleft()
-                error = redis.ResponseError(str(reply)) if isinstance(reply, hiredis.ReplyError) else None
-                if isinstance(waiter, asyncio.Future):
-                    if waiter.done():
-                        continue
-                    if error is None:
-                        waiter.set_result(reply)
-                    else:
-                        waiter.set_exception(error)
+                if isinstance(reply, hiredis.ReplyError):
+                    _deliver(waiting.popleft(), None, redis.ResponseError(str(reply)))
                 else:
-                    try:
-                        waiter(None if error else reply, error)
-                    except Exception:
-                        log.exception("a Redis reply's callback failed")
+                    _deliver(waiting.popleft(), reply, None)
         except (hiredis.ProtocolError, IndexError) as exc:  # garbage, or a reply nobody asked for
             self._fail(redis.ConnectionError(f"Redis protocol error: {exc}"))
 
@@ -274,15 +276,7 @@ class Wire:
         self._outbox = []
         waiting, self._waiting = self._waiting, collections.deque()  # a callback may queue again
         while waiting:
-            waiter = waiting.popleft()
-            if isinstance(waiter, asyncio.Future):
-                if not waiter.done():
-                    waiter.set_exception(exc)
-            else:
-                try:
-                    waiter(None, exc)
-                except Exception:
-                    log.exception("a Redis reply's callback failed")
+            _deliver(waiting.popleft(), None, exc)
 
     async def close(self) -> None:
         self._closed = True
