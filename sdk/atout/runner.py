@@ -6,7 +6,8 @@
 
 One ``BotGateway.Connect`` stream carries every match. The runner makes one Bot instance per
 match (from the class or zero-argument factory it is given), calls its hooks in order for that
-match, and plays different matches concurrently on a thread pool. It answers the arena's
+match, and plays different matches concurrently on a thread pool (an inline bot, such as the
+random bot, answers on the stream's own event loop: ``grpc.aio``, no thread hand-off). It answers the arena's
 keep-alives, pings a silent arena itself, and reconnects with exponential backoff when the stream
 breaks. What happens when a bot misbehaves:
 
@@ -36,11 +37,12 @@ this protocol (:class:`ProtocolError`), or after ``max_reconnects`` failed attem
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import contextlib
 import logging
 import os
 import platform
-import queue
 import random
 import signal
 import threading
@@ -50,6 +52,7 @@ from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 import grpc
+import grpc.aio
 
 from ._dispatch import MatchDispatcher
 from .bot import Bot
@@ -64,6 +67,7 @@ DEFAULT_SERVER = "127.0.0.1:50051"
 FEATURE_BATCH = "batch"  # Hello.features: DecisionBatch welcome, ActionBatch sent
 FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
+STOP_POLL_S = 0.05  # how often a stop request (a thread's event) is looked at
 
 
 class AtoutError(Exception):
@@ -115,61 +119,83 @@ def client_string() -> str:
     return f"atout-sdk/{__version__} python/{platform.python_version()}"
 
 
-_END = pb.BotMessage()  # the end of the outgoing queue, met while draining it
+_END = pb.BotMessage()  # the end of the outgoing queue: the bot's side of the stream is closed
 
 
 class _Connection:
-    """One Connect call: its outgoing queue, its liveness clock, and why it was cancelled."""
+    """One Connect call: its outgoing queue, its liveness clock, and why it was cancelled.
 
-    def __init__(self) -> None:
-        self.outgoing: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+    It lives on the runner's event loop: only that loop's thread touches it (other threads go
+    through :meth:`Runner.send`, which hands their messages over with ``call_soon_threadsafe``).
+    """
+
+    def __init__(self, batch: bool = False) -> None:
+        self.batch = batch
+        self.outgoing: collections.deque[pb.BotMessage] = collections.deque()
+        self.ready = asyncio.Event()  # set when something is queued for the writer
         self.started = time.monotonic()
         self.last_received = self.started
         self.last_ping_sent = 0.0
         self.welcome: pb.Welcome | None = None
-        self.call: grpc.Future | None = None
+        self.call: grpc.aio.StreamStreamCall | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.thread = 0  # the loop's thread
         self.cancel_reason = ""
         self.fatal: AtoutError | None = None
         self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
-        self.closed = threading.Event()
+        self.closed = False
+        self.ended = asyncio.Event()  # the call is over (set by the reader)
         self._half_closed = False
-        self._lock = threading.Lock()
         self.action_batches = self.batched_actions = 0  # ActionBatches sent, Actions in them
 
-    def requests(self, hello: pb.BotMessage, batch: bool = False) -> Iterator[pb.BotMessage]:
-        """What the stream sends: ``hello``, then the queued messages; with ``batch``, the
-        Actions queued together (ready while the previous message was being sent) as one
-        ActionBatch, never waiting for more."""
-        yield hello
+    def put(self, msg: pb.BotMessage) -> None:
+        """Queue a message for the stream (on the loop's thread)."""
+        if self._half_closed:
+            log.debug("stream closing: dropping %s", msg.WhichOneof("kind"))
+            return
+        self.outgoing.append(msg)
+        self.ready.set()
+
+    def take(self) -> pb.BotMessage | None:
+        """The next message to write, ``_END`` once the bot's side is closed, ``None`` when
+        nothing is queued. With ``batch``, the Actions queued together (ready while the
+        previous message was being written) make one ActionBatch, never waiting for more."""
         outgoing = self.outgoing
-        held: pb.BotMessage | None = None  # taken from the queue while draining, sent next
-        while True:
-            msg = held if held is not None else outgoing.get()
-            held = None
-            if msg is None:
-                return
-            if not batch or msg.WhichOneof("kind") != "action":
-                yield msg
-                continue
-            actions = [msg]
-            while len(actions) < MAX_ACTION_BATCH:
-                try:
-                    more = outgoing.get_nowait()
-                except queue.Empty:
-                    break
-                if more is not None and more.WhichOneof("kind") == "action":
-                    actions.append(more)
+        if not outgoing:
+            return None
+        msg = outgoing.popleft()
+        if not self.batch or msg is _END or msg.WhichOneof("kind") != "action":
+            return msg
+        actions = [msg]
+        while outgoing and len(actions) < MAX_ACTION_BATCH:
+            more = outgoing[0]
+            if more is _END or more.WhichOneof("kind") != "action":
+                break
+            actions.append(outgoing.popleft())
+        if len(actions) == 1:
+            return msg
+        self.action_batches += 1
+        self.batched_actions += len(actions)
+        return pb.BotMessage(actions=pb.ActionBatch(actions=[m.action for m in actions]))
+
+    async def write_all(self, hello: pb.BotMessage) -> None:
+        """The stream's writer: ``hello``, then what is queued, until the bot's side closes."""
+        call = self.call
+        assert call is not None
+        try:
+            await call.write(hello)
+            while True:
+                msg = self.take()
+                if msg is None:
+                    self.ready.clear()
+                    await self.ready.wait()
+                elif msg is _END:
+                    await call.done_writing()
+                    return
                 else:
-                    held = more if more is not None else _END
-                    break
-            if len(actions) == 1:
-                yield msg
-            else:
-                self.action_batches += 1
-                self.batched_actions += len(actions)
-                yield pb.BotMessage(actions=pb.ActionBatch(actions=[m.action for m in actions]))
-            if held is _END:
-                return
+                    await call.write(msg)
+        except (grpc.RpcError, asyncio.InvalidStateError) as exc:  # the call ended: the reader says why
+            log.debug("stream writer stopped: %s", exc)
 
     def cancel(self, reason: str) -> None:
         if not self.cancel_reason:
@@ -179,14 +205,14 @@ class _Connection:
 
     def half_close(self) -> None:
         """End the bot's side of the stream (the arena sees the end of its request stream)."""
-        with self._lock:
-            if self._half_closed:
-                return
-            self._half_closed = True
-        self.outgoing.put(None)
+        if self._half_closed:
+            return
+        self.outgoing.append(_END)
+        self._half_closed = True
+        self.ready.set()
 
     def close(self) -> None:
-        self.closed.set()
+        self.closed = True
         self.half_close()
 
 
@@ -255,60 +281,18 @@ class Runner:
     # ------------------------------------------------------------------ public
 
     def run(self) -> None:
-        """Connect and play until stopped; raise an :class:`AtoutError` when it cannot go on."""
+        """Connect and play until stopped; raise an :class:`AtoutError` when it cannot go on.
+
+        The stream is read and written on an event loop in the calling thread (``grpc.aio``):
+        an inline bot answers there too, with no thread hand-off; other bots think on a pool
+        of ``max_workers`` threads."""
         executor = ThreadPoolExecutor(self.max_workers, thread_name_prefix="atout-bot")
         # Bot.inline, set on the bot's class itself (a subclass of an inline bot, e.g. of the
         # random bot, may think long: it is not inline unless it says so)
         inline = isinstance(self.factory, type) and bool(vars(self.factory).get("inline", False))
         self._dispatcher = MatchDispatcher(self.factory, self.send, executor, inline=inline)
-        failures = 0
-        began, welcomed = time.monotonic(), False
         try:
-            while not self.stopping.is_set():
-                conn = _Connection()
-                try:
-                    self._connect_once(conn)
-                finally:
-                    conn.close()
-                if self.stopping.is_set():
-                    break
-                if conn.fatal is not None:
-                    raise conn.fatal
-                if conn.welcome is not None:
-                    failures, welcomed = 0, True
-                elif not welcomed and conn.unreachable and \
-                        time.monotonic() - began >= self.first_connect_timeout:
-                    # never connected: say so now, not after a long backoff (reconnections keep it)
-                    raise NothingListensError(
-                        f"nothing answers at {self.server}: is the arena running? "
-                        f"({conn.cancel_reason or 'UNAVAILABLE'})"
-                    )
-                failures += 1
-                reason = conn.cancel_reason or "the stream ended"
-                if not self.reconnect:
-                    raise ConnectionLostError(
-                        f"connection to {self.server} lost ({reason}); not reconnecting"
-                    )
-                if self.max_reconnects is not None and failures > self.max_reconnects:
-                    raise ConnectionLostError(
-                        f"gave up on {self.server} after {self.max_reconnects} reconnection attempts "
-                        f"({reason})"
-                    )
-                base, cap = self.backoff
-                delay = min(cap, base * 2 ** (failures - 1)) * random.uniform(0.5, 1.0)
-                if not welcomed and conn.unreachable:  # the first connection: try once more at its end
-                    delay = min(delay, max(0.05, self.first_connect_timeout - (time.monotonic() - began)))
-                log.warning(
-                    "%s %s (%s); reconnecting in %.1f s (attempt %d%s)",
-                    "connection to" if conn.welcome is not None else "cannot connect to",
-                    self.server,
-                    reason,
-                    delay,
-                    failures,
-                    f" of {self.max_reconnects}" if self.max_reconnects is not None else "",
-                )
-                self.stopping.wait(delay)
-            log.info("stopped")
+            asyncio.run(self._run())
         finally:
             if self.stats["decision_batches"] or self.stats["bundles"] or self.stats["action_batches"]:
                 log.info(
@@ -319,21 +303,83 @@ class Runner:
             self._dispatcher.close()
             executor.shutdown(wait=False, cancel_futures=True)
 
+    async def _run(self) -> None:
+        failures = 0
+        began, welcomed = time.monotonic(), False
+        while not self.stopping.is_set():
+            conn = _Connection(self.batch)
+            try:
+                await self._connect_once(conn)
+            finally:
+                conn.close()
+            if self.stopping.is_set():
+                break
+            if conn.fatal is not None:
+                raise conn.fatal
+            if conn.welcome is not None:
+                failures, welcomed = 0, True
+            elif not welcomed and conn.unreachable and \
+                    time.monotonic() - began >= self.first_connect_timeout:
+                # never connected: say so now, not after a long backoff (reconnections keep it)
+                raise NothingListensError(
+                    f"nothing answers at {self.server}: is the arena running? "
+                    f"({conn.cancel_reason or 'UNAVAILABLE'})"
+                )
+            failures += 1
+            reason = conn.cancel_reason or "the stream ended"
+            if not self.reconnect:
+                raise ConnectionLostError(
+                    f"connection to {self.server} lost ({reason}); not reconnecting"
+                )
+            if self.max_reconnects is not None and failures > self.max_reconnects:
+                raise ConnectionLostError(
+                    f"gave up on {self.server} after {self.max_reconnects} reconnection attempts "
+                    f"({reason})"
+                )
+            base, cap = self.backoff
+            delay = min(cap, base * 2 ** (failures - 1)) * random.uniform(0.5, 1.0)
+            if not welcomed and conn.unreachable:  # the first connection: try once more at its end
+                delay = min(delay, max(0.05, self.first_connect_timeout - (time.monotonic() - began)))
+            log.warning(
+                "%s %s (%s); reconnecting in %.1f s (attempt %d%s)",
+                "connection to" if conn.welcome is not None else "cannot connect to",
+                self.server,
+                reason,
+                delay,
+                failures,
+                f" of {self.max_reconnects}" if self.max_reconnects is not None else "",
+            )
+            await self._sleep(delay)
+        log.info("stopped")
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, waking within 50 ms of a stop request (``stopping`` is a thread's event)."""
+        end = time.monotonic() + seconds
+        while not self.stopping.is_set() and (left := end - time.monotonic()) > 0:
+            await asyncio.sleep(min(STOP_POLL_S, left))
+
     def stop(self) -> None:
         """Ask the runner to close its stream and return. Safe from any thread or a signal handler."""
         self.stopping.set()  # the connection's watchdog closes the stream within 50 ms
 
     def send(self, msg: pb.BotMessage) -> None:
-        """Send a message on the current stream (dropped when there is none: the arena re-sends)."""
+        """Send a message on the current stream (dropped when there is none: the arena re-sends).
+        Safe from any thread."""
         held = self._held
         if held is not None and threading.get_ident() == self._reader:
             held.append(msg)  # an inline bot's answer while a bundle is handled: sent after it
             return
         conn = self._conn
-        if conn is None or conn.closed.is_set():
+        if conn is None or conn.closed:
             log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
             return
-        conn.outgoing.put(msg)
+        if threading.get_ident() == conn.thread:
+            conn.put(msg)
+            return
+        try:
+            conn.loop.call_soon_threadsafe(conn.put, msg)  # type: ignore[union-attr]
+        except RuntimeError:  # the loop is closed: the runner has stopped
+            log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
 
     def _send_held(self, held: list[pb.BotMessage]) -> None:
         """The answers held while a bundle was handled: one ActionBatch (a lone one as itself)."""
@@ -355,13 +401,13 @@ class Runner:
 
     # ------------------------------------------------------------------ one connection
 
-    def _channel(self) -> grpc.Channel:
+    def _channel(self) -> grpc.aio.Channel:
         options = [("grpc.enable_retries", 0), ("grpc.max_receive_message_length", 16 * 1024 * 1024)]
         if self.tls:
-            return grpc.secure_channel(self.server, grpc.ssl_channel_credentials(), options=options)
-        return grpc.insecure_channel(self.server, options=options)
+            return grpc.aio.secure_channel(self.server, grpc.ssl_channel_credentials(), options=options)
+        return grpc.aio.insecure_channel(self.server, options=options)
 
-    def _connect_once(self, conn: _Connection) -> None:
+    async def _connect_once(self, conn: _Connection) -> None:
         """Run one Connect call to its end; record why it ended on ``conn``."""
         self.connections += 1
         log.info("connecting to %s", self.server)
@@ -369,36 +415,46 @@ class Runner:
                                              version=self.version,
                                              features=[FEATURE_BATCH, FEATURE_BUNDLE] if self.batch else []))
         # A fresh channel per attempt: a channel that failed keeps its own (long) backoff.
-        with self._channel() as channel:
+        async with self._channel() as channel:
             stub = atout_pb2_grpc.BotGatewayStub(channel)
-            conn.call = stub.Connect(
-                conn.requests(hello, self.batch), metadata=(("authorization", f"Bearer {self._token}"),)
-            )
+            conn.loop, conn.thread = asyncio.get_running_loop(), threading.get_ident()
+            conn.call = stub.Connect(metadata=(("authorization", f"Bearer {self._token}"),))
             self._conn = conn
-            watchdog = threading.Thread(target=self._watch, args=(conn,), name="atout-watchdog", daemon=True)
-            watchdog.start()
+            writer = asyncio.create_task(conn.write_all(hello))
+            watchdog = asyncio.create_task(self._watch(conn))
             try:
-                for msg in conn.call:
-                    conn.last_received = time.monotonic()
-                    try:
-                        self._on_message(conn, msg)
-                    except Exception:  # a bug here must not end a long-running bot
-                        log.exception("error while handling %s from the arena", msg.WhichOneof("kind"))
-                    if conn.fatal is not None:
-                        conn.cancel(str(conn.fatal))
-                        break
+                await self._read_all(conn)
             except grpc.RpcError as exc:
                 self._on_rpc_error(conn, exc)
+            except asyncio.CancelledError:
+                if not conn.cancel_reason:  # not cancelled by us: the runner itself is cancelled
+                    raise
             finally:
+                conn.ended.set()
                 conn.close()
                 conn.call.cancel()
-                watchdog.join(timeout=1.0)
+                for task in (writer, watchdog):
+                    task.cancel()
+                await asyncio.gather(writer, watchdog, return_exceptions=True)
                 self.stats["action_batches"] += conn.action_batches
                 self.stats["batched_actions"] += conn.batched_actions
-                # Let the call be collected now, while gRPC's threads run: left to the end of
-                # the process, its __del__ waited for ever on a lock held by a daemon thread
-                # that interpreter exit had frozen (a bot refused too_many_versions hung so).
                 conn.call = None
+
+    async def _read_all(self, conn: _Connection) -> None:
+        call = conn.call
+        assert call is not None
+        while True:
+            msg = await call.read()
+            if msg is grpc.aio.EOF:
+                return
+            conn.last_received = time.monotonic()
+            try:
+                self._on_message(conn, msg)
+            except Exception:  # a bug here must not end a long-running bot
+                log.exception("error while handling %s from the arena", msg.WhichOneof("kind"))
+            if conn.fatal is not None:
+                conn.cancel(str(conn.fatal))
+                return
 
     def _on_message(self, conn: _Connection, msg: pb.ArenaMessage) -> None:
         kind = msg.WhichOneof("kind")
@@ -484,14 +540,17 @@ class Runner:
         elif not conn.cancel_reason:
             conn.cancel_reason = f"{code.name if code is not None else 'error'}: {details}"
 
-    def _watch(self, conn: _Connection) -> None:
+    async def _watch(self, conn: _Connection) -> None:
         """Notice a stop request, a missing Welcome, or a silent arena; ping when it is quiet."""
-        while not conn.closed.wait(0.05):
+        while not conn.ended.is_set():
+            await asyncio.sleep(STOP_POLL_S)
             now = time.monotonic()
             if self.stopping.is_set():
                 # Close our side first so the arena sees a clean end; cancel if it lingers.
                 conn.half_close()
-                if not conn.closed.wait(self.close_grace):
+                try:
+                    await asyncio.wait_for(conn.ended.wait(), self.close_grace)
+                except TimeoutError:
                     conn.cancel("stopping")
                 return
             if conn.welcome is None:

@@ -670,38 +670,37 @@ def _action(request_id: str) -> pb.BotMessage:
 
 
 def test_answers_queued_together_go_in_one_action_batch() -> None:
-    """The stream's sender takes what is queued when it is ready to send: several Actions make
+    """The stream's writer takes what is queued when it is ready to write: several Actions make
     one ActionBatch (at most MAX_ACTION_BATCH), a lone one goes alone, other messages keep their
     place; without batch every message goes alone."""
-    from atout.runner import MAX_ACTION_BATCH, _Connection
+    from atout.runner import _END, MAX_ACTION_BATCH, _Connection
 
-    hello = pb.BotMessage(hello=pb.Hello(protocol_version=1))
-    conn = _Connection()
-    sent = conn.requests(hello, batch=True)
-    assert next(sent) is hello
-    conn.outgoing.put(_action("a"))
-    assert next(sent).WhichOneof("kind") == "action"  # alone: sent at once, as a plain Action
+    conn = _Connection(batch=True)
+    assert conn.take() is None  # nothing queued
+    conn.put(_action("a"))
+    assert conn.take().WhichOneof("kind") == "action"  # alone: written at once, as a plain Action
     for rid in ("b", "c", "d"):
-        conn.outgoing.put(_action(rid))
-    conn.outgoing.put(pb.BotMessage(pong=pb.Pong(nonce=7)))
-    conn.outgoing.put(_action("e"))
-    batch = next(sent)
+        conn.put(_action(rid))
+    conn.put(pb.BotMessage(pong=pb.Pong(nonce=7)))
+    conn.put(_action("e"))
+    batch = conn.take()
     assert [a.request_id for a in batch.actions.actions] == ["b", "c", "d"]
-    assert next(sent).pong.nonce == 7
-    assert next(sent).action.request_id == "e"
+    assert conn.take().pong.nonce == 7
+    assert conn.take().action.request_id == "e"
     for i in range(MAX_ACTION_BATCH + 2):
-        conn.outgoing.put(_action(str(i)))
+        conn.put(_action(str(i)))
     conn.half_close()
-    assert len(next(sent).actions.actions) == MAX_ACTION_BATCH
-    rest = [a.request_id for a in next(sent).actions.actions]
+    conn.put(_action("late"))  # after the half-close: dropped
+    assert len(conn.take().actions.actions) == MAX_ACTION_BATCH
+    rest = [a.request_id for a in conn.take().actions.actions]
     assert rest == [str(MAX_ACTION_BATCH), str(MAX_ACTION_BATCH + 1)]
-    assert list(sent) == []  # the end of the queue ends the stream
+    assert conn.take() is _END  # the end of the queue ends the stream
+    assert conn.take() is None
     assert (conn.action_batches, conn.batched_actions) == (3, MAX_ACTION_BATCH + 5)
 
-    plain = _Connection()
-    sent = plain.requests(hello, batch=False)
-    next(sent)
+    plain = _Connection(batch=False)
     for rid in ("x", "y"):
-        plain.outgoing.put(_action(rid))
+        plain.put(_action(rid))
     plain.half_close()
-    assert [m.action.request_id for m in sent] == ["x", "y"]
+    assert [plain.take().action.request_id for _ in range(2)] == ["x", "y"]
+    assert plain.take() is _END
