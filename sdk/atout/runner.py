@@ -146,6 +146,9 @@ class _Connection:
         self.closed = False
         self.ended = asyncio.Event()  # the call is over (set by the reader)
         self._half_closed = False
+        self._arriving: collections.deque[pb.BotMessage] = collections.deque()  # from other threads
+        self._lock = threading.Lock()
+        self._wake_scheduled = False
         self.action_batches = self.batched_actions = 0  # ActionBatches sent, Actions in them
 
     def put(self, msg: pb.BotMessage) -> None:
@@ -155,6 +158,27 @@ class _Connection:
             return
         self.outgoing.append(msg)
         self.ready.set()
+
+    def put_threadsafe(self, msg: pb.BotMessage) -> None:
+        """Queue a message from another thread (a pool thread's answer). The answers of many
+        threads share one wake-up of the loop: only the first since the loop last looked
+        schedules one."""
+        self._arriving.append(msg)
+        with self._lock:
+            if self._wake_scheduled:
+                return
+            self._wake_scheduled = True
+        try:
+            self.loop.call_soon_threadsafe(self._take_arriving)  # type: ignore[union-attr]
+        except RuntimeError:  # the loop is closed: the runner has stopped
+            log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
+
+    def _take_arriving(self) -> None:
+        with self._lock:
+            self._wake_scheduled = False  # first: what arrives from now on schedules a new wake-up
+        arriving = self._arriving
+        while arriving:
+            self.put(arriving.popleft())
 
     def take(self) -> pb.BotMessage | None:
         """The next message to write, ``_END`` once the bot's side is closed, ``None`` when
@@ -375,11 +399,8 @@ class Runner:
             return
         if threading.get_ident() == conn.thread:
             conn.put(msg)
-            return
-        try:
-            conn.loop.call_soon_threadsafe(conn.put, msg)  # type: ignore[union-attr]
-        except RuntimeError:  # the loop is closed: the runner has stopped
-            log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
+        else:
+            conn.put_threadsafe(msg)
 
     def _send_held(self, held: list[pb.BotMessage]) -> None:
         """The answers held while a bundle was handled: one ActionBatch (a lone one as itself)."""

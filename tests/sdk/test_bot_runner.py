@@ -704,3 +704,48 @@ def test_answers_queued_together_go_in_one_action_batch() -> None:
     plain.half_close()
     assert [plain.take().action.request_id for _ in range(2)] == ["x", "y"]
     assert plain.take() is _END
+
+
+def test_answers_from_pool_threads_reach_the_loop_in_order_with_few_wake_ups() -> None:
+    """A bot that thinks on the pool hands its answers to the stream's event loop: every answer
+    arrives, each thread's in its order, and answers that arrive together share one wake-up of
+    the loop (one call_soon_threadsafe each was a third of a batched bot's CPU). Once the loop
+    is closed, an answer is dropped, not raised into the bot's thread."""
+    import asyncio
+    import threading
+
+    from atout.runner import _Connection
+
+    threads, each = 4, 500
+    wake_ups = [0]
+
+    async def scenario() -> _Connection:
+        conn = _Connection(batch=False)
+        loop = asyncio.get_running_loop()
+        conn.loop, conn.thread = loop, threading.get_ident()
+        original = loop.call_soon_threadsafe
+
+        def counting(*args: object) -> object:
+            wake_ups[0] += 1
+            return original(*args)  # type: ignore[arg-type]
+
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+
+        def answer(t: int) -> None:
+            for i in range(each):
+                conn.put_threadsafe(_action(f"{t}/{i}"))
+
+        workers = [threading.Thread(target=answer, args=(t,)) for t in range(threads)]
+        for w in workers:
+            w.start()
+        while any(w.is_alive() for w in workers) or len(conn.outgoing) < threads * each:
+            await asyncio.sleep(0.001)
+        return conn
+
+    conn = asyncio.run(scenario())
+    got = [m.action.request_id for m in conn.outgoing]
+    assert len(got) == threads * each
+    for t in range(threads):
+        assert [r for r in got if r.startswith(f"{t}/")] == [f"{t}/{i}" for i in range(each)]
+    assert 1 <= wake_ups[0] < threads * each
+    conn.put_threadsafe(_action("late"))  # the loop is closed: dropped quietly
