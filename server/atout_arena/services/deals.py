@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, bindparam, or_, select, update
 from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from atout_arena.core.models import Match, SprtTest, Tournament, utcnow
@@ -111,13 +111,30 @@ def duplicate_still_open(session: Session, match: Match) -> bool:
 # create their sets the same way.
 
 
+# The follow-up of every match runs these: prebuilt Core statements on the session's connection
+# (an ORM select built per call cost a worker about 5 ms of CPU a match on a slow machine:
+# the statement's construction, its cache key and the ORM's compile state).
+_MATCHES, _TOURNAMENTS = Match.__table__, Tournament.__table__
+_QUEUE_PENDING = (
+    update(_MATCHES)
+    .where(_MATCHES.c.id.in_(bindparam("k_ids", expanding=True)), _MATCHES.c.status == MatchStatus.PENDING)
+    .values(status=MatchStatus.QUEUED, queued_at=bindparam("v_at", type_=_MATCHES.c.queued_at.type))
+    .returning(_MATCHES.c.id)
+)
+_NEXT_ROTATION = {  # the pending next rotation of a deal group, by the column of its owner
+    owner: select(_MATCHES.c.id).where(
+        _MATCHES.c[owner] == bindparam("k_owner"), _MATCHES.c.deal_group == bindparam("k_group"),
+        _MATCHES.c.rotation == bindparam("k_rotation"), _MATCHES.c.status == MatchStatus.PENDING)
+    for owner in ("tournament_id", "test_id", "ladder_id")
+}
+_TOURNAMENT_STATUS = select(_TOURNAMENTS.c.status).where(_TOURNAMENTS.c.id == bindparam("k_id"))
+
+
 def _released(session: Session, candidates: list[int]) -> list[int]:
     if not candidates:
         return []
-    ids = list(session.scalars(
-        update(Match).where(Match.id.in_(candidates), Match.status == MatchStatus.PENDING)
-        .values(status=MatchStatus.QUEUED, queued_at=utcnow()).returning(Match.id)
-        .execution_options(synchronize_session=False)))
+    queued = session.connection().execute(_QUEUE_PENDING, {"k_ids": candidates, "v_at": utcnow()})
+    ids = list(queued.scalars())
     session.commit()
     return sorted(ids)
 
@@ -126,24 +143,24 @@ def _next_rotations(session: Session, done: Sequence[Any]) -> list[int]:
     """The pending next rotations of ``done`` matches (Match rows, or rows of
     ``_ROTATION_COLUMNS``), in open competitions."""
     wanted: list[int] = []
+    connection = session.connection()
     for m in done:
         if m.status not in MATCH_DONE:
             continue
         if m.tournament_id is not None:
-            owner = Match.tournament_id == m.tournament_id
+            owner, owner_id = "tournament_id", m.tournament_id
         elif m.test_id is not None:
-            owner = Match.test_id == m.test_id
+            owner, owner_id = "test_id", m.test_id
         elif m.ladder_id is not None:
-            owner = Match.ladder_id == m.ladder_id
+            owner, owner_id = "ladder_id", m.ladder_id
         else:
             continue  # a practice match: no siblings
-        nxt = session.scalar(select(Match.id).where(
-            owner, Match.deal_group == m.deal_group, Match.rotation == m.rotation + 1,
-            Match.status == MatchStatus.PENDING))
+        nxt = connection.execute(_NEXT_ROTATION[owner], {
+            "k_owner": owner_id, "k_group": m.deal_group, "k_rotation": m.rotation + 1}).scalar()
         if nxt is None:
             continue
         if m.tournament_id is not None:
-            status = session.scalar(select(Tournament.status).where(Tournament.id == m.tournament_id))
+            status = connection.execute(_TOURNAMENT_STATUS, {"k_id": m.tournament_id}).scalar()
             if status != TournamentStatus.RUNNING:
                 continue
         wanted.append(nxt)
@@ -153,6 +170,8 @@ def _next_rotations(session: Session, done: Sequence[Any]) -> list[int]:
 # the columns _next_rotations reads: a whole Match row carries its replay and observations
 _ROTATION_COLUMNS = (Match.id, Match.status, Match.tournament_id, Match.test_id, Match.ladder_id,
                      Match.deal_group, Match.rotation)
+_ROTATION_OF = (select(*(_MATCHES.c[c.key] for c in _ROTATION_COLUMNS))
+                .where(_MATCHES.c.id == bindparam("k_id")))
 
 
 def follow_up(sessions: sessionmaker, match_id: int) -> tuple[int | None, list[int]]:
@@ -160,7 +179,7 @@ def follow_up(sessions: sessionmaker, match_id: int) -> tuple[int | None, list[i
     and the next rotation of its duplicate deal group, queued if it is done (the ids to send
     to the workers; none when not a duplicate match, not done, or released already)."""
     with sessions() as session:
-        row = session.execute(select(*_ROTATION_COLUMNS).where(Match.id == match_id)).first()
+        row = session.connection().execute(_ROTATION_OF, {"k_id": match_id}).first()
         if row is None:
             return None, []
         released = _released(session, _next_rotations(session, [row])) if row.deal_group is not None else []
