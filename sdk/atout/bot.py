@@ -91,8 +91,9 @@ class Bot:
     #: elsewhere): the runner then calls them on the thread that reads the stream, saving a
     #: hand-over to a pool thread per decision (the largest part of an instant bot's cost).
     #: Leave it False (the default) for a bot that may think long: an inline ``act()`` holds
-    #: up the stream's other matches while it runs. Read from the class itself: a subclass of
-    #: an inline bot is not inline unless it sets it too.
+    #: up the stream's other matches while it runs, and it runs on the runner's event loop, so
+    #: it must not start one of its own (``asyncio.run``). Read from the class itself: a
+    #: subclass of an inline bot is not inline unless it sets it too.
     inline: ClassVar[bool] = False
 
     def __init__(self) -> None:

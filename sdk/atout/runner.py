@@ -47,9 +47,10 @@ import random
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
+from typing import Any
 
 import grpc
 import grpc.aio
@@ -68,6 +69,8 @@ FEATURE_BATCH = "batch"  # Hello.features: DecisionBatch welcome, ActionBatch se
 FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
 STOP_POLL_S = 0.05  # how often a stop request (a thread's event) is looked at
+LOST_STATUS_DETAILS = "Internal error from Core"  # grpc.aio's status when it lost the real one
+MAX_LOST_STATUSES = 3  # such connections retried at once in a row, before they count as failures
 
 
 class AtoutError(Exception):
@@ -143,6 +146,7 @@ class _Connection:
         self.cancel_reason = ""
         self.fatal: AtoutError | None = None
         self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
+        self.status_lost = False  # the arena's status was lost to grpc.aio's race (see _on_rpc_error)
         self.closed = False
         self.ended = asyncio.Event()  # the call is over (set by the reader)
         self._half_closed = False
@@ -231,6 +235,7 @@ class _Connection:
         """End the bot's side of the stream (the arena sees the end of its request stream)."""
         if self._half_closed:
             return
+        self._take_arriving()  # the pool threads' answers handed over before it still go
         self.outgoing.append(_END)
         self._half_closed = True
         self.ready.set()
@@ -316,7 +321,7 @@ class Runner:
         inline = isinstance(self.factory, type) and bool(vars(self.factory).get("inline", False))
         self._dispatcher = MatchDispatcher(self.factory, self.send, executor, inline=inline)
         try:
-            asyncio.run(self._run())
+            _run_on_a_loop(self._run())
         finally:
             if self.stats["decision_batches"] or self.stats["bundles"] or self.stats["action_batches"]:
                 log.info(
@@ -328,7 +333,7 @@ class Runner:
             executor.shutdown(wait=False, cancel_futures=True)
 
     async def _run(self) -> None:
-        failures = 0
+        failures = lost = 0
         began, welcomed = time.monotonic(), False
         while not self.stopping.is_set():
             conn = _Connection(self.batch)
@@ -340,6 +345,11 @@ class Runner:
                 break
             if conn.fatal is not None:
                 raise conn.fatal
+            if conn.status_lost and lost < MAX_LOST_STATUSES:
+                lost += 1
+                log.debug("the arena's answer to the connection was lost (grpc/grpc#36066); asking again")
+                continue
+            lost = 0
             if conn.welcome is not None:
                 failures, welcomed = 0, True
             elif not welcomed and conn.unreachable and \
@@ -448,7 +458,10 @@ class Runner:
             except grpc.RpcError as exc:
                 self._on_rpc_error(conn, exc)
             except asyncio.CancelledError:
-                if not conn.cancel_reason:  # not cancelled by us: the runner itself is cancelled
+                # grpc.aio raises it in the reader after our own call.cancel(); a cancellation
+                # of the runner's task itself (Ctrl-C under asyncio's handler) goes on up
+                task = asyncio.current_task()
+                if not conn.cancel_reason or (task is not None and task.cancelling()):
                     raise
             finally:
                 conn.ended.set()
@@ -464,9 +477,11 @@ class Runner:
     async def _read_all(self, conn: _Connection) -> None:
         call = conn.call
         assert call is not None
-        while True:
-            msg = await call.read()
-            if msg is grpc.aio.EOF:
+        # ``async for``, not ``read()``: read() raises as soon as the call is over, losing the
+        # messages gRPC holds already (an Error "replaced" just before the stream's end).
+        async for msg in call:
+            if msg is None:  # grpc.aio logs a message it cannot decode and hands over None
+                conn.cancel("a message from the arena could not be decoded")
                 return
             conn.last_received = time.monotonic()
             try:
@@ -553,6 +568,12 @@ class Runner:
         elif code == grpc.StatusCode.UNIMPLEMENTED:
             log.error("%s is not an Atout arena (no BotGateway.Connect): %s", self.server, details)
             conn.fatal = ProtocolError(f"{self.server} has no BotGateway.Connect: {details}")
+        elif (code == grpc.StatusCode.INTERNAL and conn.welcome is None and not conn.cancel_reason
+              and details == LOST_STATUS_DETAILS):
+            # grpc.aio replaces the arena's status (e.g. UNAUTHENTICATED at once) with this one
+            # when it comes while the Hello is being written (grpc/grpc#36066): ask again
+            conn.status_lost = True
+            conn.cancel_reason = "the stream ended while the Hello was being sent (its status was lost)"
         elif code == grpc.StatusCode.UNAVAILABLE and conn.welcome is None and not conn.cancel_reason:
             conn.unreachable = True
             conn.cancel_reason = f"UNAVAILABLE: {' '.join(str(details).split())[:300]}"
@@ -588,6 +609,29 @@ class Runner:
                 self._nonce += 1
                 conn.last_ping_sent = now
                 self.send(pb.BotMessage(ping=pb.Ping(nonce=self._nonce)))
+
+
+def _run_on_a_loop(coroutine: Coroutine[Any, Any, None]) -> None:
+    """``asyncio.run(coroutine)``; from a thread whose event loop is running (a notebook, async
+    code), on a thread of its own, waited for (``asyncio.run`` refuses to nest)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(coroutine)
+        return
+    failure: list[BaseException] = []
+
+    def main() -> None:
+        try:
+            asyncio.run(coroutine)
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=main, name="atout-runner")
+    thread.start()
+    thread.join()
+    if failure:
+        raise failure[0]
 
 
 def run(
