@@ -128,8 +128,8 @@ _END = pb.BotMessage()  # the end of the outgoing queue: the bot's side of the s
 class _Connection:
     """One Connect call: its outgoing queue, its liveness clock, and why it was cancelled.
 
-    It lives on the runner's event loop: only that loop's thread touches it (other threads go
-    through :meth:`Runner.send`, which hands their messages over with ``call_soon_threadsafe``).
+    It lives on the runner's event loop: only that loop's thread touches its queue (other
+    threads go through :meth:`put_threadsafe`).
     """
 
     def __init__(self, batch: bool = False) -> None:
@@ -472,7 +472,6 @@ class Runner:
                 await asyncio.gather(writer, watchdog, return_exceptions=True)
                 self.stats["action_batches"] += conn.action_batches
                 self.stats["batched_actions"] += conn.batched_actions
-                conn.call = None
 
     async def _read_all(self, conn: _Connection) -> None:
         call = conn.call

@@ -141,7 +141,7 @@ def _released(session: Session, candidates: list[int]) -> list[int]:
 
 def _next_rotations(session: Session, done: Sequence[Any]) -> list[int]:
     """The pending next rotations of ``done`` matches (Match rows, or rows of
-    ``_ROTATION_COLUMNS``), in open competitions."""
+    ``_ROTATION_OF``), in open competitions."""
     wanted: list[int] = []
     connection = session.connection()
     for m in done:
@@ -167,10 +167,9 @@ def _next_rotations(session: Session, done: Sequence[Any]) -> list[int]:
     return wanted
 
 
-# the columns _next_rotations reads: a whole Match row carries its replay and observations
-_ROTATION_COLUMNS = (Match.id, Match.status, Match.tournament_id, Match.test_id, Match.ladder_id,
-                     Match.deal_group, Match.rotation)
-_ROTATION_OF = (select(*(_MATCHES.c[c.key] for c in _ROTATION_COLUMNS))
+# a match's columns that _next_rotations reads: a whole Match row carries its replay and observations
+_ROTATION_OF = (select(*(_MATCHES.c[name] for name in ("id", "status", "tournament_id", "test_id",
+                                                       "ladder_id", "deal_group", "rotation")))
                 .where(_MATCHES.c.id == bindparam("k_id")))
 
 
