@@ -7,6 +7,7 @@ Timing settings of the workers are in conftest.FAST (a silent match is taken ove
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from e2e_helpers import wait_until
@@ -14,7 +15,7 @@ from sqlalchemy import func, select
 
 from atout.games import SUITS, relabel_action
 from atout_arena.core.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
-from atout_arena.core.models import Match, Rating, RatingChange, Tournament
+from atout_arena.core.models import Match, Rating, RatingChange, Tournament, as_utc, utcnow
 from atout_arena.core.replay import load_match, replay_match, replay_views
 
 pytestmark = pytest.mark.timeout(180)
@@ -104,20 +105,29 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, games_per_pairing=16)
     mark = f"%:{victim.popen.pid}:%"
 
+    def victim_running():  # type: ignore[no-untyped-def]
+        return (select(Match.id, Match.started_at)
+                .where(Match.tournament_id == tid, Match.runner.like(mark), Match.status == "running"))
+
     def victim_busy() -> bool:
+        # A match that started less than 0.2 s ago (one takes about 0.6 s here) is far from its
+        # end: a match about to end could store its result between this look and the kill.
+        recent = utcnow() - timedelta(seconds=0.2)
         with sessions() as session:
-            mine = select(func.count()).select_from(Match).where(Match.tournament_id == tid,
-                                                                  Match.runner.like(mark))
-            running = session.scalar(mine.where(Match.status == "running"))
-            finished = session.scalar(mine.where(Match.status == "finished"))
-        return running >= 1 and finished >= 1
+            finished = session.scalar(select(func.count()).select_from(Match).where(
+                Match.tournament_id == tid, Match.runner.like(mark), Match.status == "finished"))
+            started = [at for _, at in session.execute(victim_running())]
+        return finished >= 1 and any(at is not None and as_utc(at) > recent for at in started)
 
     wait_until(victim_busy, 60, "the victim to be mid-tournament")
     victim.kill()  # SIGKILL: no warm shutdown, no acknowledgement, heartbeats stop
+    with sessions() as session:  # what the dead process held: nothing of it can change now
+        interrupted = {match_id for match_id, _ in session.execute(victim_running())}
+    assert interrupted, "the victim held no running match when it was killed"
     wait_finished(tid, 120)
     matches = assert_one_result_each(sessions, tid, 32)
-    rerun = [m for m in matches if m.attempts >= 2]
-    assert rerun, "no match of the killed worker was played again"
+    rerun = [m for m in matches if m.id in interrupted]
+    assert all(m.attempts >= 2 for m in rerun), {m.id: m.attempts for m in rerun}
     assert all(f":{victim.popen.pid}:" not in m.runner for m in rerun)
     for m in rerun:
         assert replay_match(load_match(sessions, m.id)).ok

@@ -77,6 +77,9 @@ def test_an_unwatched_match_builds_no_step_event_and_a_spectator_gets_the_curren
     tid = run_tournament(bots, game="regicide", players=3, move_ms=5000)
     wait_until(lambda: any(m.status == "running" for m in matches_of(sessions, tid)), 30, "a running match")
     match = next(m for m in matches_of(sessions, tid) if m.status == "running")
+    # the start event goes out through the worker's event sink just after the claim that made
+    # the match running: on a slow machine the test can look in between
+    wait_until(lambda: redis_client.get(last_event_key(match.id)) is not None, 10, "the match's first event")
     # nobody watching: the latest event is written about once a second, not at every step
     plies = set()
     deadline = time.monotonic() + 3.0
