@@ -36,7 +36,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tournament import Children, cpu_seconds, peak_in_flight, start_bots, wait_for
+from tournament import Children, cpu_seconds, keep_or_remove, peak_in_flight, start_bots, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> dict:
            "ATOUT_DATA_DIR": str(directory), "ATOUT_TEST_THINK_S": str(args.think_s)}
     tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
     children = Children(directory, env)
+    failed = False
     try:
         gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
                                                   "--address", "127.0.0.1:0"])
@@ -145,9 +146,13 @@ def run(args: argparse.Namespace) -> dict:
             "mb_per_match": round(growth / max(1, peak), 3), "worker_cpu_s": round(cpu, 2),
             "decisions_per_s": round(len(think) / elapsed),
         }
+    except BaseException:
+        failed = True
+        raise
     finally:
         children.stop_all()
         redis_server.stop()
+        keep_or_remove(directory, failed)
         engine.dispose()
 
 

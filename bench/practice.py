@@ -31,7 +31,7 @@ from pathlib import Path
 
 import httpx
 import redis
-from tournament import Children, wait_for
+from tournament import Children, keep_or_remove, wait_for
 
 from atout.games import new_game
 from atout_arena.core.db import open_database
@@ -78,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     children = Children(directory, env)
     stamps = directory / "stamps.txt"
     client = redis.Redis.from_url(redis_server.url)
+    failed = False
     try:
         gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
                                                   "--address", "127.0.0.1:0"])
@@ -125,11 +126,15 @@ def main(argv: list[str] | None = None) -> int:
             if i >= 20 and decision.ok:
                 trips.append((time.perf_counter() - t0) * 1000)
         decisions.close()
+    except BaseException:
+        failed = True
+        raise
     finally:
         children.stop_all()
         client.close()
         engine.dispose()
         redis_server.stop()
+        keep_or_remove(directory, failed)
 
     results = {
         "first_decision_ms": {"p50": statistics.median(first), "p95": percentile(first, 0.95),

@@ -29,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -80,6 +81,15 @@ class Children:
     def stop_all(self) -> None:
         for process, _ in reversed(self.started):
             self.stop(process)
+
+
+def keep_or_remove(directory: Path, failed: bool) -> None:
+    """A run's directory (database, Redis, every process's log) is removed after a run that
+    went well; after a failure it is kept, and said where, to read the logs."""
+    if failed:
+        print(f"the logs of every process are kept in {directory}", file=sys.stderr)
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -178,6 +188,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
     children = Children(directory, env)
     results = []
+    failed = False
     try:
         raw_per_s, raw_p50_ms = raw_roundtrips_per_s(directory)
         raw_before = raw_per_s
@@ -246,9 +257,13 @@ def run(args: argparse.Namespace) -> list[dict]:
                        throughput_vs_pingpong=round(decisions / elapsed / raw_mean, 3))
             results.append(row)
             print(json.dumps(row), flush=True)
+    except BaseException:
+        failed = True
+        raise
     finally:
         children.stop_all()
         redis_server.stop()
+        keep_or_remove(directory, failed)
         engine.dispose()
     return results
 
