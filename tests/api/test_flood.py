@@ -51,7 +51,9 @@ def test_a_flooding_bot_does_not_slow_a_control_tournament(  # type: ignore[no-u
     runs: dict[bool, list[float]] = {False: [], True: []}
     gateway_cpu: dict[bool, float] = {False: 0.0, True: 0.0}
     floods: list[str] = []
-    for round_ in range(2):
+    # Each run judged by the best of three, as a benchmark takes its best run: a burst of other
+    # work on the machine (another test's processes) slows one run, a flood slows them all.
+    for round_ in range(3):
         for flooding in (False, True):
             flood = None
             if flooding:  # the flooder runs niced: on the arena's 2 cores it stands for a remote bot
@@ -75,14 +77,14 @@ def test_a_flooding_bot_does_not_slow_a_control_tournament(  # type: ignore[no-u
                     flood.terminate()
                     flood.wait(10)
                     floods.append(out.read_text().strip())
-    without, with_flood = sum(runs[False]), sum(runs[True])
+    without, with_flood = min(runs[False]), min(runs[True])
     metrics = api.client.get("/metrics").text
     limited = [line for line in metrics.splitlines()
                if line.startswith("atout_stream_limited_total") and f'bot="{flooder}"' in line]
-    print(f"control tournament (24 matches), 2 runs each: {runs[False]} s without the flood, {runs[True]} s "
-          f"with it: {with_flood / without:.2f}x; game-server CPU {gateway_cpu[False]:.2f} s without, "
+    print(f"control tournament (24 matches), 3 runs each: {runs[False]} s without the flood, {runs[True]} s "
+          f"with it: best {with_flood / without:.2f}x; game-server CPU {gateway_cpu[False]:.2f} s without, "
           f"{gateway_cpu[True]:.2f} s with; flooder (messages gRPC took, seconds, decisions asked): "
           f"{floods}; {limited}")
     # (every bot that decided has a series at 0: a count above 0 is the flooder's)
     assert any(float(line.split()[-1]) > 0 for line in limited), "the flooder's held-back messages count"
-    assert with_flood <= 1.2 * without + 1.0
+    assert with_flood <= 1.2 * without + 1.0, runs

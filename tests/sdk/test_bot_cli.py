@@ -6,7 +6,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -116,9 +115,20 @@ def test_process_plays_and_stops_cleanly_on_sigterm(arena: tuple[FakeArena, int]
     try:
         conn = servicer.next_connection(timeout=20)
         assert conn.metadata["authorization"] == f"Bearer {TOKEN}"
-        time.sleep(0.2)
+        # signalled once it says it is connected (the call reaches the arena before its Welcome
+        # is even sent), not after a sleep that a slow machine may need more than
+        said = []
+        while not said or "connected as" not in said[-1]:
+            line = proc.stderr.readline()  # type: ignore[union-attr]
+            if not line:
+                break
+            said.append(line)
+        assert said and "connected as testbot" in said[-1], "".join(said)
         proc.send_signal(signal.SIGTERM)
-        _, err = proc.communicate(timeout=10)
+        proc.wait(10)
+        # (read from the file, not communicate(): that reads the pipe and would miss what
+        # readline has buffered)
+        err = "".join(said) + proc.stderr.read()  # type: ignore[union-attr]
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -79,12 +79,17 @@ def test_a_legal_answer_leaves_no_keys_behind(address, make_bot, decisions, redi
     info, token = make_bot()
     bot = connect(address, token, decisions, info.bot_id)
     try:
+        before = time.time() * 1000
         future = ask(decisions, info.bot_id, "m-keys", 5000)
         request = bot.recv().decision
+        after = time.time() * 1000
         assert redis_client.zscore(pending_key(info.bot_id), request.request_id) == request.deadline_unix_ms
         assert redis_client.exists(req_key(request.request_id))
         assert 0 < request.deadline_ms <= 5000
-        assert abs(request.deadline_unix_ms - time.time() * 1000 - request.deadline_ms) < 200
+        # deadline_ms is what was left when the game server sent it: the two deadlines agree on
+        # a send time between the ask and the receipt (one host, one clock; ms rounding aside)
+        sent_at = request.deadline_unix_ms - request.deadline_ms
+        assert before - 5 <= sent_at <= after + 5, (before, sent_at, after)
         bot.answer(request, request.legal_actions[0])
         assert future.result(5).ok
         assert redis_client.zcard(pending_key(info.bot_id)) == 0
@@ -99,9 +104,12 @@ def test_a_timeout_leaves_no_keys_behind_and_a_late_answer_is_refused(
     info, token = make_bot()
     bot = connect(address, token, decisions, info.bot_id)
     try:
-        decision = ask(decisions, info.bot_id, "m-late", 200).result(5)
-        assert decision.fault == Fault.TIMEOUT
+        # received first: the game server drops a request whose deadline passed before it read
+        # it, and a loaded machine's game server may read its inbox later than a short deadline
+        future = ask(decisions, info.bot_id, "m-late", 1_500)
         request = bot.recv().decision
+        decision = future.result(10)
+        assert decision.fault == Fault.TIMEOUT
         assert redis_client.zcard(pending_key(info.bot_id)) == 0
         assert not redis_client.exists(req_key(request.request_id))
         bot.answer(request, request.legal_actions[0])
@@ -150,11 +158,15 @@ def test_a_reconnecting_bot_gets_running_matches_and_open_requests_again(
     assert first.recv().match_start.match_id == "m-old"
     assert first.recv().match_end.match_id == "m-old"
     assert first.recv().match_start.match_id == "m-re"
-    expired = ask(decisions, info.bot_id, "m-re", 800)
-    future = ask(decisions, info.bot_id, "m-re", 10_000)
+    # 4 s: time for both requests to be sent and for the closed stream to be gone before the
+    # first one's deadline (released, or at worst expired: the tests' presence TTL is 3 s)
+    expired = ask(decisions, info.bot_id, "m-re", 4_000)
+    future = ask(decisions, info.bot_id, "m-re", 30_000)
     sent = {first.recv().decision.request_id, first.recv().decision.request_id}
     first.close()
-    assert expired.result(5).fault == Fault.DISCONNECTED  # its stream was gone at its deadline
+    wait_until(lambda: not decisions.is_connected(info.bot_id), timeout=10, what="release")
+    assert not expired.done(), "the stream was gone only after the first request's deadline"
+    assert expired.result(10).fault == Fault.DISCONNECTED  # its stream was gone at its deadline
     second = RawBot(address, token)
     try:
         second.connect()
@@ -162,7 +174,7 @@ def test_a_reconnecting_bot_gets_running_matches_and_open_requests_again(
         assert (start.match_id, start.seat, start.seat_names[2]) == ("m-re", 2, info.name)
         again = second.recv().decision
         assert again.request_id in sent and again.match_id == "m-re"
-        assert 0 < again.deadline_ms < 10_000
+        assert 0 < again.deadline_ms < 30_000
         second.answer(again, again.legal_actions[0])
         assert future.result(5).action == again.legal_actions[0]
     finally:
@@ -191,7 +203,8 @@ def test_presence_lost_in_redis_is_taken_back_by_the_heartbeat(
         redis_client.delete(conn_key(info.bot_id))  # e.g. a Redis restarted empty
         assert not decisions.is_connected(info.bot_id)
         wait_until(lambda: decisions.is_connected(info.bot_id), timeout=3, what="the heartbeat")
-        assert bot.recv(timeout=0.1, skip=()) is not None  # a Ping, not an Error "replaced"
+        message = bot.recv(timeout=5, skip=())  # a Ping, not an Error "replaced"
+        assert message is not None and message.WhichOneof("kind") == "ping", message
     finally:
         bot.close()
 

@@ -92,7 +92,14 @@ def test_two_workers_share_a_tournament_and_their_metrics_add_up(
         runners = session.scalars(select(Match.runner).where(Match.tournament_id == tid)).all()
     processes = {r.split(":")[1] for r in runners}
     assert len(processes) == 2, f"one worker played everything: {runners}"
-    assert registry.get_sample_value(MATCHES_TOTAL.name, labels) - before == len(matches)
+
+    def counted() -> float:  # (read from Redis at every call)
+        return (registry.get_sample_value(MATCHES_TOTAL.name, labels) or 0.0) - before
+
+    # a match's metrics go out through its worker's event sink (a thread) after its result is
+    # stored: the other worker may have finished the tournament before the last ones are written
+    wait_until(lambda: counted() >= len(matches), 10, "the last matches' metrics")
+    assert counted() == len(matches)
 
 
 def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
@@ -162,7 +169,11 @@ def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
     quick = arena_bots(["random", "random"])
     quitter = arena_bots(["QuitAfter"], "--no-reconnect", ATOUT_TEST_QUIT_AFTER="2")[0]
     start_worker()
-    tid = run_tournament([*quick, quitter], game="merde", players=3, options={"deals": 2}, move_ms=1000,
+    # A decision counts as disconnected if the bot's stream is gone at its deadline. 3.5 s is more
+    # than the presence TTL (3 keep-alives, 3 s): once the game server has seen the stream end
+    # (at once, on loopback), the presence is gone by then even if a loaded game server is slow
+    # to release it (with 1 s, both faults could be timeouts).
+    tid = run_tournament([*quick, quitter], game="merde", players=3, options={"deals": 2}, move_ms=3500,
                          max_faults=2)
     wait_finished(tid, 60)
     [match] = assert_one_result_each(sessions, tid, 1)

@@ -455,7 +455,7 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
             by_set.setdefault(session.get(Match, m).deal_group, []).append(m)
     set_a, set_b = sorted(by_set)
     finish(sessions, by_set[set_a], {ids[0]: 1, ids[1]: 2})
-    a_read, b_read = threading.Event(), threading.Event()
+    a_read, b_read, a_claimed = threading.Event(), threading.Event(), threading.Event()
     who = threading.local()
     real_absent, real_rate = service._absent, service.rate
 
@@ -465,11 +465,14 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
             assert b_read.wait(10)
         elif getattr(who, "name", "") == "B" and not b_read.is_set():
             b_read.set()
-            time.sleep(0.3)  # let A claim set A first
+            # A claims set A first (an event, not a sleep: a loaded machine may keep A from
+            # running for longer than any sleep, and B would then rate both sets)
+            assert a_claimed.wait(10)
         return real_absent(match)
 
     def slow_rate(*args, **kwargs):  # type: ignore[no-untyped-def]
         if getattr(who, "name", "") == "A":
+            a_claimed.set()  # (rate is called after the claim)
             time.sleep(0.5)  # A holds its claim: B waits for it
         return real_rate(*args, **kwargs)
 

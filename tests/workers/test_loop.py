@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import signal
 import threading
 import time
@@ -112,8 +113,11 @@ def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
 ) -> None:  # type: ignore[no-untyped-def]
     bots = arena_bots(["Sleepy"] * 3, prefix="warm", ATOUT_TEST_THINK_S="0.2")
     worker = start_worker("warm")
-    # merde, 3 players, one deal: 6 decisions, about 1.5 s a match
-    tid = run_tournament(bots, game="merde", players=3, options={"deals": 1}, games_per_pairing=4,
+    # merde, 3 players, three deals: about 5 s a match, whatever the machine (the bots' think
+    # time), all four started at once. What comes between a SIGTERM and Celery's worker_shutdown
+    # (where the wait is, and its log line) grows with a slower machine: about 0.9 s here, so a
+    # 1.3 s match (one deal) could be over before the wait began, and nothing would be logged.
+    tid = run_tournament(bots, game="merde", players=3, options={"deals": 3}, games_per_pairing=4,
                          move_ms=5000)
     wait_until(lambda: sum(m.status == "running" for m in matches_of(sessions, tid)) >= 2, 30, "matches")
     running = {m.id for m in matches_of(sessions, tid) if m.status == "running"}
@@ -374,20 +378,36 @@ def test_the_deadlines_of_waits_in_flight_wake_each_at_its_time_and_only_the_wai
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
         deadlines = _Deadlines()
-        woken: list[str] = []
         start = loop.time()
+        after = {"c": 0.15, "a": 0.05, "answered": 0.02, "b": 0.10, "late": 0.3}
+        waiting = ["a", "b", "c", "late"]
+        # No fixed sleeps: a test process stalled past a deadline sees several waiters woken at
+        # once (rightly). What is checked: the order, that none is woken early, and that after
+        # each firing the one timer is set for the earliest deadline left (so none is woken
+        # late, but for the loop's own lag).
+        woken: list[tuple[str, float]] = []
+        timers: list[tuple[float, float]] = []  # after each firing: (the timer's time, the earliest left)
+        fire = deadlines._fire
+
+        def fire_and_look(loop: asyncio.AbstractEventLoop) -> None:
+            fire(loop)
+            timers.append((deadlines._timer_at, deadlines._heap[0][0] if deadlines._heap else math.inf))
+
+        deadlines._fire = fire_and_look  # type: ignore[method-assign]
         waiters = {}
-        for name, after in [("c", 0.15), ("a", 0.05), ("answered", 0.02), ("b", 0.10), ("late", 0.3)]:
+        for name, when in after.items():
             waiter = loop.create_future()
-            waiter.add_done_callback(lambda f, n=name: woken.append(n) if f.result() is None else None)
-            deadlines.add(loop, start + after, waiter)
+            waiter.add_done_callback(
+                lambda f, n=name: woken.append((n, loop.time())) if f.result() is None else None)
+            deadlines.add(loop, start + when, waiter)
             waiters[name] = waiter
+        assert deadlines._timer_at == start + after["answered"]  # one timer, for the earliest
         waiters["answered"].set_result("a reply")  # answered in time: its deadline wakes nothing
-        await asyncio.sleep(0.2)
-        assert woken == ["a", "b", "c"]
-        assert not waiters["late"].done()
-        await asyncio.sleep(0.15)
-        assert woken == ["a", "b", "c", "late"]
+        await asyncio.wait_for(asyncio.gather(*(waiters[n] for n in waiting)), 5)
+        assert [n for n, _ in woken] == waiting  # each in its turn; the answered one never
+        for name, at in woken:
+            assert at >= start + after[name] - 0.001, (name, at - start)  # not before its time
+        assert timers and all(timer == earliest for timer, earliest in timers), timers
         assert deadlines._timer is None and not deadlines._heap  # nothing left, no timer
 
     asyncio.run(scenario())

@@ -69,15 +69,23 @@ def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_el
     victim = start_worker("victim", concurrency=4, **NO_FAST_STALE)
     start_worker("survivor", concurrency=4, **NO_FAST_STALE)
     tid = run_tournament(bots, game="regicide", players=3, games_per_pairing=8)
+    # (a regicide match of these bots takes 350 decisions or more, over 7 s of thinking alone: one
+    # seen running is far from its end, and still running at the kill just after)
     wait_until(lambda: _victim_busy(sessions, tid, victim.popen.pid), 60, "the victim to play a match")
     victim.kill()
     killed = time.monotonic()
     mark = f"%:{victim.popen.pid}:%"
 
-    def orphans_gone() -> bool:
+    def held() -> set[int]:
         with sessions() as session:
-            return not session.scalar(select(func.count()).select_from(Match).where(
-                Match.tournament_id == tid, Match.status == "running", Match.runner.like(mark)))
+            return set(session.scalars(select(Match.id).where(
+                Match.tournament_id == tid, Match.status == "running", Match.runner.like(mark))))
+
+    interrupted = held()  # what the dead process held: nothing of it can change until taken back
+    assert interrupted, "the victim held no running match when it was killed: nothing to take back"
+
+    def orphans_gone() -> bool:
+        return not held()
 
     wait_until(orphans_gone, 30, "the dead worker's matches to be taken back")
     recovered = time.monotonic() - killed
@@ -87,6 +95,10 @@ def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_el
           f"tournament finished {finished:.1f} s after (ATOUT_MATCH_STALE_S=120)")
     assert recovered < 15, recovered
     assert _status(sessions, tid) == {"finished": 8}
+    with sessions() as session:  # played again, elsewhere
+        rerun = session.scalars(select(Match).where(Match.id.in_(interrupted))).all()
+        assert all(m.attempts >= 2 and f":{victim.popen.pid}:" not in m.runner for m in rerun), [
+            (m.id, m.attempts, m.runner) for m in rerun]
 
 
 def test_a_worker_killed_in_a_loop_leaves_no_failed_match(
