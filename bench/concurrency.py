@@ -30,13 +30,12 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tournament import Children, cpu_seconds, keep_or_remove, peak_in_flight, start_bots, wait_for
+from tournament import Children, cpu_seconds, peak_in_flight, run_directory, start_bots, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -83,77 +82,73 @@ def run(args: argparse.Namespace) -> dict:
     from atout_arena.services.bots import BotRegistry
     from atout_arena.services.tournaments import create_tournament, start_tournament
 
-    directory = Path(tempfile.mkdtemp(prefix="atout-conc-"))
-    redis_server = EmbeddedRedis(directory / "redis").start()
-    database_url = f"sqlite:///{directory / 'atout.db'}"
-    engine = make_engine(database_url)
-    create_all(engine)
-    sessions = make_session_factory(engine)
-    env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
-           "ATOUT_DATA_DIR": str(directory), "ATOUT_TEST_THINK_S": str(args.think_s)}
-    tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
-    children = Children(directory, env)
-    failed = False
-    try:
-        gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
-                                                  "--address", "127.0.0.1:0"])
-        address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
-        bots, _ = start_bots(children, BotRegistry(sessions), redis_server.url, address,
-                             "tests/workers/worker_bots.py:Sleepy", args.bot_threads, "think")
-        worker, log = children.start("worker", [
-            sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(args.matches),
-            "--hostname", "conc@%h", "--loglevel", "info"])
-        wait_for(log, r"\bready\b", worker)
-        worker_pid = worker.pid  # `atout-arena worker` execs `python -m atout_workers`: the same pid
+    with run_directory("atout-conc-") as directory:
+        redis_server = EmbeddedRedis(directory / "redis").start()
+        database_url = f"sqlite:///{directory / 'atout.db'}"
+        engine = make_engine(database_url)
+        create_all(engine)
+        sessions = make_session_factory(engine)
+        env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url,
+               "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(directory),
+               "ATOUT_TEST_THINK_S": str(args.think_s)}
+        tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
+        children = Children(directory, env)
+        try:
+            gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
+                                                      "--address", "127.0.0.1:0"])
+            address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+            bots, _ = start_bots(children, BotRegistry(sessions), redis_server.url, address,
+                                 "tests/workers/worker_bots.py:Sleepy", args.bot_threads, "think")
+            worker, log = children.start("worker", [
+                sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(args.matches),
+                "--hostname", "conc@%h", "--loglevel", "info"])
+            wait_for(log, r"\bready\b", worker)
+            worker_pid = worker.pid  # `atout-arena worker` execs `python -m atout_workers`: the same pid
 
-        def tournament(name: str, n: int) -> tuple[int, float]:
-            tid = create_tournament(sessions, name=name, game="merde", bots=bots, players=4,
-                                    options={"deals": args.deals}, games_per_pairing=n,
-                                    move_ms=args.move_ms, seed=1)
-            started = time.perf_counter()
-            tasks.play_matches(start_tournament(sessions, tid))
-            limit = time.monotonic() + args.timeout_s
-            while True:
-                with sessions() as session:
-                    if session.get(Tournament, tid).status == "finished":
-                        break
-                if time.monotonic() > limit:
-                    raise RuntimeError(f"tournament {name} did not finish within {args.timeout_s} s")
-                time.sleep(0.2)
-            return tid, time.perf_counter() - started
+            def tournament(name: str, n: int) -> tuple[int, float]:
+                tid = create_tournament(sessions, name=name, game="merde", bots=bots, players=4,
+                                        options={"deals": args.deals}, games_per_pairing=n,
+                                        move_ms=args.move_ms, seed=1)
+                started = time.perf_counter()
+                tasks.play_matches(start_tournament(sessions, tid))
+                limit = time.monotonic() + args.timeout_s
+                while True:
+                    with sessions() as session:
+                        if session.get(Tournament, tid).status == "finished":
+                            break
+                    if time.monotonic() > limit:
+                        raise RuntimeError(f"tournament {name} did not finish within {args.timeout_s} s")
+                    time.sleep(0.2)
+                return tid, time.perf_counter() - started
 
-        tournament("warm-up", 8)  # the worker's loop, clients and caches exist before the baseline
-        time.sleep(1.0)
-        idle_mb = rss_mb(worker_pid)
-        cpu_before = cpu_seconds(worker_pid)
-        with RssSampler(worker_pid) as sampler:
-            tid, elapsed = tournament("in-flight", args.matches)
-        cpu = cpu_seconds(worker_pid) - cpu_before
-        with sessions() as session:
-            matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
-            steps = [a for m in matches for a in (m.actions or [])]
-            faults = sum(len(a[4]) for a in steps)
-            failed = sum(m.status != "finished" for m in matches)
-            think = [a[3] for a in steps if a[2] == "bot"]
-            peak = peak_in_flight(matches)
-        growth = sampler.peak - idle_mb
-        return {
-            "matches": len(matches), "failed": failed, "decisions": len(think), "faults": faults,
-            "think_s": args.think_s, "move_ms": args.move_ms,
-            "slowest_decision_ms": round(max(think, default=0.0), 1),
-            "seconds": round(elapsed, 1), "matches_in_flight": peak,
-            "worker_idle_mb": round(idle_mb, 1), "worker_peak_mb": round(sampler.peak, 1),
-            "mb_per_match": round(growth / max(1, peak), 3), "worker_cpu_s": round(cpu, 2),
-            "decisions_per_s": round(len(think) / elapsed),
-        }
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        children.stop_all()
-        redis_server.stop()
-        keep_or_remove(directory, failed)
-        engine.dispose()
+            tournament("warm-up", 8)  # the worker's loop, clients and caches exist before the baseline
+            time.sleep(1.0)
+            idle_mb = rss_mb(worker_pid)
+            cpu_before = cpu_seconds(worker_pid)
+            with RssSampler(worker_pid) as sampler:
+                tid, elapsed = tournament("in-flight", args.matches)
+            cpu = cpu_seconds(worker_pid) - cpu_before
+            with sessions() as session:
+                matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
+                steps = [a for m in matches for a in (m.actions or [])]
+                faults = sum(len(a[4]) for a in steps)
+                failed = sum(m.status != "finished" for m in matches)
+                think = [a[3] for a in steps if a[2] == "bot"]
+                peak = peak_in_flight(matches)
+            growth = sampler.peak - idle_mb
+            return {
+                "matches": len(matches), "failed": failed, "decisions": len(think), "faults": faults,
+                "think_s": args.think_s, "move_ms": args.move_ms,
+                "slowest_decision_ms": round(max(think, default=0.0), 1),
+                "seconds": round(elapsed, 1), "matches_in_flight": peak,
+                "worker_idle_mb": round(idle_mb, 1), "worker_peak_mb": round(sampler.peak, 1),
+                "mb_per_match": round(growth / max(1, peak), 3), "worker_cpu_s": round(cpu, 2),
+                "decisions_per_s": round(len(think) / elapsed),
+            }
+        finally:
+            children.stop_all()
+            redis_server.stop()
+            engine.dispose()
 
 
 def main() -> None:

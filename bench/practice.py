@@ -25,13 +25,12 @@ import argparse
 import json
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 import redis
-from tournament import Children, keep_or_remove, wait_for
+from tournament import Children, run_directory, wait_for
 
 from atout.games import new_game
 from atout_arena.core.db import open_database
@@ -69,72 +68,67 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
 
-    directory = Path(tempfile.mkdtemp(prefix="atout-bench-practice-"))
-    redis_server = EmbeddedRedis(directory / "redis").start()
-    database_url = f"sqlite:///{directory / 'atout.db'}"
-    engine, sessions = open_database(database_url)
-    env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
-           "ATOUT_DATA_DIR": str(directory), "ATOUT_ADMIN_TOKEN": ADMIN}
-    children = Children(directory, env)
-    stamps = directory / "stamps.txt"
-    client = redis.Redis.from_url(redis_server.url)
-    failed = False
-    try:
-        gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
-                                                  "--address", "127.0.0.1:0"])
-        address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
-        api, log = children.start("api", [sys.executable, "-m", "atout_arena.cli", "api", "--port", "0"])
-        api_url = wait_for(log, r"API listening on (http://\S+)", api).group(1)
-        worker, log = children.start("worker", [sys.executable, "-m", "atout_arena.cli", "worker",
-                                                "--practice", "--concurrency", "4", "--loglevel", "info"])
-        wait_for(log, r"\bready\b", worker)
-        bot, token = BotRegistry(sessions).add("bench-practice")
-        children.start("bot", [sys.executable, "-m", "atout.cli", "run", f"{HERE / 'stamp_bot.py'}:Stamp",
-                               "--server", address, "--token", token, "--log-level", "WARNING"],
-                       ATOUT_BENCH_STAMP_FILE=str(stamps))
-        deadline = time.monotonic() + 30
-        while not is_connected(client, str(bot.id)):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the bot did not connect")
-            time.sleep(0.05)
-
-        http = httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
-        first: list[float] = []
-        for _ in range(args.n + 1):  # the first one warms every part up: not counted
-            began = time.time()
-            started = http.post("/v1/practice", json={"game": "tiercon", "move_ms": 2000})
-            started.raise_for_status()
-            match_id = str(started.json()["match_id"])
+    with run_directory("atout-bench-practice-") as directory:
+        redis_server = EmbeddedRedis(directory / "redis").start()
+        database_url = f"sqlite:///{directory / 'atout.db'}"
+        engine, sessions = open_database(database_url)
+        env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url,
+               "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(directory), "ATOUT_ADMIN_TOKEN": ADMIN}
+        children = Children(directory, env)
+        stamps = directory / "stamps.txt"
+        client = redis.Redis.from_url(redis_server.url)
+        try:
+            gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
+                                                      "--address", "127.0.0.1:0"])
+            address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+            api, log = children.start("api", [sys.executable, "-m", "atout_arena.cli", "api", "--port", "0"])
+            api_url = wait_for(log, r"API listening on (http://\S+)", api).group(1)
+            worker, log = children.start("worker", [sys.executable, "-m", "atout_arena.cli", "worker",
+                                                    "--practice", "--concurrency", "4", "--loglevel", "info"])
+            wait_for(log, r"\bready\b", worker)
+            bot, token = BotRegistry(sessions).add("bench-practice")
+            children.start("bot", [sys.executable, "-m", "atout.cli", "run", f"{HERE / 'stamp_bot.py'}:Stamp",
+                                   "--server", address, "--token", token, "--log-level", "WARNING"],
+                           ATOUT_BENCH_STAMP_FILE=str(stamps))
             deadline = time.monotonic() + 30
-            while (reached := first_stamp(stamps, match_id)) is None:
+            while not is_connected(client, str(bot.id)):
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"practice match {match_id}: no decision reached the bot")
-                time.sleep(0.002)
-            first.append((reached - began) * 1000)
-            while http.get(f"/v1/matches/{match_id}").json()["status"] != "finished":
-                time.sleep(0.02)
-        first = first[1:]
+                    raise RuntimeError("the bot did not connect")
+                time.sleep(0.05)
 
-        decisions = DecisionClient(redis_server.url)
-        state = new_game("tiercon").new_state(seed=1)
-        request = {"game": "tiercon", "seat": state.current_player, "observation": state.observation(0),
-                   "legal_actions": state.legal_actions(), "check": legality_check(state)}
-        trips = []
-        for i in range(args.round_trips + 20):
-            t0 = time.perf_counter()
-            decision = decisions.request(str(bot.id), f"bench-rt-{i}", deadline_ms=5000, **request)
-            if i >= 20 and decision.ok:
-                trips.append((time.perf_counter() - t0) * 1000)
-        decisions.close()
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        children.stop_all()
-        client.close()
-        engine.dispose()
-        redis_server.stop()
-        keep_or_remove(directory, failed)
+            http = httpx.Client(base_url=api_url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
+            first: list[float] = []
+            for _ in range(args.n + 1):  # the first one warms every part up: not counted
+                began = time.time()
+                started = http.post("/v1/practice", json={"game": "tiercon", "move_ms": 2000})
+                started.raise_for_status()
+                match_id = str(started.json()["match_id"])
+                deadline = time.monotonic() + 30
+                while (reached := first_stamp(stamps, match_id)) is None:
+                    if time.monotonic() > deadline:
+                        raise RuntimeError(f"practice match {match_id}: no decision reached the bot")
+                    time.sleep(0.002)
+                first.append((reached - began) * 1000)
+                while http.get(f"/v1/matches/{match_id}").json()["status"] != "finished":
+                    time.sleep(0.02)
+            first = first[1:]
+
+            decisions = DecisionClient(redis_server.url)
+            state = new_game("tiercon").new_state(seed=1)
+            request = {"game": "tiercon", "seat": state.current_player, "observation": state.observation(0),
+                       "legal_actions": state.legal_actions(), "check": legality_check(state)}
+            trips = []
+            for i in range(args.round_trips + 20):
+                t0 = time.perf_counter()
+                decision = decisions.request(str(bot.id), f"bench-rt-{i}", deadline_ms=5000, **request)
+                if i >= 20 and decision.ok:
+                    trips.append((time.perf_counter() - t0) * 1000)
+            decisions.close()
+        finally:
+            children.stop_all()
+            client.close()
+            engine.dispose()
+            redis_server.stop()
 
     results = {
         "first_decision_ms": {"p50": statistics.median(first), "p95": percentile(first, 0.95),

@@ -26,6 +26,7 @@ its cores: the figures say what one small machine does, not how far the design s
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,13 +85,17 @@ class Children:
             self.stop(process)
 
 
-def keep_or_remove(directory: Path, failed: bool) -> None:
-    """A run's directory (database, Redis, every process's log) is removed after a run that
-    went well; after a failure it is kept, and said where, to read the logs."""
-    if failed:
+@contextlib.contextmanager
+def run_directory(prefix: str) -> Iterator[Path]:
+    """A new directory for one run (database, Redis, every process's log): removed after a run
+    that went well; after a failure it is kept, and said where, to read the logs."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield directory
+    except BaseException:
         print(f"the logs of every process are kept in {directory}", file=sys.stderr)
-    else:
-        shutil.rmtree(directory, ignore_errors=True)
+        raise
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -177,94 +183,91 @@ def run(args: argparse.Namespace) -> list[dict]:
     from atout_arena.services.bots import BotRegistry
     from atout_arena.services.tournaments import create_tournament, start_tournament
 
-    directory = Path(tempfile.mkdtemp(prefix="atout-bench-"))
-    redis_server = EmbeddedRedis(directory / "redis").start()
-    database_url = f"sqlite:///{directory / 'atout.db'}"
-    engine = make_engine(database_url)
-    create_all(engine)
-    sessions = make_session_factory(engine)
-    env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url, "PYTHONUNBUFFERED": "1",
-           "ATOUT_DATA_DIR": str(directory)}
-    tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
-    children = Children(directory, env)
-    results = []
-    failed = False
-    try:
-        raw_per_s, raw_p50_ms = raw_roundtrips_per_s(directory)
-        raw_before = raw_per_s
-        baseline = {"raw_pingpong_roundtrips_per_s": round(raw_per_s), "raw_p50_ms": round(raw_p50_ms, 3)}
-        print(json.dumps(baseline), flush=True)
-        gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
-                                                  "--address", "127.0.0.1:0"])
-        address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
-        registry = BotRegistry(sessions)
-        bots, bot_processes = start_bots(children, registry, redis_server.url, address, args.bot,
-                                         args.bot_threads, "bench")
+    with run_directory("atout-bench-") as directory:
+        redis_server = EmbeddedRedis(directory / "redis").start()
+        database_url = f"sqlite:///{directory / 'atout.db'}"
+        engine = make_engine(database_url)
+        create_all(engine)
+        sessions = make_session_factory(engine)
+        env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url,
+               "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(directory)}
+        tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
+        children = Children(directory, env)
+        results = []
+        try:
+            raw_per_s, raw_p50_ms = raw_roundtrips_per_s(directory)
+            raw_before = raw_per_s
+            baseline = {"raw_pingpong_roundtrips_per_s": round(raw_per_s), "raw_p50_ms": round(raw_p50_ms, 3)}
+            print(json.dumps(baseline), flush=True)
+            gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
+                                                      "--address", "127.0.0.1:0"])
+            address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+            registry = BotRegistry(sessions)
+            bots, bot_processes = start_bots(children, registry, redis_server.url, address, args.bot,
+                                             args.bot_threads, "bench")
 
-        for n_workers in args.workers:
-            workers = []
-            for w in range(n_workers):
-                process, log = children.start(f"worker-{n_workers}-{w}", [
-                    sys.executable, "-m", "atout_arena.cli", "worker", "--concurrency", str(args.concurrency),
-                    "--hostname", f"bench{n_workers}-{w}@%h", "--loglevel", "info"])
-                workers.append((process, log))
-            for process, log in workers:
-                wait_for(log, r"\bready\b", process)
-            if n_workers != args.workers[0]:
-                raw_before, _ = raw_roundtrips_per_s(directory)  # every process idle, just before
-            options = json.loads(args.options)
-            tid = create_tournament(sessions, name=f"bench-{n_workers}", game=args.game, bots=bots,
-                                    players=args.players, options=options,
-                                    games_per_pairing=args.games_per_pairing, move_ms=args.move_ms, seed=1)
-            groups = {"workers": [p.pid for p, _ in workers], "gateway": [gateway.pid],
-                      "bots": [p.pid for p in bot_processes], "redis": [redis_server.process.pid]}
-            cpu_before = {k: sum(cpu_seconds(pid) for pid in pids) for k, pids in groups.items()}
-            started = time.perf_counter()
-            tasks.play_matches(start_tournament(sessions, tid))
-            while True:
+            for n_workers in args.workers:
+                workers = []
+                for w in range(n_workers):
+                    process, log = children.start(f"worker-{n_workers}-{w}", [
+                        sys.executable, "-m", "atout_arena.cli", "worker",
+                        "--concurrency", str(args.concurrency), "--hostname", f"bench{n_workers}-{w}@%h",
+                        "--loglevel", "info"])
+                    workers.append((process, log))
+                for process, log in workers:
+                    wait_for(log, r"\bready\b", process)
+                if n_workers != args.workers[0]:
+                    raw_before, _ = raw_roundtrips_per_s(directory)  # every process idle, just before
+                options = json.loads(args.options)
+                tid = create_tournament(sessions, name=f"bench-{n_workers}", game=args.game, bots=bots,
+                                        players=args.players, options=options,
+                                        games_per_pairing=args.games_per_pairing, move_ms=args.move_ms,
+                                        seed=1)
+                groups = {"workers": [p.pid for p, _ in workers], "gateway": [gateway.pid],
+                          "bots": [p.pid for p in bot_processes], "redis": [redis_server.process.pid]}
+                cpu_before = {k: sum(cpu_seconds(pid) for pid in pids) for k, pids in groups.items()}
+                started = time.perf_counter()
+                tasks.play_matches(start_tournament(sessions, tid))
+                while True:
+                    with sessions() as session:
+                        if session.get(Tournament, tid).status == "finished":
+                            break
+                    time.sleep(0.02)
+                elapsed = time.perf_counter() - started
+                cpu = {k: round(sum(cpu_seconds(pid) for pid in pids) - cpu_before[k], 2)
+                       for k, pids in groups.items()}
                 with sessions() as session:
-                    if session.get(Tournament, tid).status == "finished":
-                        break
-                time.sleep(0.02)
-            elapsed = time.perf_counter() - started
-            cpu = {k: round(sum(cpu_seconds(pid) for pid in pids) - cpu_before[k], 2)
-                   for k, pids in groups.items()}
-            with sessions() as session:
-                matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
-                decisions = sum(1 for m in matches for a in (m.actions or []) if a[2] == "bot")
-                think = [a[3] for m in matches for a in (m.actions or []) if a[2] == "bot"]
-                faults = sum(len(a[4]) for m in matches for a in (m.actions or []))
-                failed = sum(m.status != "finished" for m in matches)
-                peak = peak_in_flight(matches)
-            row = {
-                "workers": n_workers, "concurrency": args.concurrency, "game": args.game,
-                "players": args.players,
-                "matches": len(matches), "failed": failed, "decisions": decisions, "faults": faults,
-                "seconds": round(elapsed, 2), "matches_per_s": round(len(matches) / elapsed, 1),
-                "decisions_per_s": round(decisions / elapsed), "peak_in_flight_per_process": peak,
-                "think_ms_mean": round(sum(think) / max(1, len(think)), 2),
-                "cpu_s": cpu, "raw_pingpong_roundtrips_per_s": round(raw_per_s),
-                "throughput_vs_pingpong": round(decisions / elapsed / raw_per_s, 3),
-            }
-            for process, _ in workers:
-                children.stop(process)
-            # the baseline again, right after (the machine's load drifts within a minute): the
-            # ratio is against the mean of the ping-pongs just before and just after this run
-            raw_after, _ = raw_roundtrips_per_s(directory)
-            raw_mean = (raw_before + raw_after) / 2
-            row.update(raw_pingpong_before_after=[round(raw_before), round(raw_after)],
-                       raw_pingpong_roundtrips_per_s=round(raw_mean),
-                       throughput_vs_pingpong=round(decisions / elapsed / raw_mean, 3))
-            results.append(row)
-            print(json.dumps(row), flush=True)
-    except BaseException:
-        failed = True
-        raise
-    finally:
-        children.stop_all()
-        redis_server.stop()
-        keep_or_remove(directory, failed)
-        engine.dispose()
+                    matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
+                    decisions = sum(1 for m in matches for a in (m.actions or []) if a[2] == "bot")
+                    think = [a[3] for m in matches for a in (m.actions or []) if a[2] == "bot"]
+                    faults = sum(len(a[4]) for m in matches for a in (m.actions or []))
+                    failed = sum(m.status != "finished" for m in matches)
+                    peak = peak_in_flight(matches)
+                row = {
+                    "workers": n_workers, "concurrency": args.concurrency, "game": args.game,
+                    "players": args.players,
+                    "matches": len(matches), "failed": failed, "decisions": decisions, "faults": faults,
+                    "seconds": round(elapsed, 2), "matches_per_s": round(len(matches) / elapsed, 1),
+                    "decisions_per_s": round(decisions / elapsed), "peak_in_flight_per_process": peak,
+                    "think_ms_mean": round(sum(think) / max(1, len(think)), 2),
+                    "cpu_s": cpu, "raw_pingpong_roundtrips_per_s": round(raw_per_s),
+                    "throughput_vs_pingpong": round(decisions / elapsed / raw_per_s, 3),
+                }
+                for process, _ in workers:
+                    children.stop(process)
+                # the baseline again, right after (the machine's load drifts within a minute): the
+                # ratio is against the mean of the ping-pongs just before and just after this run
+                raw_after, _ = raw_roundtrips_per_s(directory)
+                raw_mean = (raw_before + raw_after) / 2
+                row.update(raw_pingpong_before_after=[round(raw_before), round(raw_after)],
+                           raw_pingpong_roundtrips_per_s=round(raw_mean),
+                           throughput_vs_pingpong=round(decisions / elapsed / raw_mean, 3))
+                results.append(row)
+                print(json.dumps(row), flush=True)
+        finally:
+            children.stop_all()
+            redis_server.stop()
+            engine.dispose()
     return results
 
 
