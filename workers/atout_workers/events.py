@@ -7,6 +7,11 @@ With 32 matches in flight that is one round trip for many steps instead of one p
 and the match threads never wait on Redis for spectators. Order is kept (one queue, one
 thread), so a match's events reach its channels in the order they were played.
 
+The decisions' metrics of every match of the process are added up here too
+(:meth:`EventSink.add_decisions`) and written once every :data:`METRICS_FLUSH_S`, a few commands
+per bot whatever the matches in flight (a thousand matches each writing its own every second
+were a tenth of a worker's work), and at once when a :meth:`~EventSink.flush` is asked for.
+
 The sink also keeps track of which channels have subscribers (``PUBSUB NUMSUB``, asked in
 its own pipelines every :data:`LISTEN_CHECK_S`), so that matches serialise a seat's view only
 for someone listening.
@@ -21,10 +26,12 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import redis
+
+from atout_arena.core.metrics import MetricsRecorder
 
 log = logging.getLogger(__name__)
 
@@ -38,11 +45,15 @@ LISTEN_CHECK_S = 0.5
 LATEST_EVENTS_PER_S = 200.0
 MAX_BATCH = 2000
 QUEUE_SIZE = 20_000
+METRICS_FLUSH_S = 1.0  # how often the decisions' metrics added up in the process are written
 
 
 class EventSink:
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, metrics: MetricsRecorder | None = None) -> None:
         self.client = client
+        self.metrics = metrics
+        self._decisions: dict[tuple[str, str], list[float]] = {}  # (game, bot) -> seconds, not written yet
+        self._decisions_written = time.monotonic()
         self._queue: queue.Queue[Writer | threading.Event] = queue.Queue(QUEUE_SIZE)
         self._channels: dict[str, int] = {}  # watched channel -> matches watching it
         self._listening: set[str] = set()
@@ -59,6 +70,26 @@ class EventSink:
     def put(self, writer: Writer) -> None:
         self._start()
         self._queue.put(writer, timeout=60)
+
+    def add_decisions(self, game: str, decisions: Sequence[tuple[str, float]]) -> None:
+        """Decision times ``(bot, seconds)`` of one match, added up with those of every match of
+        the process and written by the sink's thread within :data:`METRICS_FLUSH_S` (or at the
+        next :meth:`flush`). Needs the ``metrics`` the sink was made with."""
+        if not decisions or self.metrics is None:
+            return
+        with self._lock:
+            tally = self._decisions
+            for bot, seconds in decisions:
+                times = tally.get((game, bot))
+                if times is None:
+                    tally[(game, bot)] = [seconds]
+                else:
+                    times.append(seconds)
+        self._start()
+
+    def listening_any(self, channels: frozenset[str]) -> bool:
+        """Whether any of ``channels`` has a subscriber (one set operation: asked at every step)."""
+        return not self._listening.isdisjoint(channels)
 
     def watch(self, channels: Iterable[str], on_heard: Callable[[], None] | None = None) -> None:
         """Start tracking whether these channels have subscribers (asked at once). ``on_heard()``
@@ -150,7 +181,10 @@ class EventSink:
                     item(pipe)
                 except Exception:  # one bad writer (a bug) must not cost the others their events
                     log.exception("a spectator event / metrics writer failed; skipped")
-            check = time.monotonic() - self._checked >= LISTEN_CHECK_S
+            now = time.monotonic()
+            if done or now - self._decisions_written >= METRICS_FLUSH_S:
+                self._write_decisions(pipe, now)
+            check = now - self._checked >= LISTEN_CHECK_S
             with self._lock:
                 channels = list(self._channels) if check else []
             numsub_at = len(pipe)
@@ -179,6 +213,14 @@ class EventSink:
         finally:
             for event in done:
                 event.set()
+
+    def _write_decisions(self, pipe: Any, now: float) -> None:
+        with self._lock:
+            tally, self._decisions = self._decisions, {}
+        self._decisions_written = now
+        assert self.metrics is not None or not tally
+        for (game, bot), times in tally.items():
+            self.metrics.decisions(game, bot, times, pipe)
 
     def stop(self) -> None:
         self._stop.set()

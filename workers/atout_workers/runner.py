@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 
 LAST_EVENT_TTL_S = 3600
 LAST_EVENT_EVERY_S = 1.0  # an unwatched match on the event loop writes its latest event this often
-METRICS_FLUSH_S = 1.0  # how often a match writes its decisions' metrics
+METRICS_FLUSH_S = 1.0  # how often a match hands its decisions' metrics to the event sink
 EVENTS_FLUSH_TIMEOUT_S = 10.0
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     redis.ConnectionError, redis.TimeoutError, OperationalError,
@@ -118,8 +118,10 @@ class Publisher:
 
     The public event of every step goes to the spectators' channel and the latest-event key; a
     seat's event only while someone listens to that seat's channel (serialising every seat's
-    view for nobody would be most of a worker's work per decision). Decision metrics are added
-    up in the match and written every :data:`METRICS_FLUSH_S` and at its end; faults at once.
+    view for nobody would be most of a worker's work per decision). Decision metrics are kept
+    in the match and handed to the sink every :data:`METRICS_FLUSH_S` and at its end (the sink
+    adds up those of every match of the process and writes them once a second); faults are
+    written at once.
     """
 
     world: World
@@ -134,13 +136,22 @@ class Publisher:
     schedule: Callable[[Callable[[], None]], Any] | None = None
     _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to write
     _flushed: float = 0.0
-    _stale: dict[str, Any] | None = None  # the latest step not written yet (nobody watching)
+    _stale: Step | None = None  # the latest step not written yet (nobody watching)
     _written: float = 0.0  # when an unwatched match last wrote its latest event
     _watching: bool = False  # its channels are tracked by the event sink (watch() .. close())
+    _all_channels: frozenset[str] = frozenset()  # the seats' channels and the public one
 
     def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, force_metrics: bool = False,
-              faults: tuple[tuple[str, str], ...] = ()) -> None:
+              faults: tuple[tuple[str, str], ...] = (), now: float | None = None) -> None:
         sink = self.world.events
+        if self._pending:
+            now = time.monotonic() if now is None else now
+            if force_metrics or now - self._flushed >= METRICS_FLUSH_S:
+                # added up with the other matches' of the process, written by the sink
+                sink.add_decisions(self.setup.game, self._pending)
+                self._pending, self._flushed = [], now
+        if events is None and not faults:
+            return
         match_id = self.setup.match_id
         text = None
         seat_texts: list[tuple[str, bytes]] = []
@@ -150,13 +161,7 @@ class Publisher:
             seat_texts = [(channel, dumps(event))
                           for channel, event in zip(self.channels, seats, strict=True)
                           if sink.listening(channel)]
-        decisions: list[tuple[str, float]] = []
-        now = time.monotonic()
-        if self._pending and (force_metrics or now - self._flushed >= METRICS_FLUSH_S):
-            decisions, self._pending, self._flushed = self._pending, [], now
-        if text is None and not decisions and not faults:
-            return
-        metrics, game = self.world.metrics, self.setup.game
+        metrics = self.world.metrics
 
         def write(pipe: Any) -> None:
             if text is not None:
@@ -164,27 +169,18 @@ class Publisher:
                 pipe.set(last_event_key(match_id), text, ex=LAST_EVENT_TTL_S)
             for channel, seat_text in seat_texts:
                 pipe.publish(channel, seat_text)
-            by_bot: dict[str, list[float]] = {}
-            for bot, seconds in decisions:
-                by_bot.setdefault(bot, []).append(seconds)
-            for bot, times in by_bot.items():  # added up: a few commands per bot, not two a decision
-                metrics.decisions(game, bot, times, pipe)
             for bot, kind in faults:
                 metrics.fault(bot, kind, pipe=pipe)
 
         sink.put(write)
-
-    def _watched(self) -> bool:
-        listening = self.world.events.listening
-        return any(listening(channel) for channel in self.channels) or listening(
-            public_channel(self.setup.match_id))
 
     def watch(self) -> None:
         """Start tracking who listens to this match's channels. It asks Redis at once, so the
         claiming thread calls it: the event loop never waits for that round trip."""
         if not self._watching:
             self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
-            self.world.events.watch([*self.channels, public_channel(self.setup.match_id)], self._heard)
+            self._all_channels = frozenset([*self.channels, public_channel(self.setup.match_id)])
+            self.world.events.watch(self._all_channels, self._heard)
             self._watching = True
 
     def start(self, state: State) -> None:
@@ -197,29 +193,36 @@ class Publisher:
         }
         self._emit(self.views.events(base))
 
-    def step(self, state: State, step: Step) -> None:
+    def _step_event(self, step: Step) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         assert self.views is not None
         base = {
             "type": "step", "match_id": self.setup.match_id, "ply": step.ply, "seat": step.seat,
             "by": step.by, "think_ms": round(step.think_ms, 3), "faults": list(step.faults),
             "action": step.action,
         }
+        return self.views.events(base, step.action)
+
+    def step(self, state: State, step: Step) -> None:
+        """After each step, on the match's thread or loop: most steps of a match nobody watches
+        do nothing here but count the decision (this runs at every decision of the process)."""
         bot = self.setup.seats[step.seat].name
-        if step.by == PlayedBy.BOT or any(f != Fault.DISCONNECTED for f in step.faults):  # the bot was asked
+        faults = step.faults
+        if step.by == PlayedBy.BOT or any(f != Fault.DISCONNECTED for f in faults):  # the bot was asked
             self._pending.append((bot, step.think_ms / 1000))
-        faults = tuple((bot, k) for k in step.faults)
-        if self.schedule is None or self._watched():
+        charged = tuple((bot, k) for k in faults) if faults else ()
+        if self.schedule is None or self.world.events.listening_any(self._all_channels):
             self._stale = None
-            self._emit(self.views.events(base, step.action), faults=faults)
+            self._emit(self._step_event(step), faults=charged)
             return
         now = time.monotonic()
         # what a spectator who opens it sees first: once a second, within the process's budget
         if now - self._written >= LAST_EVENT_EVERY_S and self.world.events.take_refresh(now):
             self._written, self._stale = now, None
-            self._emit(self.views.events(base, step.action), faults=faults)
+            self._emit(self._step_event(step), faults=charged, now=now)
             return
-        self._stale = base  # built if someone comes to watch, from the state as it is then
-        self._emit(None, faults=faults)
+        self._stale = step  # its event is built if someone comes to watch, from the state as it is then
+        if charged or (self._pending and now - self._flushed >= METRICS_FLUSH_S):
+            self._emit(None, faults=charged, now=now)
 
     def _heard(self) -> None:
         """(The event sink's thread) someone started watching: the current view, on the loop."""
@@ -228,8 +231,8 @@ class Publisher:
 
     def _write_stale(self) -> None:
         if self._stale is not None and self.views is not None:
-            base, self._stale = self._stale, None
-            self._emit(self.views.events(base, base["action"]))
+            step, self._stale = self._stale, None
+            self._emit(self._step_event(step))
 
     def settle(self) -> None:
         """On the event loop, when the match stops moving: its latest step is written, and
@@ -249,7 +252,7 @@ class Publisher:
     def close(self) -> None:
         """Stop tracking this match's channels (after :meth:`end`, or whatever happened)."""
         if self._watching:
-            self.world.events.unwatch([*self.channels, public_channel(self.setup.match_id)])
+            self.world.events.unwatch(self._all_channels)
             self._watching = False
         self.views = None
 

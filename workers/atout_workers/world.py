@@ -165,15 +165,16 @@ def build_world(settings: Settings | None = None) -> World:
     pool_size = min(settings.worker_concurrency, 32) + SYNC_THREADS + 2
     engine, sessions = open_database(settings.database_url, pool_size=pool_size)
     client = redis.Redis.from_url(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
+    metrics = MetricsRecorder(client)
     return World(
         settings=settings,
         engine=engine,
         sessions=sessions,
         redis=client,
         decisions=DecisionClient(settings.redis_url),
-        metrics=MetricsRecorder(client),
+        metrics=metrics,
         heartbeater=Heartbeater(sessions, settings.heartbeat_s),
-        events=EventSink(client),
+        events=EventSink(client, metrics),
         tasks=Tasks.for_settings(settings),
     )
 
