@@ -4,6 +4,7 @@ listed as absent in the standings and rated by nothing (online Elo, batch fit)."
 
 from __future__ import annotations
 
+import signal
 import time
 
 import pytest
@@ -11,7 +12,12 @@ from sqlalchemy import select
 
 from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
 from atout_arena.core.relay import is_connected
-from atout_arena.services.tournaments import create_tournament, not_connected, start_tournament
+from atout_arena.services.tournaments import (
+    cancel_tournament,
+    create_tournament,
+    not_connected,
+    start_tournament,
+)
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -73,3 +79,35 @@ def test_a_match_waits_for_a_bot_that_connects_late(
     assert is_connected(redis_client, late.bot_id)
     print(f"\nlate bot: the tournament finished {time.monotonic() - came:.1f} s after it connected, "
           "no seat forfeited")
+
+
+def test_a_worker_stopping_does_not_wait_out_the_absent_grace(
+    arena_bots, make_bot, start_worker, sessions, celery_app, clean_queues
+) -> None:  # type: ignore[no-untyped-def]
+    """A warm shutdown gives back a match that waits for an absent bot at once, not after
+    the tournament's grace (up to minutes): the shutdown budget holds for it too."""
+    (here,) = arena_bots(["random"], prefix="stopwait")
+    away, _ = make_bot("stopwait-away")
+    worker = start_worker("stopwait", concurrency=2, ATOUT_WORKER_SHUTDOWN_S="1")
+    tid = create_tournament(sessions, name=f"stopwait-{here.id}", bots=[here.name, away.name], game="fool",
+                            players=2, absent_grace_s=120.0)
+    try:
+        celery_app.play_matches(start_tournament(sessions, tid))
+
+        def statuses() -> set[str]:
+            with sessions() as session:
+                return {m.status for m in session.scalars(select(Match).where(Match.tournament_id == tid))}
+
+        deadline = time.monotonic() + 30
+        while "running" not in statuses():
+            assert time.monotonic() < deadline, "no match started"
+            time.sleep(0.1)
+        time.sleep(0.5)  # it waits for the absent bot
+        stopped_at = time.monotonic()
+        worker.stop(signal.SIGTERM, timeout=150)
+        took = time.monotonic() - stopped_at
+        assert took < 20, f"the worker took {took:.1f} s to stop (the grace is 120 s)"
+        assert statuses() <= {"queued"}  # given back, nothing forfeited
+        assert worker.wait_for_log(r"the process is stopping; the match goes back to the queue", timeout=1)
+    finally:
+        cancel_tournament(sessions, tid)

@@ -12,20 +12,22 @@ import time
 import pytest
 from sqlalchemy import select
 
-from atout_arena.core.keys import public_channel, seat_channel
+from atout_arena.core.keys import conn_key, current_key, public_channel, seat_channel
 from atout_arena.core.match import Answer, DecisionAsk
 from atout_arena.core.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
 from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
+from atout_arena.core.relay import SERVERS_KEY, now_ms
 from atout_arena.core.replay import load_match, replay_match, replay_views
 from atout_arena.core.settings import Settings
 from atout_arena.services.tournaments import (
+    cancel_tournament,
     create_tournament,
     finalize_tournament,
     start_tournament,
     tournament_summary,
 )
 from atout_workers import store
-from atout_workers.runner import CLAIMS_PER_ATTEMPT, run_match
+from atout_workers.runner import CLAIMS_PER_ATTEMPT, _announce, _let_go, absent_seats, claim, run_match
 from atout_workers.world import build_world
 
 
@@ -311,3 +313,51 @@ def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, ma
         match = session.get(Match, match_id)
         assert (match.status, match.runner, match.actions) == ("queued", None, None)
     assert run_match(world, match_id, asker=visitor) == "finished"  # anyone may play it now
+
+
+# -- the start of a match: the streams chosen at the claim -------------------------------------
+
+
+def _live(redis_client, server: str, bot_id: str, address: str = "") -> None:  # type: ignore[no-untyped-def]
+    """The stream ``address`` (by default the bot's unversioned one) connected, as its bot's
+    current stream, on game server ``server``, alive for a minute."""
+    address = address or bot_id
+    redis_client.zadd(SERVERS_KEY, {server: now_ms() + 60_000})
+    redis_client.set(current_key(bot_id), address)
+    redis_client.set(conn_key(address), f"{server}/{address}")
+
+
+def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
+    world, make_bot, redis_client
+) -> None:  # type: ignore[no-untyped-def]
+    """The usual start: every stream chosen at the claim is live, no seat is absent, and the
+    streams are not chosen again. A bot not connected at the claim is looked for in full."""
+    tid, bots, ids = _tournament(world, make_bot, absent_grace_s=30.0)
+    server = f"test-srv-{bots[0].bot_id}"
+    for bot in bots:
+        _live(redis_client, server, str(bot.bot_id))
+    claimed = claim(world, ids[0])
+    assert not isinstance(claimed, str)
+    try:
+        assert [s.address for s in claimed.setup.seats] == [str(s.bot_id) for s in claimed.setup.seats]
+        assert absent_seats(world, claimed.setup, claimed.lease) == ([], False)
+        gone = claimed.setup.seats[1]
+        redis_client.delete(conn_key(gone.stream))  # its stream dropped after the claim
+        short = dataclasses.replace(claimed.setup, absent_grace_s=0.3)
+        assert absent_seats(world, short, claimed.lease) == ([1], True)  # looked for, waited, absent
+        _live(redis_client, server, gone.stream)
+        assert absent_seats(world, short, claimed.lease) == ([], False)  # back on the same stream
+        redis_client.delete(conn_key(gone.stream))
+        _live(redis_client, server, gone.stream, f"{gone.stream}@v2")  # back as another version
+        assert absent_seats(world, short, claimed.lease) == ([], True)  # its stream is chosen again
+        announced = _announce(world, short, [], True)
+        assert [s.address for s in announced.seats] == [
+            f"{s.bot_id}@v2" if s.bot_id == gone.bot_id else str(s.bot_id) for s in short.seats]
+    finally:
+        _let_go(world, claimed)
+        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        cancel_tournament(world.sessions, tid)  # no match left for the workers of later tests
+        for bot in bots:
+            redis_client.delete(conn_key(str(bot.bot_id)), current_key(str(bot.bot_id)),
+                                conn_key(f"{bot.bot_id}@v2"))
+        redis_client.zrem(SERVERS_KEY, server)

@@ -46,7 +46,7 @@ from atout_arena.core.match import (
     play_match,
     play_match_async,
 )
-from atout_arena.core.relay import are_connected, seat_addresses
+from atout_arena.core.relay import are_connected, live_conn_command, seat_addresses
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
@@ -283,21 +283,33 @@ def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
 
 
 def absent_seats(world: World, setup: MatchSetup, lease: Lease,
-                 stop: threading.Event | None = None) -> list[int]:
+                 stop: threading.Event | None = None) -> tuple[list[int], bool]:
     """The seats whose bots are still not connected after the match's ``absent_grace_s``
-    (waited for at its start, heartbeats running): they are forfeited as ``absent``."""
+    (waited for at its start, heartbeats running): they are forfeited as ``absent``. And
+    whether the seats' streams must be chosen again (some bot was not connected at first)."""
     if setup.absent_grace_s is None:
-        return []
+        return [], False
+    if _chosen_streams_live(world, setup):
+        return [], False
     deadline = time.monotonic() + setup.absent_grace_s
     while True:
         missing = _missing(world, setup)
         if not missing or time.monotonic() >= deadline:
-            return missing
+            return missing, True
         if lease.lost.is_set():
             raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
         if stop is not None and stop.is_set():
             raise Stopped(f"match {setup.match_id}: stopping")
         time.sleep(ABSENT_POLL_S)
+
+
+def _chosen_streams_live(world: World, setup: MatchSetup) -> bool:
+    """Whether the stream chosen for every visiting seat at the claim is live: the usual case,
+    in one round trip (the full look, :func:`_missing`, takes three)."""
+    pipe = world.redis.pipeline(transaction=False)
+    for _, bot in visiting_seats(setup):
+        pipe.eval(*live_conn_command(bot.stream))
+    return all(pipe.execute())
 
 
 def _missing(world: World, setup: MatchSetup) -> list[int]:
@@ -307,17 +319,21 @@ def _missing(world: World, setup: MatchSetup) -> list[int]:
     return [seat for (seat, _), connected in zip(seats, live, strict=True) if not connected]
 
 
-async def _absent_seats_async(world: World, setup: MatchSetup, lease: Lease) -> list[int]:
+async def _absent_seats_async(world: World, setup: MatchSetup, lease: Lease) -> tuple[list[int], bool]:
     """:func:`absent_seats` on the event loop (waiting holds no thread)."""
     if setup.absent_grace_s is None:
-        return []
+        return [], False
+    if await world.matches.run_sync(_chosen_streams_live, world, setup):
+        return [], False
     deadline = time.monotonic() + setup.absent_grace_s
     while True:
         missing = await world.matches.run_sync(_missing, world, setup)
         if not missing or time.monotonic() >= deadline:
-            return missing
+            return missing, True
         if lease.lost.is_set():
             raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
+        if world.matches.stopping.is_set():  # a warm shutdown does not wait out the grace
+            raise Stopped(f"match {setup.match_id}: stopping")
         await asyncio.sleep(ABSENT_POLL_S)
 
 
@@ -441,12 +457,13 @@ def _stepper(claimed: Claimed, stop: threading.Event | None) -> Callable[[State,
     return on_step
 
 
-def _announce(world: World, setup: MatchSetup, absent: list[int]) -> MatchSetup:
-    """The match starts: its bots are told (MatchStart), the absent ones are logged."""
+def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: bool = True) -> MatchSetup:
+    """The match starts: its bots are told (MatchStart), the absent ones are logged.
+    ``readdress``: some bot was not connected at the claim, its stream is chosen now."""
     if absent:
         log.warning("match %s: %s not connected: forfeited as absent", setup.match_id,
                     ", ".join(setup.seats[s].name for s in absent))
-    if setup.absent_grace_s:  # the bots that came meanwhile: their streams now
+    if setup.absent_grace_s and readdress:  # the bots that came meanwhile: their streams now
         setup = with_stream_addresses(world.redis, setup)
     names = [s.name for s in setup.seats]
     world.decisions.match_starts([
@@ -461,8 +478,8 @@ def _play_and_store(world: World, claimed: Claimed, ask: Asker, on_finalize: Cal
     setup = claimed.setup
     absent: list[int] = []
     try:
-        absent = absent_seats(world, setup, claimed.lease, stop)
-        setup = _announce(world, setup, absent)
+        absent, readdress = absent_seats(world, setup, claimed.lease, stop)
+        setup = _announce(world, setup, absent, readdress)
         outcome = play_match(setup, ask, _stepper(claimed, stop), on_start=claimed.publisher.start,
                              absent=absent)
     except TRANSIENT_ERRORS:
@@ -618,8 +635,8 @@ async def _play_and_store_async(world: World, claimed: Claimed, on_finalize: Cal
     ask: AsyncAsker = network if house is None else house.asking(network)
     absent: list[int] = []
     try:
-        absent = await _absent_seats_async(world, setup, claimed.lease)
-        setup = await matches.run_sync(_announce, world, setup, absent)
+        absent, readdress = await _absent_seats_async(world, setup, claimed.lease)
+        setup = await matches.run_sync(_announce, world, setup, absent, readdress)
         claimed.publisher.schedule = matches.loop.call_soon_threadsafe
         try:
             outcome = await play_match_async(setup, ask, _stepper(claimed, matches.stopping),
