@@ -23,6 +23,7 @@ from sqlalchemy import select
 
 from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.core.keys import last_event_key, public_channel
+from atout_arena.core.metrics import DECISION_SECONDS, metrics_registry
 from atout_arena.core.models import Match
 from atout_arena.core.wire import Wire
 from atout_workers.loop import MatchLoop
@@ -109,7 +110,7 @@ def test_an_unwatched_match_builds_no_step_event_and_a_spectator_gets_the_curren
 
 
 def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
-    arena_bots, start_worker, run_tournament, wait_finished, sessions
+    arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
 ) -> None:  # type: ignore[no-untyped-def]
     bots = arena_bots(["Sleepy"] * 3, prefix="warm", ATOUT_TEST_THINK_S="0.2")
     worker = start_worker("warm")
@@ -125,6 +126,12 @@ def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
     done = {m.id: m for m in matches_of(sessions, tid)}
     assert all(done[mid].status == "finished" for mid in running), {mid: done[mid].status for mid in running}
     assert worker.wait_for_log(r"waiting for \d+ matches in flight to finish", timeout=1)
+    # every decision of the finished matches is in the metrics once the process has ended: the
+    # decisions added up by its event sink are written before it exits
+    registry = metrics_registry(redis_client)
+    name = f"{DECISION_SECONDS.name}_count"
+    counted = sum(registry.get_sample_value(name, {"game": "merde", "bot": b.name}) or 0 for b in bots)
+    assert counted == sum(len(m.actions) for m in done.values() if m.status == "finished")
     start_worker("warm-2")  # the rest of the tournament, by another worker
     wait_finished(tid)
     assert all(m.status == "finished" for m in matches_of(sessions, tid))

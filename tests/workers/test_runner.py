@@ -27,7 +27,14 @@ from atout_arena.services.tournaments import (
     tournament_summary,
 )
 from atout_workers import store
-from atout_workers.runner import CLAIMS_PER_ATTEMPT, _announce, _let_go, absent_seats, claim, run_match
+from atout_workers.runner import (
+    CLAIMS_PER_ATTEMPT,
+    _let_go,
+    absent_seats,
+    claim,
+    run_match,
+    with_stream_addresses,
+)
 from atout_workers.world import build_world
 
 
@@ -350,8 +357,8 @@ def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
         redis_client.delete(conn_key(gone.stream))
         _live(redis_client, server, gone.stream, f"{gone.stream}@v2")  # back as another version
         assert absent_seats(world, short, claimed.lease) == ([], True)  # its stream is chosen again
-        announced = _announce(world, short, [], True)
-        assert [s.address for s in announced.seats] == [
+        chosen = with_stream_addresses(world.redis, short)  # what _announce does then
+        assert [s.address for s in chosen.seats] == [
             f"{s.bot_id}@v2" if s.bot_id == gone.bot_id else str(s.bot_id) for s in short.seats]
     finally:
         _let_go(world, claimed)

@@ -41,7 +41,7 @@ def _start_keeper(**_: Any) -> None:
 def _stop_keeper(**_: Any) -> None:
     """A warm shutdown: the matches in flight on the event loop finish first (as Celery's own
     tasks do; those still playing after ``ATOUT_WORKER_SHUTDOWN_S`` go back to the queue), then the keeper
-    stops."""
+    stops, and what the event sink holds (the decisions' metrics added up) is written."""
     world = get_world()
     if world._loop is not None and world.matches.in_flight:
         matches, grace = world.matches, world.settings.worker_shutdown_s
@@ -51,3 +51,4 @@ def _stop_keeper(**_: Any) -> None:
             matches.stopping.set()
             matches.drain(STOP_WAIT_S)
     stop_keeper()
+    world.events.flush(5.0)

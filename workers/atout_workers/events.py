@@ -220,7 +220,10 @@ class EventSink:
         self._decisions_written = now
         assert self.metrics is not None or not tally
         for (game, bot), times in tally.items():
-            self.metrics.decisions(game, bot, times, pipe)
+            try:
+                self.metrics.decisions(game, bot, times, pipe)
+            except Exception:  # (a bug) it must not cost the other bots nor the batch their writes
+                log.exception("the decisions' metrics of %s in %s could not be written; skipped", bot, game)
 
     def stop(self) -> None:
         self._stop.set()

@@ -8,7 +8,8 @@ plain function of the :class:`~atout_workers.world.World`:
    nothing to do.
 2. The heartbeat thread keeps the lease alive; :func:`atout_arena.core.match.play_match` plays the
    game, asking bots through :class:`atout_workers.decisions.DecisionClient`; each step is published
-   to the spectators' channels with the decision's metrics, in one Redis round trip.
+   to the spectators' channels while someone watches (:class:`Publisher`), through the process's
+   event sink, which also adds up the decisions' metrics of all its matches.
 3. :func:`atout_workers.store.store_result` stores the result, the action log and the ratings in
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
@@ -226,8 +227,9 @@ class Publisher:
 
     def _heard(self) -> None:
         """(The event sink's thread) someone started watching: the current view, on the loop."""
-        if self.schedule is not None:
-            self.schedule(self._write_stale)
+        schedule = self.schedule  # (read once: the loop may settle the match meanwhile)
+        if schedule is not None:
+            schedule(self._write_stale)
 
     def _write_stale(self) -> None:
         if self._stale is not None and self.views is not None:
@@ -286,7 +288,8 @@ def absent_seats(world: World, setup: MatchSetup, lease: Lease,
                  stop: threading.Event | None = None) -> tuple[list[int], bool]:
     """The seats whose bots are still not connected after the match's ``absent_grace_s``
     (waited for at its start, heartbeats running): they are forfeited as ``absent``. And
-    whether the seats' streams must be chosen again (some bot was not connected at first)."""
+    whether the seats' streams must be chosen again (a stream chosen at the claim was not live
+    at the start)."""
     if setup.absent_grace_s is None:
         return [], False
     if _chosen_streams_live(world, setup):
@@ -459,7 +462,7 @@ def _stepper(claimed: Claimed, stop: threading.Event | None) -> Callable[[State,
 
 def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: bool = True) -> MatchSetup:
     """The match starts: its bots are told (MatchStart), the absent ones are logged.
-    ``readdress``: some bot was not connected at the claim, its stream is chosen now."""
+    ``readdress``: a stream chosen at the claim was not live at the start: they are chosen now."""
     if absent:
         log.warning("match %s: %s not connected: forfeited as absent", setup.match_id,
                     ", ".join(setup.seats[s].name for s in absent))
