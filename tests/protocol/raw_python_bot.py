@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import queue
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -32,6 +33,8 @@ def load_stubs():  # type: ignore[no-untyped-def]
     import atout_pb2
     import atout_pb2_grpc
 
+    sys.path.remove(out)
+    shutil.rmtree(out, ignore_errors=True)  # imported: the files are not needed any more, leave nothing
     return atout_pb2, atout_pb2_grpc
 
 
