@@ -241,7 +241,9 @@ def on_loop(redis_url: str, bot_id: str, request: dict, n_latency: int,
         finally:
             await client.close()
 
-    return asyncio.run(run())
+    from atout._loop import run as run_loop
+
+    return run_loop(run())
 
 
 def main(argv: list[str] | None = None) -> int:

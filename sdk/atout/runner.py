@@ -55,6 +55,7 @@ from typing import Any
 import grpc
 import grpc.aio
 
+from . import _loop
 from ._dispatch import MatchDispatcher
 from .bot import Bot
 from .v1 import atout_pb2 as pb
@@ -616,13 +617,13 @@ def _run_on_a_loop(coroutine: Coroutine[Any, Any, None]) -> None:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        asyncio.run(coroutine)
+        _loop.run(coroutine)
         return
     failure: list[BaseException] = []
 
     def main() -> None:
         try:
-            asyncio.run(coroutine)
+            _loop.run(coroutine)
         except BaseException as exc:  # handed to the caller's thread
             failure.append(exc)
 

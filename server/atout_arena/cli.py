@@ -21,7 +21,6 @@ a bad value is one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
@@ -29,6 +28,7 @@ from typing import NoReturn
 
 import redis
 
+from atout._loop import run as run_loop
 from atout_arena import cli_competitions
 from atout_arena.api import serve_api
 from atout_arena.core.db import open_database
@@ -66,7 +66,7 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     tasks = Tasks.for_settings(settings)
     try:
         practice = Practice(sessions, client, tasks)
-        asyncio.run(serve(settings, BotRegistry(sessions), address=address, redis_url=redis_url,
+        run_loop(serve(settings, BotRegistry(sessions), address=address, redis_url=redis_url,
                           on_ready=ready, practice=practice))
     finally:
         tasks.close()

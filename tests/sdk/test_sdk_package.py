@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdk" / "atout"
 THIRD_PARTY_ALLOWED = {"grpc", "google"}  # grpcio, protobuf
 # used when installed, never required: imported only inside ``try: ... except ImportError``
-THIRD_PARTY_OPTIONAL = {"orjson"}  # the observation's JSON parsed ~5x faster
+THIRD_PARTY_OPTIONAL = {"orjson", "uvloop"}  # the observation's JSON parsed ~5x faster; a cheaper event loop
 
 
 def _imported_top_modules(path: Path) -> set[str]:
@@ -70,14 +70,20 @@ def test_sdk_imports_only_the_stdlib_grpc_and_protobuf() -> None:
 
 
 def test_the_sdk_plays_without_its_optional_speed_ups(tmp_path: Path) -> None:
-    """With orjson hidden, the runner's dispatcher parses observations with the json module."""
+    """With orjson and uvloop hidden, the runner's dispatcher parses observations with the json
+    module and its loop is asyncio's."""
     script = tmp_path / "no_orjson.py"
     script.write_text(
         "import sys, json\n"
         "sys.modules['orjson'] = None  # import orjson now raises ImportError\n"
+        "sys.modules['uvloop'] = None\n"
+        "import asyncio\n"
         "from atout._dispatch import _loads\n"
         "assert _loads is json.loads, _loads\n"
         "import atout.runner  # noqa: F401\n"
+        "from atout import _loop\n"
+        "assert _loop.loop_factory() is asyncio.new_event_loop\n"
+        "assert _loop.run(asyncio.sleep(0, 'done')) == 'done'\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)

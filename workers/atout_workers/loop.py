@@ -30,6 +30,8 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
+from atout._loop import new_event_loop
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -42,7 +44,7 @@ class MatchLoop:
 
     def __init__(self, capacity: int, sync_threads: int = SYNC_THREADS) -> None:
         self.capacity = capacity
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop()
         self._slots = threading.BoundedSemaphore(capacity)
         self._lock = threading.Lock()
         self._in_flight = 0
