@@ -67,7 +67,7 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     try:
         practice = Practice(sessions, client, tasks)
         run_loop(serve(settings, BotRegistry(sessions), address=address, redis_url=redis_url,
-                          on_ready=ready, practice=practice))
+                       on_ready=ready, practice=practice))
     finally:
         tasks.close()
         client.close()

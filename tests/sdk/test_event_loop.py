@@ -10,6 +10,7 @@ import pytest
 import uvloop
 
 from atout import _loop
+from atout_arena.api import uvicorn_loop
 from atout_workers.loop import MatchLoop
 
 
@@ -58,3 +59,13 @@ def test_a_worker_plays_its_matches_on_uvloop(monkeypatch: pytest.MonkeyPatch) -
         assert matches.start(on_loop()).result(5)
     finally:
         matches.stop()
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, "uvloop"), ("asyncio", "asyncio")])
+def test_the_api_runs_on_the_same_choice(monkeypatch: pytest.MonkeyPatch, value: str | None,
+                                         expected: str) -> None:
+    if value is None:
+        monkeypatch.delenv("ATOUT_EVENT_LOOP", raising=False)
+    else:
+        monkeypatch.setenv("ATOUT_EVENT_LOOP", value)
+    assert uvicorn_loop() == expected

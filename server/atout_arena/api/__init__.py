@@ -10,6 +10,7 @@ curl examples for organizers.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import socket
@@ -23,6 +24,7 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
+from atout._loop import loop_factory
 from atout_arena.api import errors
 from atout_arena.api.context import Arena, Dispatch
 from atout_arena.api.routes import (
@@ -108,6 +110,12 @@ def create_app(
     return app
 
 
+def uvicorn_loop() -> str:
+    """The loop uvicorn runs the API on: the one ``ATOUT_EVENT_LOOP`` chooses for every process
+    of the arena (uvicorn's own "auto" would take uvloop whatever it says)."""
+    return "asyncio" if loop_factory() is asyncio.new_event_loop else "uvloop"
+
+
 def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None = None) -> None:
     """Run the API and the dashboard until SIGTERM / Ctrl-C (``atout-arena api``).
 
@@ -137,5 +145,6 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     print(f"API listening on http://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="info", timeout_graceful_shutdown=5))
+    server = uvicorn.Server(uvicorn.Config(app, loop=uvicorn_loop(), log_level="info",
+                                           timeout_graceful_shutdown=5))
     server.run(sockets=[sock])
