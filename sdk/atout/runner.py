@@ -52,14 +52,18 @@ from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 from typing import Any
 
-import grpc
-import grpc.aio
+from . import _grpc_engine
 
-from . import _loop
-from ._dispatch import MatchDispatcher
-from .bot import Bot
-from .v1 import atout_pb2 as pb
-from .v1 import atout_pb2_grpc
+_grpc_engine.choose()  # before gRPC's first import, which reads GRPC_EXPERIMENTS once
+
+import grpc  # noqa: E402
+import grpc.aio  # noqa: E402
+
+from . import _loop  # noqa: E402
+from ._dispatch import MatchDispatcher  # noqa: E402
+from .bot import Bot  # noqa: E402
+from .v1 import atout_pb2 as pb  # noqa: E402
+from .v1 import atout_pb2_grpc  # noqa: E402
 
 log = logging.getLogger("atout")
 
@@ -71,9 +75,12 @@ FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
 STOP_POLL_S = 0.05  # how often a stop request (a thread's event) is looked at
 LOST_STATUS_DETAILS = "Internal error from Core"  # grpc.aio's status when it lost the real one
-# such connections retried at once in a row, before they count as failures: the race hits about
-# 1 connection in 10-30 refused at once (3-9%), and under load 4 in a row happened (a CI run)
+# such connections asked again in a row, before they count as failures: the race hits 1
+# connection refused at once in 30 to 1 in 2, by machine and gRPC engine, and asked again at once
+# it struck up to 20 times in a row; with the Hello's wait below, never twice in 800 runs
 MAX_LOST_STATUSES = 10
+HELLO_DELAY_S = 0.002  # the Hello's wait after one lost status, doubled after each one in a row
+HELLO_DELAY_CAP_S = 0.1
 
 
 class AtoutError(Exception):
@@ -150,6 +157,7 @@ class _Connection:
         self.fatal: AtoutError | None = None
         self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
         self.status_lost = False  # the arena's status was lost to grpc.aio's race (see _on_rpc_error)
+        self.hello_delay = 0.0  # seconds the Hello waits (after lost statuses: see Runner._run)
         self.closed = False
         self.ended = asyncio.Event()  # the call is over (set by the reader)
         self._half_closed = False
@@ -214,6 +222,10 @@ class _Connection:
         call = self.call
         assert call is not None
         try:
+            if self.hello_delay > 0:  # after a lost status: let an answer at once come first
+                await asyncio.sleep(self.hello_delay)
+                if call.done():
+                    return
             await call.write(hello)
             while True:
                 msg = self.take()
@@ -340,6 +352,10 @@ class Runner:
         began, welcomed = time.monotonic(), False
         while not self.stopping.is_set():
             conn = _Connection(self.batch)
+            # The arena's answer to a refused connection is lost when it comes while the Hello is
+            # being written (grpc/grpc#36066): after such a loss, the Hello waits a little, which
+            # lets an answer given at once arrive first (the write then never starts).
+            conn.hello_delay = min(HELLO_DELAY_CAP_S, HELLO_DELAY_S * 2 ** (lost - 1)) if lost else 0.0
             try:
                 await self._connect_once(conn)
             finally:
