@@ -38,6 +38,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+# gRPC first, so that the raw ping-pong of the baseline runs gRPC as installed (its default
+# engine): importing the arena's package would choose its iomgr engine for this process
+# (atout._grpc_engine); the arena's own processes choose it for themselves.
+import grpc  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
 
 START_TIMEOUT_S = 30.0
