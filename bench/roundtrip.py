@@ -6,7 +6,10 @@
 Measures, in one run and on loopback only:
 
 1. ``raw``: a plain gRPC bidirectional ping-pong (sync server in another process, sync
-   client, one stream): the floor for anything that crosses a gRPC stream.
+   client, one stream, gRPC as installed: its default engine): the floor for anything that
+   crosses a gRPC stream. The game server and the SDK runner choose gRPC's iomgr engine
+   (``atout._grpc_engine``), faster here: the same ping-pong on it is timed once at the end
+   and shown beside the ratios (``p50_vs_pingpong_iomgr``), not instead of them.
 2. ``arena``: ``DecisionClient.request`` -> Redis (embedded, unix socket) -> the game server
    (``atout-arena gateway``, another process) -> an SDK bot (``atout-bot run``, a third
    process) -> back; one request in flight, p50 / p99.
@@ -59,6 +62,31 @@ def echo_server(port_file: str) -> None:
     server.start()
     Path(port_file).write_text(str(port))
     server.wait_for_termination(timeout=600)
+
+
+def raw_pingpong_iomgr(n: int, payload_size: int, directory: Path) -> list[float]:
+    """The same ping-pong with both ends on gRPC's iomgr engine, the one the game server and the
+    SDK runner choose (``atout._grpc_engine``): two more processes, since this one's gRPC runs
+    its default engine (it was imported first). Shown beside the baseline, not instead of it."""
+    from atout._grpc_engine import IOMGR_EXPERIMENTS
+
+    env = {**os.environ, "GRPC_EXPERIMENTS": IOMGR_EXPERIMENTS}
+    port_file = directory / "echo-iomgr.port"
+    echo = subprocess.Popen([sys.executable, __file__, "--echo-server", str(port_file)],
+                            stdin=subprocess.DEVNULL, env=env)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not port_file.exists() or not port_file.read_text():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the iomgr echo server did not start")
+            time.sleep(0.02)
+        out = subprocess.run([sys.executable, __file__, "--raw-client", port_file.read_text(), str(n),
+                              str(payload_size)], capture_output=True, text=True, check=True, env=env,
+                             timeout=120)
+    finally:
+        echo.terminate()
+        echo.wait(10)
+    return json.loads(out.stdout)
 
 
 def raw_pingpong(port: int, n: int, payload: bytes) -> list[float]:
@@ -261,10 +289,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bare-bot-run", nargs=2, metavar=("ADDRESS", "TOKEN"), help=argparse.SUPPRESS)
     parser.add_argument("--json", help="also write the results to this file")
     parser.add_argument("--echo-server", help=argparse.SUPPRESS)
+    parser.add_argument("--raw-client", nargs=3, type=int, metavar=("PORT", "N", "SIZE"),
+                        help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     if args.echo_server:
         echo_server(args.echo_server)
+        return 0
+    if args.raw_client:
+        port, n, size = args.raw_client
+        print(json.dumps(raw_pingpong(port, n, b"x" * size)))
         return 0
     if args.bare_bot_run:
         bare_bot(*args.bare_bot_run)
@@ -369,6 +403,7 @@ def main(argv: list[str] | None = None) -> int:
             arena, raw, rates, raw_rates, cpu_us = on_loop(
                 redis_server.url, bot.bot_id, request, args.n, (1, 8, 32), args.total, processes, pingpong)
             pingpong.close()
+            raw_iomgr = raw_pingpong_iomgr(args.n, results["observation_bytes"], tmpdir)
         finally:
             for child in children:
                 if child.poll() is None:
@@ -388,7 +423,10 @@ def main(argv: list[str] | None = None) -> int:
         decisions_per_s={str(k): round(v) for k, v in rates.items()},
         cpu_us_per_decision={k: {n: round(v) for n, v in d.items()} for k, d in cpu_us.items()},
     )
+    results.update(raw_iomgr_p50_ms=statistics.median(raw_iomgr) * ms,
+                   raw_iomgr_roundtrips_per_s=round(len(raw_iomgr) / sum(raw_iomgr)))
     ratio = results["arena_p50_ms"] / results["raw_p50_ms"]
+    ratio_iomgr = results["arena_p50_ms"] / results["raw_iomgr_p50_ms"]
     bot_kind = "bare gRPC loop" if args.bare_bot else f"SDK runner ({args.bot})"
     print(f"machine: {os.cpu_count()} cpus; observation {results['observation_bytes']} bytes; n={args.n}")
     print(f"bot: {bot_kind}; load average before the run: {load_before}")
@@ -402,6 +440,10 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(spent.values())
         parts = ", ".join(f"{name} {us:.0f}" for name, us in spent.items())
         print(f"decisions/s, {k:2d} in flight: {rate:6.0f}   CPU µs/decision: {parts} (total {total:.0f})")
+    print(f"raw ping-pong on gRPC's iomgr engine (the game server's and the SDK runner's), after: "
+          f"p50 {results['raw_iomgr_p50_ms']:.3f} ms, {results['raw_iomgr_roundtrips_per_s']} round trips/s "
+          f"(the arena's p50 = {ratio_iomgr:.2f}x that, 32 in flight "
+          f"{rates[32] / results['raw_iomgr_roundtrips_per_s']:.2f}x)")
     print("targets (issue 13): 32 in flight >= 2.0x the raw round trips/s; p50 <= 2.5x raw p50")
     results["raw_roundtrips_per_s"] = {str(k): round(v) for k, v in raw_rates.items()}
     results["ratios"] = {"throughput_vs_pingpong": round(rates[32] / raw_rates[32], 3),
@@ -412,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{raw_rates[k]:.0f} (beside {k} in flight)" for k in rates))
     print(f"ratios: throughput_vs_pingpong={rates[32] / raw_rates[32]:.2f} p50_vs_pingpong={ratio:.2f} "
           f"throughput_8_vs_pingpong={rates[8] / raw_rates[8]:.2f} "
-          f"throughput_1_vs_pingpong={rates[1] / raw_rates[1]:.2f}")
+          f"throughput_1_vs_pingpong={rates[1] / raw_rates[1]:.2f} p50_vs_pingpong_iomgr={ratio_iomgr:.2f}")
     return 0
 
 
