@@ -4,9 +4,11 @@ grpcio (1.6x and later) does its sockets' I/O on "EventEngine" threads by defaul
 ``grpc.aio`` hands every completion from there to a poller thread, then to the event loop:
 three threads woken for each message. Its older engine (``iomgr``, the epoll1 poller) is still
 built in, behind the experiments ``event_engine_client`` and ``event_engine_listener``, and
-reads the socket on the polling thread itself. Measured with ``bench/roundtrip.py``'s
-processes on our 2-core machines (2026-12-03): one decision at a time 0.73 -> 0.58 ms at the
-median, 32 in flight 12,000 -> 13,300 decisions/s with less CPU in the game server and the bot.
+reads the socket on the polling thread itself. Measured on one of our 2-core machines
+(2026-12-03, two five-run series of ``bench/roundtrip.py`` and ``bench/tournament.py``, one on
+each engine): a lone decision's median round trip 0.74-0.75 -> 0.62-0.69 ms; 32 in flight and
+the tournament about the same (11,022-11,907 and 11,051-12,069 decisions/s; 5,906-6,319 and
+6,024-6,623).
 
 gRPC reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is first imported, so :func:`choose` must
 run before that: the arena's package calls it on import, the SDK's runner before its own
