@@ -304,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
         bare_bot(*args.bare_bot_run)
         return 0
 
+    from atout._grpc_engine import environment
     from atout.games import new_game
     from atout_arena.core.db import create_all, make_engine, make_session_factory
     from atout_arena.core.embedded_redis import EmbeddedRedis
@@ -381,14 +382,16 @@ def main(argv: list[str] | None = None) -> int:
                     f"127.0.0.1:{port}",
                 ]
                 command += ["--token", token, "--log-level", "WARNING", "--max-workers", "8"]
-                if args.bare_bot:
+                bot_env = env
+                if args.bare_bot:  # it imports gRPC first: its engine is set here, as the runner's
                     command = [sys.executable, __file__, "--bare-bot-run", f"127.0.0.1:{port}", token]
+                    bot_env = environment(env)
                 bot_process = subprocess.Popen(
                     command,
                     stdout=out,
                     stderr=subprocess.STDOUT,
                     stdin=subprocess.DEVNULL,
-                    env=env,
+                    env=bot_env,
                     cwd=ROOT,
                 )
             children.append(bot_process)
@@ -440,7 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         total = sum(spent.values())
         parts = ", ".join(f"{name} {us:.0f}" for name, us in spent.items())
         print(f"decisions/s, {k:2d} in flight: {rate:6.0f}   CPU µs/decision: {parts} (total {total:.0f})")
-    print(f"raw ping-pong on gRPC's iomgr engine (the game server's and the SDK runner's), after: "
+    print(f"raw ping-pong on gRPC's iomgr engine (the game server's and the SDK runner's default), after: "
           f"p50 {results['raw_iomgr_p50_ms']:.3f} ms, {results['raw_iomgr_roundtrips_per_s']} round trips/s "
           f"(the arena's p50 = {ratio_iomgr:.2f}x that, 32 in flight "
           f"{rates[32] / results['raw_iomgr_roundtrips_per_s']:.2f}x)")

@@ -144,7 +144,10 @@ def measure(mode: str, matches: int, seconds: float, rounds: int) -> dict[str, f
     pb_grpc.add_BotGatewayServicer_to_server(arena, server)
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "sdk")}
+    from atout._grpc_engine import environment
+
+    # the child imports gRPC before the runner (this script's first import): its engine is set here
+    env = environment({**os.environ, "PYTHONPATH": str(ROOT / "sdk")})
     flag = "1" if mode == "batch" else "0"
     command = [sys.executable, __file__, "--child", f"127.0.0.1:{port}", "--batch", flag]
     proc = subprocess.Popen(command, env=env)

@@ -12,31 +12,59 @@ the tournament about the same (11,022-11,907 and 11,051-12,069 decisions/s; 5,90
 
 gRPC reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is first imported, so :func:`choose` must
 run before that: the arena's package calls it on import, the SDK's runner before its own
-``import grpc``. It changes nothing when ``grpc`` is already imported (too late: the process
-keeps gRPC's default) or when ``GRPC_EXPERIMENTS`` is set (the operator's choice wins).
-``ATOUT_GRPC_ENGINE=event_engine`` keeps gRPC's default engine.
+``import grpc``, ``atout-bot run`` before it loads the bot's module. It changes nothing when
+``grpc`` is already imported (too late: the process keeps gRPC's default), when
+``GRPC_EXPERIMENTS`` is set (the operator's choice wins), or off Linux (where it was not
+measured). The variable it sets is inherited by the process's children, as a choice of their
+own would be; ``ATOUT_GRPC_ENGINE=event_engine`` keeps gRPC's default engine, also in a child
+that inherited this module's value.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import warnings
+from collections.abc import Mapping
 
 #: what turns gRPC's EventEngine off for clients (bots) and servers (game servers)
 IOMGR_EXPERIMENTS = "-event_engine_client,-event_engine_listener"
-ENGINES = ("iomgr", "event_engine")
 
 
-def wanted() -> str:
-    """The engine ``ATOUT_GRPC_ENGINE`` asks for: ``iomgr`` unless it says ``event_engine``."""
-    value = os.environ.get("ATOUT_GRPC_ENGINE", "iomgr").strip().lower().replace("-", "_")
-    return "event_engine" if value == "event_engine" else "iomgr"
+def wanted(env: Mapping[str, str] = os.environ) -> str:
+    """The engine ``ATOUT_GRPC_ENGINE`` asks for: ``iomgr`` unless it says ``event_engine``
+    (or the platform is not Linux)."""
+    value = env.get("ATOUT_GRPC_ENGINE", "iomgr").strip().lower().replace("-", "_")
+    if value not in ("iomgr", "event_engine"):
+        warnings.warn(f"ATOUT_GRPC_ENGINE={value!r} is neither 'iomgr' nor 'event_engine': using iomgr",
+                      RuntimeWarning, stacklevel=2)
+    if value == "event_engine" or not sys.platform.startswith("linux"):
+        return "event_engine"
+    return "iomgr"
+
+
+def environment(base: Mapping[str, str]) -> dict[str, str]:
+    """``base`` with ``GRPC_EXPERIMENTS`` as :func:`choose` would leave it: for a child process
+    that imports gRPC before anything of Atout (a benchmark's helper, say)."""
+    env = dict(base)
+    if wanted(env) == "iomgr":
+        env.setdefault("GRPC_EXPERIMENTS", IOMGR_EXPERIMENTS)
+    elif env.get("GRPC_EXPERIMENTS") == IOMGR_EXPERIMENTS:
+        del env["GRPC_EXPERIMENTS"]
+    return env
 
 
 def choose() -> str | None:
     """Set ``GRPC_EXPERIMENTS`` for the engine :func:`wanted` names, if it can still matter;
-    returns what it set (``None``: nothing, gRPC is imported already or the variable is set)."""
-    if "grpc" in sys.modules or "GRPC_EXPERIMENTS" in os.environ or wanted() != "iomgr":
+    returns what it set (``None``: nothing, gRPC is imported already or the variable is set,
+    or gRPC's default is wanted)."""
+    if "grpc" in sys.modules:
+        return None
+    if wanted() != "iomgr":
+        if os.environ.get("GRPC_EXPERIMENTS") == IOMGR_EXPERIMENTS:  # inherited from a parent's choice
+            del os.environ["GRPC_EXPERIMENTS"]
+        return None
+    if "GRPC_EXPERIMENTS" in os.environ:
         return None
     os.environ["GRPC_EXPERIMENTS"] = IOMGR_EXPERIMENTS
     return IOMGR_EXPERIMENTS

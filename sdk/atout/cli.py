@@ -190,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--server {args.server!r}: the port must be from 1 to 65535")
     if args.max_workers < 1:
         parser.error("--max-workers must be at least 1")
+    from . import _grpc_engine
+
+    _grpc_engine.choose()  # before the bot's module, which may import gRPC (it reads the engine once)
     try:
         factory = load_bot(args.bot)
     except BotLoadError as exc:

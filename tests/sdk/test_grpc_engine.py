@@ -16,7 +16,8 @@ SHOW = "import os; print(os.environ.get('GRPC_EXPERIMENTS'))"
 
 def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``code`` in a fresh interpreter, without this process's gRPC settings."""
-    clean = {k: v for k, v in os.environ.items() if k not in ("GRPC_EXPERIMENTS", "ATOUT_GRPC_ENGINE")}
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("GRPC_EXPERIMENTS", "ATOUT_GRPC_ENGINE", "GRPC_VERBOSITY")}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**clean, **env}, check=True)
 
@@ -37,13 +38,52 @@ def test_event_engine_keeps_grpcs_default() -> None:
     assert out.stdout.strip() == "None"
 
 
+def test_an_unknown_engine_is_said_and_iomgr_used() -> None:
+    out = python(f"import atout.runner; {SHOW}", ATOUT_GRPC_ENGINE="turbo")
+    assert out.stdout.strip() == _grpc_engine.IOMGR_EXPERIMENTS
+    assert "ATOUT_GRPC_ENGINE='turbo' is neither 'iomgr' nor 'event_engine'" in out.stderr
+
+
 def test_the_operators_experiments_are_kept() -> None:
     out = python(f"import atout.runner; {SHOW}", GRPC_EXPERIMENTS="tcp_rcv_lowat")
     assert out.stdout.strip() == "tcp_rcv_lowat"
 
 
+def test_an_inherited_choice_is_undone_by_event_engine() -> None:
+    """A child of an arena process inherits its GRPC_EXPERIMENTS: ATOUT_GRPC_ENGINE=event_engine
+    set for that child still gives it gRPC's default."""
+    out = python(f"import atout.runner; {SHOW}", GRPC_EXPERIMENTS=_grpc_engine.IOMGR_EXPERIMENTS,
+                 ATOUT_GRPC_ENGINE="event_engine")
+    assert out.stdout.strip() == "None"
+
+
+def test_the_environment_of_a_child_that_imports_grpc_first() -> None:
+    iomgr = _grpc_engine.IOMGR_EXPERIMENTS
+    assert _grpc_engine.environment({"A": "1"}) == {"A": "1", "GRPC_EXPERIMENTS": iomgr}
+    assert _grpc_engine.environment({"GRPC_EXPERIMENTS": "x"}) == {"GRPC_EXPERIMENTS": "x"}
+    default = {"ATOUT_GRPC_ENGINE": "event_engine"}
+    assert _grpc_engine.environment(default) == default
+    assert _grpc_engine.environment({**default, "GRPC_EXPERIMENTS": iomgr}) == default  # inherited
+
+
+def test_atout_bot_run_chooses_before_loading_the_bot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A bot's module may import gRPC itself: ``atout-bot run`` chooses before loading it."""
+    seen = tmp_path / "seen.txt"
+    bot = tmp_path / "grpc_bot.py"
+    bot.write_text(
+        "import os\n"
+        f"open({str(seen)!r}, 'w').write(os.environ.get('GRPC_EXPERIMENTS', 'None'))\n"
+        "import grpc\n"
+        "os._exit(0)  # what it saw is all this test wants\n"
+    )
+    python(f"import sys; from atout.cli import main; sys.exit(main(['run', {str(bot) + ':X'!r}, "
+           "'--server', '127.0.0.1:9', '--token', 't']))")
+    assert seen.read_text() == _grpc_engine.IOMGR_EXPERIMENTS
+
+
 def test_choose_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("GRPC_EXPERIMENTS", raising=False)
+    monkeypatch.setenv("GRPC_EXPERIMENTS", "x")  # recorded, so that what choose() sets is undone
+    monkeypatch.delenv("GRPC_EXPERIMENTS")
     monkeypatch.delenv("ATOUT_GRPC_ENGINE", raising=False)
     assert "grpc" in sys.modules  # this process: too late
     assert _grpc_engine.choose() is None and "GRPC_EXPERIMENTS" not in os.environ
@@ -65,5 +105,5 @@ def test_this_grpc_knows_the_experiments() -> None:
         "grpc.channel_ready_future(channel).result(timeout=10)\n"
         "channel.close(); server.stop(None)\n"
     )
-    out = python(code)
+    out = python(code, GRPC_VERBOSITY="ERROR")  # (the level that error is logged at)
     assert "Unknown experiment" not in out.stderr, out.stderr
