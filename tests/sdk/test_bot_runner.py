@@ -402,13 +402,29 @@ def test_a_wrong_token_is_told_every_time(
     assert 100 <= servicer.attempts <= 100 * (1 + MAX_LOST_STATUSES)
 
 
+def serve_connect(connect: Any) -> tuple[Any, int]:
+    """A bare arena on 127.0.0.1: ``connect(requests, context)`` is its BotGateway.Connect,
+    reading BotMessages and yielding serialized ArenaMessages (bytes)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
+
+    handler = grpc.method_handlers_generic_handler("atout.v1.BotGateway", {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            connect, request_deserializer=pb.BotMessage.FromString)})
+    server = grpc.server(ThreadPoolExecutor(max_workers=8))
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    return server, port
+
+
 def test_after_each_lost_status_the_hello_waits_longer(caplog: pytest.LogCaptureFixture) -> None:
     """An arena that answers ``LOST_STATUS_DETAILS`` (what grpc.aio says when it lost the real
     status) five times, then welcomes: each Hello after a loss waits twice as long as the one
     before (from ``HELLO_DELAY_S``, up to ``HELLO_DELAY_CAP_S``), and none of it is a
     reconnection with backoff. Measured by the arena from one Hello to the next: the runner
     learns of the loss after the Hello before, then waits, then connects and sends."""
-    from concurrent.futures import ThreadPoolExecutor
 
     import grpc
 
@@ -424,13 +440,7 @@ def test_after_each_lost_status_the_hello_waits_longer(caplog: pytest.LogCapture
         yield pb.ArenaMessage(welcome=welcome).SerializeToString()
         context.abort(grpc.StatusCode.UNAUTHENTICATED, "that is all")
 
-    handler = grpc.method_handlers_generic_handler("atout.v1.BotGateway", {
-        "Connect": grpc.stream_stream_rpc_method_handler(
-            connect, request_deserializer=pb.BotMessage.FromString)})
-    server = grpc.server(ThreadPoolExecutor(max_workers=4))
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
+    server, port = serve_connect(connect)
     try:
         with pytest.raises(AuthenticationError, match="that is all"):
             atout.run(Recorder, f"127.0.0.1:{port}", token=TOKEN, backoff=(5, 5), handle_signals=False)
@@ -449,7 +459,6 @@ def test_after_each_lost_status_the_hello_waits_longer(caplog: pytest.LogCapture
 def test_an_undecodable_message_reconnects(caplog: pytest.LogCaptureFixture) -> None:
     """Bytes from the arena that are no ArenaMessage: grpc.aio logs them and hands over None.
     The runner reconnects (the old sync runner got an RpcError); it does not crash."""
-    from concurrent.futures import ThreadPoolExecutor
 
     import grpc
 
@@ -463,13 +472,7 @@ def test_an_undecodable_message_reconnects(caplog: pytest.LogCaptureFixture) -> 
         yield b"\xff\xff\xff"  # not a protobuf message
         time.sleep(0.5)
 
-    handler = grpc.method_handlers_generic_handler("atout.v1.BotGateway", {
-        "Connect": grpc.stream_stream_rpc_method_handler(
-            connect, request_deserializer=pb.BotMessage.FromString)})
-    server = grpc.server(ThreadPoolExecutor(max_workers=8))
-    server.add_generic_rpc_handlers((handler,))
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
+    server, port = serve_connect(connect)
     try:
         runner = Runner(Recorder, f"127.0.0.1:{port}", token=TOKEN, backoff=(0.01, 0.01))
         thread = threading.Thread(target=runner.run, daemon=True)
