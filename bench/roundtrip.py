@@ -64,6 +64,21 @@ def echo_server(port_file: str) -> None:
     server.wait_for_termination(timeout=600)
 
 
+def start_echo_server(port_file: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, int]:
+    """:func:`echo_server` in a child process; returns it and its port once it listens (the
+    caller stops it)."""
+    port_file.unlink(missing_ok=True)  # a previous server's
+    echo = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--echo-server", str(port_file)],
+                            stdin=subprocess.DEVNULL, env=env)
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while not port_file.exists() or not port_file.read_text():
+        if time.monotonic() > deadline or echo.poll() is not None:
+            echo.kill()
+            raise RuntimeError("the echo server did not start")
+        time.sleep(0.02)
+    return echo, int(port_file.read_text())
+
+
 def raw_pingpong_iomgr(n: int, payload_size: int, directory: Path) -> list[float]:
     """The same ping-pong with both ends on gRPC's iomgr engine, the one the game server and the
     SDK runner choose (``atout._grpc_engine``): two more processes, since this one's gRPC runs
@@ -71,16 +86,9 @@ def raw_pingpong_iomgr(n: int, payload_size: int, directory: Path) -> list[float
     from atout._grpc_engine import IOMGR_EXPERIMENTS
 
     env = {**os.environ, "GRPC_EXPERIMENTS": IOMGR_EXPERIMENTS}
-    port_file = directory / "echo-iomgr.port"
-    echo = subprocess.Popen([sys.executable, __file__, "--echo-server", str(port_file)],
-                            stdin=subprocess.DEVNULL, env=env)
+    echo, port = start_echo_server(directory / "echo-iomgr.port", env)
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not port_file.exists() or not port_file.read_text():
-            if time.monotonic() > deadline:
-                raise RuntimeError("the iomgr echo server did not start")
-            time.sleep(0.02)
-        out = subprocess.run([sys.executable, __file__, "--raw-client", port_file.read_text(), str(n),
+        out = subprocess.run([sys.executable, __file__, "--raw-client", str(port), str(n),
                               str(payload_size)], capture_output=True, text=True, check=True, env=env,
                              timeout=120)
     finally:
@@ -332,19 +340,10 @@ def main(argv: list[str] | None = None) -> int:
         redis_server = EmbeddedRedis(tmpdir / "redis").start()
         try:
             # 1. raw ping-pong
-            port_file = tmpdir / "echo.port"
-            children.append(
-                subprocess.Popen(
-                    [sys.executable, __file__, "--echo-server", str(port_file)], stdin=subprocess.DEVNULL
-                )
-            )
-            deadline = time.monotonic() + START_TIMEOUT_S
-            while not port_file.exists() or not port_file.read_text():
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the echo server did not start")
-                time.sleep(0.02)
+            echo, echo_port = start_echo_server(tmpdir / "echo.port")
+            children.append(echo)
             payload = b"x" * results["observation_bytes"]  # same size as a decision request
-            pingpong = RawPingPong(int(port_file.read_text()), payload)
+            pingpong = RawPingPong(echo_port, payload)
 
             # 2. the arena: database, game server, SDK bot
             database_url = f"sqlite:///{tmpdir / 'atout.db'}"

@@ -158,19 +158,11 @@ def raw_roundtrips_per_s(directory: Path, n: int = 3000) -> tuple[float, float]:
     import statistics
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from roundtrip import raw_pingpong
+    from roundtrip import raw_pingpong, start_echo_server
 
-    port_file = directory / "echo.port"
-    port_file.unlink(missing_ok=True)  # a previous baseline's
-    echo = subprocess.Popen([sys.executable, str(Path(__file__).with_name("roundtrip.py")), "--echo-server",
-                             str(port_file)], stdin=subprocess.DEVNULL)
+    echo, port = start_echo_server(directory / "echo.port")
     try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not port_file.exists() or not port_file.read_text():
-            if time.monotonic() > deadline:
-                raise RuntimeError("the echo server did not start")
-            time.sleep(0.02)
-        times = raw_pingpong(int(port_file.read_text()), n, b"x" * 700)
+        times = raw_pingpong(port, n, b"x" * 700)
     finally:
         echo.terminate()
         echo.wait(10)
