@@ -55,16 +55,16 @@ def environment(base: Mapping[str, str]) -> dict[str, str]:
 
 
 def choose() -> str | None:
-    """Set ``GRPC_EXPERIMENTS`` for the engine :func:`wanted` names, if it can still matter;
-    returns what it set (``None``: nothing, gRPC is imported already or the variable is set,
-    or gRPC's default is wanted)."""
+    """Set ``GRPC_EXPERIMENTS`` as :func:`environment` would, if it can still matter; returns
+    what it set (``None``: nothing, gRPC is imported already or the variable is set, or gRPC's
+    default is wanted)."""
     if "grpc" in sys.modules:
         return None
-    if wanted() != "iomgr":
-        if os.environ.get("GRPC_EXPERIMENTS") == IOMGR_EXPERIMENTS:  # inherited from a parent's choice
-            del os.environ["GRPC_EXPERIMENTS"]
-        return None
-    if "GRPC_EXPERIMENTS" in os.environ:
-        return None
-    os.environ["GRPC_EXPERIMENTS"] = IOMGR_EXPERIMENTS
-    return IOMGR_EXPERIMENTS
+    before = os.environ.get("GRPC_EXPERIMENTS")
+    after = environment(os.environ).get("GRPC_EXPERIMENTS")
+    if after is None:
+        os.environ.pop("GRPC_EXPERIMENTS", None)  # (an inherited choice, undone by event_engine)
+    elif after != before:
+        os.environ["GRPC_EXPERIMENTS"] = after
+        return after
+    return None
