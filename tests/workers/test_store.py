@@ -128,6 +128,20 @@ def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:  # type:
     assert store.store_result(sessions, mid, "r2", outcome([1, 2, 3])) is not None
 
 
+def test_a_heartbeat_renews_only_the_matches_it_names(sessions) -> None:  # type: ignore[no-untyped-def]
+    bots = add_bots(sessions, 3)
+    named, other = add_match(sessions, bots), add_match(sessions, bots)
+    for mid in (named, other):
+        assert store.claim_match(sessions, mid, "r1", stale_s=30)
+    with sessions() as session:
+        claimed_at = dict(session.execute(select(Match.id, Match.heartbeat_at)).all())
+    time.sleep(0.05)
+    assert store.heartbeat(sessions, [(named, "r1")]) == set()
+    with sessions() as session:
+        beaten = dict(session.execute(select(Match.id, Match.heartbeat_at)).all())
+    assert beaten[named] > claimed_at[named] and beaten[other] == claimed_at[other]
+
+
 def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> None:  # type: ignore[no-untyped-def]
     from atout_workers.world import Heartbeater
 

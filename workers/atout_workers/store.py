@@ -140,7 +140,9 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
         for chunk in _chunks(list(beats), HEARTBEAT_CHUNK):  # a thousand matches: two statements a chunk
             session.execute(
                 update(Match)
-                .where(Match.runner.in_([runner for _, runner in chunk]), Match.status == MatchStatus.RUNNING)
+                # by id first: the primary key finds the rows (runner has no index of its own)
+                .where(Match.id.in_([match_id for match_id, _ in chunk]),
+                       Match.runner.in_([runner for _, runner in chunk]), Match.status == MatchStatus.RUNNING)
                 .values(heartbeat_at=now)
                 .execution_options(synchronize_session=False)
             )
