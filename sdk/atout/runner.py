@@ -393,14 +393,18 @@ class Runner:
             delay = min(cap, base * 2 ** (failures - 1)) * random.uniform(0.5, 1.0)
             if not welcomed and conn.unreachable:  # the first connection: try once more at its end
                 delay = min(delay, max(0.05, self.first_connect_timeout - (time.monotonic() - began)))
+                # not "attempt 1 of 100": a first connection gives up after first_connect_timeout
+                attempt = f"giving up {self.first_connect_timeout:g} s after the first try"
+            else:
+                attempt = f"attempt {failures}" + (
+                    f" of {self.max_reconnects}" if self.max_reconnects is not None else "")
             log.warning(
-                "%s %s (%s); reconnecting in %.1f s (attempt %d%s)",
+                "%s %s (%s); reconnecting in %.1f s (%s)",
                 "connection to" if conn.welcome is not None else "cannot connect to",
                 self.server,
                 reason,
                 delay,
-                failures,
-                f" of {self.max_reconnects}" if self.max_reconnects is not None else "",
+                attempt,
             )
             await self._sleep(delay)
         log.info("stopped")

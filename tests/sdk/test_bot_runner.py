@@ -622,18 +622,24 @@ def _unused_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_the_first_connection_to_nothing_fails_within_seconds_and_says_so() -> None:
+def test_the_first_connection_to_nothing_fails_within_seconds_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     """Issue 12: a bot started against an address where nothing listens used to retry for
-    about 15 minutes; now it stops after ``first_connect_timeout`` (5 s) with one clear line."""
+    about 15 minutes; now it stops after ``first_connect_timeout`` (5 s) with one clear line.
+    Its retries meanwhile say when it gives up, not "attempt 1 of 100"."""
     port = _unused_port()
     began = time.monotonic()
-    rt = RunnerThread(Recorder, port, backoff=(0.2, 10.0))  # the defaults of atout-bot run
+    rt = RunnerThread(Recorder, port, backoff=(0.2, 10.0), max_reconnects=100)  # atout-bot run's defaults
     error = rt.join(timeout=15)
     elapsed = time.monotonic() - began
     assert isinstance(error, NothingListensError) and isinstance(error, ConnectionLostError)
     assert str(error).startswith(f"nothing answers at 127.0.0.1:{port}: is the arena running?")
     assert 4.5 <= elapsed < 10, elapsed
     assert NothingListensError.exit_code == 2
+    retries = [r.getMessage() for r in caplog.records if "reconnecting in" in r.getMessage()]
+    assert retries and all("giving up 5 s after the first try" in m for m in retries), retries
+    assert "attempt" not in caplog.text
 
 
 def test_atout_bot_run_against_nothing_exits_2_with_one_line() -> None:
