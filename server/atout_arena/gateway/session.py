@@ -34,7 +34,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any
 
 import redis
@@ -120,6 +120,18 @@ class TokenBucket:
         self.tokens -= count
         self.at = now
         return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+
+
+_WINDING_UP: set[asyncio.Task[None]] = set()  # (the loop keeps only weak references to tasks)
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await ``work`` in a task of its own: if the caller is cancelled meanwhile, the caller
+    gets its CancelledError at once and ``work`` still runs to its end."""
+    task = asyncio.ensure_future(work)
+    _WINDING_UP.add(task)
+    task.add_done_callback(_WINDING_UP.discard)
+    await asyncio.shield(task)
 
 
 class BotSession:
@@ -218,9 +230,11 @@ class BotSession:
                 )
             )
         )
-        takeover = await self.relay.takeover(self.address, self.conn_id)
         tasks: list[asyncio.Task[None]] = []
         try:
+            # Inside the try: a bot gone while its TAKEOVER is on the way (the call cancelled as
+            # Redis runs the script) still has its presence released.
+            takeover = await self.relay.takeover(self.address, self.conn_id)
             await self._deliver_all(takeover.match_ends + takeover.match_starts + takeover.requests)
             tasks = [
                 asyncio.create_task(self._read_bot(), name=f"bot-{self.bot_id}-reader"),
@@ -239,10 +253,18 @@ class BotSession:
                     end = finished.result()
             return await self._close(end) if end else "eof"
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.shield(self._finish())
+            # The wind-up runs to its end even when this call is cancelled meanwhile: a bot that
+            # half-closes its stream and then cancels it (a process that exits) ends the session
+            # with "eof", then gRPC cancels the handler while it winds up. Awaited here, the
+            # release was skipped and the presence stayed until its TTL, workers sending the
+            # gone bot decisions until then.
+            await _to_the_end(self._wind_up(tasks))
+
+    async def _wind_up(self, tasks: list[asyncio.Task[None]]) -> None:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self._finish()
 
     def revoke(self, message: str) -> None:
         """End the stream with an Error ``revoked`` and fault every decision waiting for it
