@@ -114,3 +114,21 @@ def test_an_organizers_human_in_a_tournament_who_lets_the_clock_run_is_faulted(
     assert mine[1]["by"] == "fallback" and mine[1]["faults"] == ["timeout"]
     assert all(e["by"] == "bot" for e in mine if e is not mine[1])
     assert 1400 <= mine[1]["think_ms"] < 5000  # the human's own move time, not the match's 200 ms
+
+
+def test_a_closed_play_stream_gives_up_the_presence_within_seconds(
+    api: Api, connected_bots, redis_client  # type: ignore[no-untyped-def]
+) -> None:
+    """A person who closes the page is no longer connected within about READ_BLOCK_MS (2 s),
+    not at the presence TTL: decisions then find no stream and come back ``disconnected`` at
+    once. (An idle stream used to notice the closed page only at FastAPI's 15 s ping.)"""
+    from atout_arena.core.relay import conn_key
+
+    ((_, _, token),) = connected_bots(1, "random", prefix="gone")
+    for _ in range(3):
+        human = HumanClient(api.url, token).open()
+        key = conn_key(str(human.hello["human_id"]))
+        assert redis_client.exists(key)
+        redis_client.pexpire(key, 60_000)  # the TTL cannot be what removes it
+        human.close()
+        wait_until(lambda: not redis_client.exists(key), timeout=8)  # noqa: B023

@@ -99,7 +99,7 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -462,6 +462,19 @@ def parse_reply(value: bytes) -> tuple[str, float | None]:
     if value.startswith(REPLY_ACTION):
         return value[1:].decode("utf-8", errors="replace"), None
     raise ValueError(f"unexpected reply entry {value[:40]!r}")
+
+
+_RUNNING_TO_THE_END: set[asyncio.Task[Any]] = set()  # (the loop keeps only weak references to tasks)
+
+
+async def to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await ``work`` in a task of its own: if the caller is cancelled meanwhile, the caller
+    gets its CancelledError at once and ``work`` still runs to its end (a stream's wind-up,
+    which must release its presence however its call is cancelled)."""
+    task = asyncio.ensure_future(work)
+    _RUNNING_TO_THE_END.add(task)
+    task.add_done_callback(_RUNNING_TO_THE_END.discard)
+    await asyncio.shield(task)
 
 
 class InboxReader:

@@ -34,7 +34,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import redis
@@ -51,6 +51,7 @@ from atout_arena.core.relay import (
     Answer,
     GatewayRelay,
     now_ms,
+    to_the_end,
 )
 from atout_arena.services.bots import BotInfo
 
@@ -120,18 +121,6 @@ class TokenBucket:
         self.tokens -= count
         self.at = now
         return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
-
-
-_WINDING_UP: set[asyncio.Task[None]] = set()  # (the loop keeps only weak references to tasks)
-
-
-async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
-    """Await ``work`` in a task of its own: if the caller is cancelled meanwhile, the caller
-    gets its CancelledError at once and ``work`` still runs to its end."""
-    task = asyncio.ensure_future(work)
-    _WINDING_UP.add(task)
-    task.add_done_callback(_WINDING_UP.discard)
-    await asyncio.shield(task)
 
 
 class BotSession:
@@ -258,7 +247,7 @@ class BotSession:
             # with "eof", then gRPC cancels the handler while it winds up. Awaited here, the
             # release was skipped and the presence stayed until its TTL, workers sending the
             # gone bot decisions until then.
-            await _to_the_end(self._wind_up(tasks))
+            await to_the_end(self._wind_up(tasks))
 
     async def _wind_up(self, tasks: list[asyncio.Task[None]]) -> None:
         for task in tasks:

@@ -52,10 +52,12 @@ from atout_arena.core.relay import (
     MAX_DEADLINE_MS,
     Answer,
     GatewayRelay,
+    InboxReader,
     answer_if_pending_command,
     call_sync,
     make_async_redis,
     now_ms,
+    to_the_end,
 )
 from atout_arena.services.bots import BotInfo
 from atout_arena.services.humans import HUMAN, human_for
@@ -170,12 +172,22 @@ async def play_events(
                 if not await relay.heartbeat(address, conn_id):
                     yield _json("error", {"code": "replaced", "message": "you opened another play stream"})
                     return
+                # a comment line (EventSource ignores it): a page closed meanwhile is noticed
+                # by this write, within READ_BLOCK_MS, not at FastAPI's own 15 s ping
+                yield ServerSentEvent(comment="beat")
     finally:
-        await inbox.aclose()
-        try:
-            await relay.release(address, conn_id)
-        except Exception:  # Redis gone: the presence expires on its own
-            log.exception("play stream %s: could not release", conn_id)
+        # in a task of its own, to its end: the stream's cancellation (the person closed the
+        # page) is delivered again at every await here, and used to skip the release (the
+        # presence then stayed until its TTL)
+        await to_the_end(_wind_up(relay, inbox, address, conn_id))
+
+
+async def _wind_up(relay: GatewayRelay, inbox: InboxReader, address: str, conn_id: str) -> None:
+    await inbox.aclose()
+    try:
+        await relay.release(address, conn_id)
+    except Exception:  # Redis gone: the presence expires on its own
+        log.exception("play stream %s: could not release", conn_id)
 
 
 class PlayAnswer(BaseModel):
