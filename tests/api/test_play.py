@@ -10,6 +10,8 @@ from api_helpers import Api
 from e2e_helpers import wait_until
 from play_helpers import HumanClient
 
+from atout_arena.core.relay import conn_key
+
 pytestmark = pytest.mark.timeout(150)
 
 
@@ -122,8 +124,6 @@ def test_a_closed_play_stream_gives_up_the_presence_within_seconds(
     """A person who closes the page is no longer connected within about READ_BLOCK_MS (2 s),
     not at the presence TTL: decisions then find no stream and come back ``disconnected`` at
     once. (An idle stream used to notice the closed page only at FastAPI's 15 s ping.)"""
-    from atout_arena.core.relay import conn_key
-
     ((_, _, token),) = connected_bots(1, "random", prefix="gone")
     for _ in range(3):
         human = HumanClient(api.url, token).open()

@@ -176,9 +176,9 @@ async def play_events(
                 # by this write, within READ_BLOCK_MS, not at FastAPI's own 15 s ping
                 yield ServerSentEvent(comment="beat")
     finally:
-        # in a task of its own, to its end: the stream's cancellation (the person closed the
-        # page) is delivered again at every await here, and used to skip the release (the
-        # presence then stayed until its TTL)
+        # in a task of its own, to its end, as the game server's session winds up: a
+        # cancellation delivered at an await here would skip the release (the presence would
+        # stay until its TTL). Not seen on this stream so far, unlike the game server's.
         await to_the_end(_wind_up(relay, inbox, address, conn_id))
 
 
