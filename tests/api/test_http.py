@@ -32,7 +32,7 @@ def test_games_describe_every_ruleset(api) -> None:  # type: ignore[no-untyped-d
     assert {o["name"] for o in merde["options"]} == {"deals", "zero_bid"}
     assert "bid" in merde["summary"]
     versions = {g["id"]: g["rules_version"] for g in games}
-    assert versions == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 2}
+    assert versions == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 3}
     missing = api.client.get("/v1/games/poker")
     assert missing.status_code == 404 and "poker" in detail(missing) and "merde" in detail(missing)
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from atout import Bot
 from atout.bots import RandomBot
 from atout.bots.fool import FoolHeuristicBot
 from atout.local import play
@@ -21,18 +24,23 @@ def test_heads_up_it_beats_random_far_more_often_than_it_loses() -> None:
     assert better >= 220 and worse <= 40, (better, worse)
 
 
-def test_at_a_table_of_four_its_mean_place_is_far_better_than_random() -> None:
-    places = []
-    for game in range(200):
-        seat = game % 4
-        bots = [RandomBot() for _ in range(4)]
-        bots[seat] = FoolHeuristicBot()
-        places.append(play("fool", bots, seed=game).ranking[seat])
-    mean = sum(places) / len(places)
-    # a random bot's mean place here is about 2.2 (ties share the better place); a standard
-    # error is about 0.08, so 1.8 is a margin no fluke crosses
-    assert mean <= 1.8, mean
-    assert places.count(1) >= 100, places.count(1)
+@pytest.mark.parametrize("players", [3, 4, 5, 6])
+def test_at_a_table_of_3_to_6_it_wins_far_more_often_than_random(players: int) -> None:
+    """Fool has one winner and losers who share place 2 (RULES.md, Result (revised)): the
+    heuristic, in one seat among random bots, takes place 1 far more often than a random bot in
+    that seat on the same deals."""
+    wins = {FoolHeuristicBot: 0, RandomBot: 0}
+    games = 300
+    for game in range(games):
+        seat = game % players
+        for hero in wins:
+            bots: list[Bot] = [RandomBot() for _ in range(players)]
+            bots[seat] = hero()
+            wins[hero] += play("fool", bots, seed=game).ranking[seat] == 1
+    mine, random_share = wins[FoolHeuristicBot] / games, wins[RandomBot] / games
+    # measured (400 games): 0.88 against 0.43 at 3 players, 0.68/0.33 at 4, 0.69/0.24 at 5,
+    # 0.49/0.21 at 6; a standard error of the difference is about 0.04
+    assert mine >= random_share + 0.15 and mine >= 0.4, (mine, random_share)
 
 
 def test_it_always_answers_a_legal_action_with_every_player_count() -> None:

@@ -181,8 +181,12 @@ def playout(
     check_cards_conserved(state)
     check_observations(state, game_id)
     assert len(state.scores) == state.players
-    # the final ranking follows the final scores (ties share the better place)
-    assert state.ranking == ranking_from_scores(state.scores)
+    # the final ranking follows the final scores (ties share the better place); in fool the
+    # most face cards win and every other player shares place 2 (RULES.md, Result (revised))
+    if game_id == "fool":
+        assert state.ranking == [1 if s == max(state.scores) else 2 for s in state.scores]
+    else:
+        assert state.ranking == ranking_from_scores(state.scores)
     assert [a for _, a in state.history] == actions
     return state, actions
 

@@ -355,7 +355,8 @@ def test_attacker_out_of_cards_is_not_asked_and_nobody_is_the_fool() -> None:
     play(s, "add 7d", "beat 7d 9d")
     # nobody holds cards: the game ends with no fool
     assert s.is_terminal and s.fool is None and s.phase == "over"
-    assert s.scores == [3, 1, 3] and s.ranking == [1, 3, 1]
+    # RULES.md, Result (revised): the two tied on the most share place 1, the other is a loser
+    assert s.scores == [3, 1, 3] and s.ranking == [1, 2, 1]
     assert s.observation(1)["fool"] is None
 
 
@@ -380,6 +381,48 @@ def test_last_cards_beaten_scores_and_ranks() -> None:
     play(s, "attack Kc", "beat Kc Ac")
     # the limit (1 card) is reached; seat 1 is out, seat 0 is the fool and the loser
     assert s.scores == [2, 3] and s.ranking == [2, 1] and s.fool == 0
+
+
+def test_the_most_face_cards_win_and_every_other_player_shares_second_place() -> None:
+    """RULES.md, Result (revised): face counts 5, 3, 0, 0 place 1, 2, 2, 2 (not 1, 2, 3, 3)."""
+    s = position(4, {0: ["7c"], 1: ["8c"]}, attacker=0, scores=[5, 3, 0, 0])
+    play(s, "attack 7c", "beat 7c 8c")  # a six and under: seat 1 scores nothing
+    assert s.is_terminal and s.fool is None
+    assert s.scores == [5, 3, 0, 0] and s.ranking == [1, 2, 2, 2]
+    # 2, 1, 0 place 1, 2, 2; the fool keeps its place
+    s = position(3, {0: ["7c"], 1: ["8c", "9d"]}, attacker=0, scores=[2, 1, 0])
+    play(s, "attack 7c", "beat 7c 8c")
+    assert s.is_terminal and s.fool == 1
+    assert s.scores == [2, 1, 0] and s.ranking == [1, 2, 2]
+    # the most, tied, share place 1; everyone else shares place 2
+    s = position(5, {0: ["7c"], 1: ["8c"]}, attacker=0, scores=[4, 1, 4, 2, 0])
+    play(s, "attack 7c", "beat 7c 8c")
+    assert s.scores == [4, 1, 4, 2, 0] and s.ranking == [1, 2, 1, 2, 2]
+    # everyone beat as many: everyone shares place 1
+    s = position(3, {0: ["7c"], 1: ["8c"]}, attacker=0, scores=[1, 1, 1])
+    play(s, "attack 7c", "beat 7c 8c")
+    assert s.ranking == [1, 1, 1]
+
+
+def test_random_games_of_2_to_6_players_have_one_winner_and_losers_sharing_place_2() -> None:
+    """Random play, every player count and both decks: places are exactly 1 for the top count
+    of face cards beaten and 2 for everyone else; the scores stay the counts."""
+    import random
+
+    counts_seen = 0  # games whose losers beat different counts: where the old ranking differed
+    for players in range(2, 7):
+        for seed in range(40):
+            rng = random.Random(seed)
+            state = new_game("fool", players=players, deck=52 if seed % 2 else 36).new_state(seed=seed)
+            assert isinstance(state, FoolState)
+            while not state.is_terminal:
+                state.apply(rng.choice(state.legal_actions()))
+            scores, top = state.scores, max(state.scores)
+            assert scores == state.beaten
+            assert state.ranking == [1 if count == top else 2 for count in scores], (players, seed)
+            assert state.ranking.count(1) >= 1 and set(state.ranking) <= {1, 2}
+            counts_seen += len({c for c in scores if c != top}) >= 2
+    assert counts_seen >= 50, counts_seen
 
 
 def test_after_a_take_the_next_attacker_skips_players_out() -> None:
@@ -508,11 +551,11 @@ def test_a_position_seen_a_third_time_at_a_bouts_start_ends_the_game_with_no_foo
     assert len(earlier) == 2 and earlier[0] == earlier[1]  # seen twice: the third time, it ends
     assert all(starts.count(s) <= 2 for s in starts)
     scores = list(state.scores)
-    assert scores == state.beaten  # places go by face cards beaten, as always
-    assert state.ranking == [1 + sum(other > mine for other in scores) for mine in scores]
+    assert scores == state.beaten  # the result goes by face cards beaten, as always
+    assert state.ranking == [1 if mine == max(scores) else 2 for mine in scores]
     observation = state.observation(0)
     assert observation["fool"] is None and observation["phase"] == "over"
-    assert game.describe()["rules_version"] == 2
+    assert game.describe()["rules_version"] == 3
 
 
 def test_random_play_never_meets_a_repetition_in_a_thousand_games() -> None:

@@ -373,8 +373,9 @@ def test_six_players_game_end_the_fool_and_the_ranking() -> None:
     assert s.is_terminal and s.current_player is None and s.legal_actions() == []
     assert hand(s, 4) == {"8s", "Qh", "Kh", "Ah"}
     assert s.scores == [0, 0, 0, 6, 0, 3]
-    # by face cards beaten; the equal zeros share third place; the fool keeps its place
-    assert s.ranking == [3, 3, 3, 1, 3, 2]
+    # RULES.md, Result (revised): seat 3 beat the most and wins; all the others are losers and
+    # share place 2, seat 5's three face cards too; the fool (seat 4) keeps its place
+    assert s.ranking == [2, 2, 2, 1, 2, 2]
     obs = s.observation(4)
     assert obs["current_player"] is None and obs["scores"] == [0, 0, 0, 6, 0, 3]
     with pytest.raises(IllegalAction):
@@ -399,7 +400,7 @@ def test_six_players_everybody_out_no_fool() -> None:
     s.apply("beat 8s Kh")
     # nobody holds cards: the game is over and there is no fool
     assert s.is_terminal and s.current_player is None
-    assert s.scores == [0, 0, 0, 6, 0, 3] and s.ranking == [3, 3, 3, 1, 3, 2]
+    assert s.scores == [0, 0, 0, 6, 0, 3] and s.ranking == [2, 2, 2, 1, 2, 2]
     assert s.observation(0).get("fool") is None
 
 
@@ -587,7 +588,8 @@ def test_random_games_agree_with_the_reference(players: int, size: int) -> None:
             ref.apply(action)
         assert state.is_terminal and state.current_player is None
         assert state.scores == ref.scores
-        assert state.ranking == [1 + sum(o > s for o in ref.scores) for s in ref.scores]
+        # one winner (or winners tied on the most) at place 1, every other player at place 2
+        assert state.ranking == [1 if s == max(ref.scores) else 2 for s in ref.scores]
         assert state.observation(0).get("fool", ref.fool) == ref.fool
 
 

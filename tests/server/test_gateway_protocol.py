@@ -73,7 +73,7 @@ def test_games_list_needs_no_token_but_refuses_a_wrong_one(address: str, make_bo
     assert {g.id for g in games} >= {"merde", "tiercon", "regicide", "fool"}
     merde = next(g for g in games if g.id == "merde")
     assert merde.default_players in merde.players and merde.summary
-    assert {g.id: g.rules_version for g in games} == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 2}
+    assert {g.id: g.rules_version for g in games} == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 3}
     tiercon = next(g for g in games if g.id == "tiercon")
     assert "trump order 7 8 Q K 10 A 9 J" in tiercon.summary and "never forced" in tiercon.summary
     assert {o.name for o in merde.options}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import random
 
 import pytest
@@ -244,3 +246,80 @@ def test_first_legal_fool_matches_end() -> None:
     for seed in range(60):
         out = play_match(setup("fool", {}, 3, seed=seed), lambda a: Answer(a.legal_actions[0], 0.0))
         assert len(out.steps) < 5000
+
+
+def test_fool_matches_of_3_to_6_players_give_one_winner_and_tied_losers_to_the_statistics() -> None:
+    """RULES.md, fool, Result (revised): what the arena stores, and so what standings, ratings,
+    ladders and SPRT tests read, is one winner at place 1 and every other seat at place 2."""
+    from atout.stats import pairwise_score
+    from atout_arena.core.ratings import pairwise_results
+    from atout_arena.core.standings import MatchResult, standings
+
+    results = []
+    for players in range(3, 7):
+        for seed in range(8):
+            out = play_match(setup("fool", {}, players, seed=seed), random_asker(seed))
+            top = max(out.scores)
+            assert out.ranking == [1 if s == top else 2 for s in out.scores], (players, seed)
+            seats = tuple(f"bot{(seed + i) % 6}" for i in range(players))
+            results.append(MatchResult(seats, tuple(out.ranking)))
+            losers = [i for i, p in enumerate(out.ranking) if p == 2]
+            winner = out.ranking.index(1)
+            # two losers draw against each other whatever their counts; a loser loses to the winner
+            for a, b in itertools.pairwise(losers):
+                assert pairwise_score(out.ranking, a, b) == 0.5
+            for a in losers:
+                assert pairwise_score(out.ranking, winner, a) == 1.0
+            assert all(score in (0.5, 1.0) for i, _, score in pairwise_results(out.ranking)
+                       if out.ranking[i] == 1)
+    lines = standings(results)
+    assert all(set(line.places) <= {1, 2} for line in lines)
+    assert sum(line.places.get(1, 0) for line in lines) >= len(results)
+
+
+def test_a_forfeit_in_fool_ranks_below_the_losers() -> None:
+    """A forfeiting seat shares the last place after the others, who keep the engine's order:
+    the winner first, the losers tied after."""
+    assert ranking_with_forfeits([5, 3, 0, 0], [1, 2, 2, 2], [False, False, True, False]) == [1, 2, 4, 2]
+    # the forfeiting seat had the most: the others, all losers by count, now share place 1
+    assert ranking_with_forfeits([5, 3, 0, 0], [1, 2, 2, 2], [True, False, False, False]) == [4, 1, 1, 1]
+
+
+def _fool_record(players: int, seed: int, version: int, ranking: list[int] | None = None):  # type: ignore[no-untyped-def]
+    """A finished fool match as stored, played by random seats, under rules ``version``."""
+    from atout.games import ranking_from_scores
+    from atout_arena.core.replay import MatchRecord
+
+    out = play_match(setup("fool", {}, players, seed=seed), random_asker(seed))
+    stored = ranking if ranking is not None else (
+        ranking_from_scores(out.scores) if version == 2 else out.ranking)
+    return out, MatchRecord(id=seed, game="fool", options={}, seed=seed, players=players, max_faults=0,
+                            status="finished", actions=[s.to_json() for s in out.steps],
+                            scores=out.scores, ranking=stored, rules_version=version)
+
+
+def test_fool_matches_stored_under_version_2_replay_as_stored() -> None:
+    """Rules version 3 changed only fool's ranking: a match stored under version 2 (every player
+    ranked by their count) still replays action for action, and its check reproduces the ranking
+    it was stored with; a version the engine no longer plays (1) is refused, as ever."""
+    from atout_arena.core.replay import RulesVersionMismatch, iter_views, replay_match
+
+    differed = 0
+    for seed in range(12):
+        out, record = _fool_record(4, seed, version=2)
+        report = replay_match(record)
+        assert report.ok, report.divergence
+        assert report.ranking == record.ranking and report.scores == out.scores
+        differed += record.ranking != out.ranking
+        assert sum(1 for e in iter_views(record, None) if e.get("type") == "step") == len(out.steps)
+        # stored under version 3, a version-2 ranking is a divergence (where they differ)
+        if record.ranking != out.ranking:
+            wrong = dataclasses.replace(record, rules_version=3)
+            assert "final ranking" in (replay_match(wrong).divergence or "")
+    assert differed >= 3, differed  # the two rankings really differed in some of these games
+    _, current = _fool_record(4, 1, version=3)
+    assert replay_match(current).ok
+    with pytest.raises(RulesVersionMismatch, match="version 1 of the fool rules"):
+        replay_match(dataclasses.replace(current, rules_version=1))
+    with pytest.raises(RulesVersionMismatch, match="version 4 of the fool rules"):
+        replay_match(dataclasses.replace(current, rules_version=4))

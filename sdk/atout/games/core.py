@@ -271,6 +271,10 @@ class Game:
     # no longer is, or leads to another position): a stored match keeps the version it was
     # played under. Every game sets its own; 1 is the first version.
     RULES_VERSION: ClassVar[int] = 1
+    # The oldest rules version whose action logs this engine plays exactly as they were played:
+    # a later version changed only how a finished game is ranked (see ranking_under). Matches of
+    # those versions still replay here; None: only matches of RULES_VERSION do.
+    REPLAYS_SINCE: ClassVar[int | None] = None
     state_class: ClassVar[type[State]]
 
     def __init__(self, players: int | None = None, **options: Any) -> None:
@@ -311,6 +315,19 @@ class Game:
 
     def _check_options(self, values: dict[str, Any]) -> None:
         """Checks that involve several options; raise ValueError naming the option."""
+
+    @classmethod
+    def replays(cls, version: int) -> bool:
+        """Whether a game played under rules ``version`` replays on this engine, action for
+        action (``RULES_VERSION``, or a version since ``REPLAYS_SINCE``)."""
+        since = cls.RULES_VERSION if cls.REPLAYS_SINCE is None else cls.REPLAYS_SINCE
+        return since <= version <= cls.RULES_VERSION
+
+    @classmethod
+    def ranking_under(cls, version: int, state: State) -> list[int]:
+        """The ranking the finished ``state`` had under rules ``version`` (one that
+        :meth:`replays`): its ranking today unless a version changed how games are ranked."""
+        return list(state.ranking)
 
     @classmethod
     def describe(cls) -> dict[str, Any]:

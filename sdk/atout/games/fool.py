@@ -6,7 +6,8 @@ Once every attack card is covered, the others may add cards of a rank already on
 the attacker first; the defender must answer each one. A defender who covers everything
 scores the face cards (``T J Q K A``) among the attack cards. Everyone then refills to six
 from the stock. The last player holding cards is the fool, which only decides who deals the
-next game: the ranking is by face cards beaten.
+next game. The player who beat the most face cards wins (place 1, shared on a tie); every other
+player is a loser and shares place 2 (RULES.md, **Result (revised)**).
 
 Phases: ``"attack"`` (the attacker leads the bout's first card), ``"defend"`` (the defender
 answers the one uncovered attack card), ``"add"`` (a player is asked to add or pass; also
@@ -18,7 +19,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .core import RANKS, SUIT_NAMES, SUITS, Game, Option, State, card_text, cards_text, make_deck
+from .core import (
+    RANKS,
+    SUIT_NAMES,
+    SUITS,
+    Game,
+    Option,
+    State,
+    card_text,
+    cards_text,
+    make_deck,
+    ranking_from_scores,
+)
 
 HAND_SIZE = 6
 MAX_ATTACKS = 6
@@ -37,6 +49,12 @@ ADD = {card: "add " + card for card in CARD_ORDER}
 
 def _sort(cards: list[str]) -> None:
     cards.sort(key=CARD_ORDER.__getitem__)
+
+
+def winner_and_losers(beaten: Sequence[int]) -> list[int]:
+    """Places for face cards beaten: 1 for the most (shared on a tie), 2 for everyone else."""
+    best = max(beaten)
+    return [1 if b == best else 2 for b in beaten]
 
 
 class FoolState(State):
@@ -182,7 +200,7 @@ class FoolState(State):
         go round in circles for ever (first-legal play does, in about one deal in twenty with 3
         players). When a bout is about to start for the third time with the same attacker, the
         same hands and the same stock, the game ends there, as a threefold repetition ends a
-        chess game: nobody is the fool, and places go by face cards beaten, as always (only
+        chess game: nobody is the fool, and the result goes by face cards beaten, as always (only
         takes happened while the position came round, and a take scores nothing)."""
         key = (attacker, len(self.stock), tuple("".join(hand) for hand in self.hands))
         seen = self._positions[key] = self._positions.get(key, 0) + 1
@@ -400,6 +418,14 @@ class FoolState(State):
     def scores(self) -> list[int]:
         return list(self.beaten)
 
+    @property
+    def ranking(self) -> list[int]:
+        """RULES.md, **Result (revised)**: "the player who beat the most face cards is the winner,
+        all other players are considered losers". The most face cards take place 1 (ties share
+        it); everyone else shares place 2, whatever their count. Face counts 5, 3, 0, 0 place
+        1, 2, 2, 2; when everyone beat as many, everyone shares place 1."""
+        return winner_and_losers(self.beaten)
+
     def _out(self) -> list[int]:
         if self.stock:
             return []
@@ -478,8 +504,10 @@ class FoolState(State):
 class Fool(Game):
     id = "fool"
     name = "Fool compris"
-    # see Game.RULES_VERSION; 2: a position repeated three times at a bout's start ends the game
-    RULES_VERSION = 2
+    # See Game.RULES_VERSION. 2: a position repeated three times at a bout's start ends the game;
+    # 3: one winner (most face cards beaten) against the losers, who all share place 2.
+    RULES_VERSION = 3
+    REPLAYS_SINCE = 2  # version 3 changed only the ranking: version 2's games replay as stored
     min_players = 2
     max_players = 6
     # Decision (ours): four players by default, a usual Durak table.
@@ -502,6 +530,13 @@ class Fool(Game):
         " (at most 6 per bout, and no more than the defender held). A defender who covers"
         " everything scores the face cards (10, J, Q, K, A) among the attack cards. Everyone"
         " refills to six from the stock. The last player holding cards is the fool and deals the"
-        " next game; places go by face cards beaten."
+        " next game. Whoever beat the most face cards wins; everyone else shares second place."
     )
     state_class = FoolState
+
+    @classmethod
+    def ranking_under(cls, version: int, state: State) -> list[int]:
+        """Version 2 ranked every player by face cards beaten (5, 3, 0, 0 placed 1, 2, 3, 3)."""
+        if version <= 2:
+            return ranking_from_scores(state.scores)
+        return list(state.ranking)

@@ -7,7 +7,9 @@ the stored ones. It reports the first divergence.
 
 A match played under another version of its game's rules (``Game.RULES_VERSION``, stored with
 the match) is not replayed at all: :func:`check_rules_version` raises
-:class:`RulesVersionMismatch`, which says so, instead of a false divergence.
+:class:`RulesVersionMismatch`, which says so, instead of a false divergence. The exception is a
+version whose games the engine still plays action for action (``Game.replays``: a later version
+changed only the ranking): such a match replays, ranked as its own version ranked it.
 
 :func:`replay_views` gives the match step by step as one seat saw it, or as a spectator
 (``seat=None``: the public view, no hidden card), for the REST API and the dashboard.
@@ -21,7 +23,7 @@ from typing import Any
 
 from sqlalchemy.orm import selectinload, sessionmaker
 
-from atout.games import IllegalAction, State, new_game
+from atout.games import GAMES, IllegalAction, State, new_game
 from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits, rules_version
 from atout_arena.core.models import Match
 from atout_arena.core.views import StepViews
@@ -72,10 +74,10 @@ class RulesVersionMismatch(ValueError):  # noqa: N818 - a refusal, said in its m
 
 
 def check_rules_version(record: MatchRecord) -> None:
-    """Raise :class:`RulesVersionMismatch` unless ``record`` was played under the rules this
-    engine implements."""
+    """Raise :class:`RulesVersionMismatch` unless ``record`` was played under rules this engine
+    replays (its own, or an earlier version it plays action for action: ``Game.replays``)."""
     current = rules_version(record.game)
-    if record.rules_version != current:
+    if not GAMES[record.game].replays(record.rules_version):
         raise RulesVersionMismatch(
             f"match {record.id} was played under version {record.rules_version} of the {record.game} "
             f"rules; this arena's engine implements version {current}, so it cannot be replayed "
@@ -147,7 +149,8 @@ def replay_match(record: MatchRecord) -> ReplayReport:
             f"faults {faults} (max {record.max_faults}) give forfeits {forfeited}, "
             f"stored {record.forfeited}"))
     scores = list(state.scores)
-    ranking = ranking_with_forfeits(scores, state.ranking, forfeited)
+    engine_ranking = GAMES[record.game].ranking_under(record.rules_version, state)
+    ranking = ranking_with_forfeits(scores, engine_ranking, forfeited)
     if scores != list(record.scores):
         return ReplayReport(record.id, False, plies, scores, ranking,
                             divergence=f"final scores {scores}, stored {record.scores}")
