@@ -146,9 +146,11 @@ async def play_events(
     relay = _relay(request, arena)
     address = human.bot_id
     conn_id = f"api-{arena.settings.server_id}/{secrets.token_hex(6)}"
-    takeover = await relay.takeover(address, conn_id)
     inbox = relay.inbox(address)
     try:
+        # Inside the try, as the game server's session does: a page gone while its TAKEOVER is
+        # on the way (the stream cancelled as Redis runs the script) still gives up the presence.
+        takeover = await relay.takeover(address, conn_id)
         yield _json("hello", {"human": human.name, "human_id": human.id, "move_ms": human.move_ms,
                               "bot": None if caller.kind == HUMAN else caller.name})  # fmt: skip
         for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
