@@ -34,7 +34,6 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tournament import Children, cpu_seconds, peak_in_flight, run_directory, start_bots, wait_for
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -28,17 +28,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "server"), str(ROOT / "sdk")]
+from sqlalchemy import select
 
-from sqlalchemy import select  # noqa: E402
-
-from atout_arena.core.db import create_all, make_engine, make_session_factory  # noqa: E402
-from atout_arena.core.models import Bot, LadderMember, Match  # noqa: E402
-from atout_arena.core.vocabulary import MatchStatus  # noqa: E402
-from atout_arena.services.competitions import CompetitionSpec  # noqa: E402
-from atout_arena.services.ladders import create_ladder, tick  # noqa: E402
-from atout_arena.services.matchmaking import ordinal  # noqa: E402
+from atout_arena.core.db import create_all, make_engine, make_session_factory
+from atout_arena.core.models import Bot, LadderMember, Match
+from atout_arena.core.vocabulary import MatchStatus
+from atout_arena.services.competitions import CompetitionSpec
+from atout_arena.services.ladders import create_ladder, tick
+from atout_arena.services.matchmaking import ordinal
 
 
 def strengths_of(bots: int) -> list[float]:

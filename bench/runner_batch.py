@@ -34,12 +34,9 @@ from typing import Any
 
 import grpc
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "sdk"))
-
-from atout.games import new_game  # noqa: E402
-from atout.v1 import atout_pb2 as pb  # noqa: E402
-from atout.v1 import atout_pb2_grpc as pb_grpc  # noqa: E402
+from atout.games import new_game
+from atout.v1 import atout_pb2 as pb
+from atout.v1 import atout_pb2_grpc as pb_grpc
 
 
 def child(address: str, batch: bool) -> None:
@@ -147,7 +144,7 @@ def measure(mode: str, matches: int, seconds: float, rounds: int) -> dict[str, f
     from atout._grpc_engine import environment
 
     # the child imports gRPC before the runner (this script's first import): its engine is set here
-    env = environment({**os.environ, "PYTHONPATH": str(ROOT / "sdk")})
+    env = environment(dict(os.environ))
     flag = "1" if mode == "batch" else "0"
     command = [sys.executable, __file__, "--child", f"127.0.0.1:{port}", "--batch", flag]
     proc = subprocess.Popen(command, env=env)

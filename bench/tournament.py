@@ -157,7 +157,6 @@ def raw_roundtrips_per_s(directory: Path, n: int = 3000) -> tuple[float, float]:
     and p50 in ms."""
     import statistics
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
     from roundtrip import raw_pingpong, start_echo_server
 
     echo, port = start_echo_server(directory / "echo.port")

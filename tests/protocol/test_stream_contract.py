@@ -5,14 +5,10 @@ engine, a wrong match id rejected."""
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
