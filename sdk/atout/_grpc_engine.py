@@ -11,9 +11,9 @@ the tournament about the same (11,022-11,907 and 11,051-12,069 decisions/s; 5,90
 6,024-6,623).
 
 gRPC reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is first imported, so :func:`choose` must
-run before that: the arena's package calls it on import, the SDK's runner before its own
-``import grpc``, ``atout-bot run`` before it loads the bot's module. It changes nothing when
-``grpc`` is already imported (too late: the process keeps gRPC's default), when
+run before that: the game server's package (``atout_arena.gateway``) calls it on import, the
+SDK's runner before its own ``import grpc``, ``atout-bot run`` before it loads the bot's module.
+It changes nothing when ``grpc`` is already imported (too late: the process keeps gRPC's default), when
 ``GRPC_EXPERIMENTS`` is set (the operator's choice wins), or off Linux (where it was not
 measured). The variable it sets is inherited by the process's children, as a choice of their
 own would be; ``ATOUT_GRPC_ENGINE=event_engine`` keeps gRPC's default engine, also in a child

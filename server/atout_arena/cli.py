@@ -24,29 +24,36 @@ import argparse
 import logging
 import os
 import sys
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
-import redis
-
-from atout._loop import run as run_loop
 from atout_arena import cli_competitions
-from atout_arena.api import serve_api
-from atout_arena.core.db import open_database
-from atout_arena.core.embedded_redis import find_redis_url
-from atout_arena.core.settings import Settings, SettingsError
-from atout_arena.core.tasks import Tasks
-from atout_arena.demo import add_demo_parser
-from atout_arena.demo.arena import add_up_parser
-from atout_arena.demo.processes import port_is_free
-from atout_arena.gateway.server import serve
-from atout_arena.services.bots import BotRegistry
-from atout_arena.services.practice import Practice
+from atout_arena.demo.commands import add_demo_parser, add_up_parser
+
+if TYPE_CHECKING:
+    from atout_arena.core.settings import Settings
+
+# What a command runs is imported when it runs: `atout-arena --help` and the organizer's REST
+# commands load argparse, httpx and rich, never FastAPI, SQLAlchemy, Celery, gRPC or numpy
+# (tests/api/test_cli.py keeps them out).
 
 GATEWAY_DB_POOL = 4  # the game server reads the database to check tokens and start practice matches
 WORKER_COMMANDS = ("worker", "beat")
+# The commands that run parts of an arena: the ATOUT_* settings are read (and a bad one refused)
+# before they start anything. The others talk to an arena through its REST API.
+SERVING_COMMANDS = ("gateway", "api", "demo", "up")
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
+    import redis
+
+    from atout._loop import run as run_loop
+    from atout_arena.core.db import open_database
+    from atout_arena.core.embedded_redis import find_redis_url
+    from atout_arena.core.tasks import Tasks
+    from atout_arena.gateway.server import serve
+    from atout_arena.services.bots import BotRegistry
+    from atout_arena.services.practice import Practice
+
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     redis_url, embedded = find_redis_url(settings)
     assert redis_url is not None  # found or started
@@ -82,6 +89,8 @@ def _port_problem(host: str, port: str, option: str) -> str | None:
     when nothing is."""
     if not port.isdigit() or not 0 <= int(port) <= 65535:
         return f"{option} {port}: a port is a number from 0 (any free port) to 65535"
+    from atout_arena.demo.processes import port_is_free
+
     if int(port) and not port_is_free(int(port), host.strip("[]")):
         return f"{option} {host}:{port}: the port is in use (or the address is not this machine's)"
     return None
@@ -122,7 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
         worker.add_argument("rest", nargs=argparse.REMAINDER, help="see atout-arena worker --help")
 
     cli_competitions.register(commands)
-    add_demo_parser(commands)  # everything embedded: atout_arena/demo
+    add_demo_parser(commands)  # everything embedded: atout_arena/demo/run.py
     add_up_parser(commands)  # a whole arena, supervised: atout_arena/demo/arena.py
     return parser
 
@@ -160,6 +169,10 @@ def _main(argv: list[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 0
+    if args.command not in SERVING_COMMANDS:  # the organizer's, through the REST API
+        return int(args.func(args))
+    from atout_arena.core.settings import Settings, SettingsError
+
     try:
         settings = Settings.from_env()
     except SettingsError as exc:
@@ -178,6 +191,8 @@ def _main(argv: list[str]) -> int:
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2
+        from atout_arena.api import serve_api
+
         serve_api(args.host, args.port, settings)
         return 0
     if hasattr(args, "func"):

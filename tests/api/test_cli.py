@@ -297,3 +297,38 @@ def test_bots_add_human_registers_a_person_with_its_own_move_time(cli: Any, sess
     person = BotRegistry(sessions).verify(added.stdout.strip())
     assert person is not None and person.kind == "human" and person.move_ms == 45_000
     assert "move_ms" in one_line_error(cli("bots", "add", f"{name}-2", "--human", "--move-ms", "0"))
+
+
+HEAVY_MODULES = ("fastapi", "starlette", "sqlalchemy", "celery", "kombu", "grpc", "numpy", "redis",
+                 "pydantic_settings", "uvicorn", "atout_arena.api", "atout_arena.gateway",
+                 "atout_arena.core.db", "atout_arena.demo.run", "atout_arena.demo.arena")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["bots", "list"], ["tournament", "show", "1"],
+                                  ["demo", "--help"]])
+def test_the_organizers_commands_import_nothing_heavy(argv: list[str], tmp_path: Path) -> None:
+    """`atout-arena --help` and a REST command load argparse, httpx and rich, never the API's,
+    the database's, Celery's or gRPC's modules (they cost over a second of CPU before)."""
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on: the REST command fails at once
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    code = (
+        "import sys\n"
+        "from atout_arena.cli import main\n"
+        f"try:\n    code = main({argv!r} + (['--api', {url!r}] if {argv!r}[-1] != '--help' else []))\n"
+        "except SystemExit as exit:\n    code = exit.code\n"
+        "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOUT_")}
+    env["XDG_CONFIG_HOME"] = str(tmp_path)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    modules = set(run.stderr.rsplit("MODULES ", 1)[1].split())
+    loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY_MODULES))
+    assert loaded == [], loaded
+    if argv[-1] == "--help":
+        assert run.returncode == 0 and "usage: atout-arena" in run.stdout
+    else:  # nothing answers there: one line, exit code 2
+        assert run.returncode == 2 and "error: nothing answers at" in run.stderr, run.stderr

@@ -22,15 +22,22 @@ def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
                           env={**clean, **env}, check=True)
 
 
-@pytest.mark.parametrize("first", ["import atout_arena", "import atout.runner", "import atout_arena.cli"])
-def test_the_arena_and_the_runner_choose_iomgr_before_grpc_is_imported(first: str) -> None:
+@pytest.mark.parametrize("first", ["import atout_arena.gateway.server", "import atout.runner"])
+def test_the_game_server_and_the_runner_choose_iomgr_before_grpc_is_imported(first: str) -> None:
     out = python(f"{first}; {SHOW}")
     assert out.stdout.strip() == _grpc_engine.IOMGR_EXPERIMENTS
 
 
+@pytest.mark.parametrize("first", ["import atout_arena", "import atout_arena.cli", "import atout_arena.api"])
+def test_the_arenas_other_parts_leave_grpc_alone(first: str) -> None:
+    """Nothing but the game server speaks gRPC in the arena: importing the rest (the organizer's
+    CLI, the REST API) sets no gRPC flag."""
+    assert python(f"{first}; {SHOW}").stdout.strip() == "None"
+
+
 def test_too_late_once_grpc_is_imported() -> None:
     """gRPC read the variable already: setting it now would only mislead the children."""
-    assert python(f"import grpc, atout_arena, atout.runner; {SHOW}").stdout.strip() == "None"
+    assert python(f"import grpc, atout_arena.gateway, atout.runner; {SHOW}").stdout.strip() == "None"
 
 
 def test_event_engine_keeps_grpcs_default() -> None:

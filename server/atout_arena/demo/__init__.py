@@ -32,8 +32,21 @@ Exit codes: 0 done (or stopped by Ctrl-C with ``--keep``), 1 a part failed, 2 ba
 130 interrupted.
 """
 
+from typing import Any
+
+from atout_arena.demo.commands import add_demo_parser
 from atout_arena.demo.plan import PRESETS, DemoBot, DemoPlan, plan_demo
-from atout_arena.demo.run import Demo, DemoOptions, add_demo_parser, cmd_demo, run_demo
+
+_RUN = ("Demo", "DemoOptions", "cmd_demo", "run_demo")
+
+
+def __getattr__(name: str) -> Any:
+    """The runner's names, imported when asked for: the package stays light for the CLI."""
+    if name in _RUN:
+        from atout_arena.demo import run
+
+        return getattr(run, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "PRESETS",

@@ -48,6 +48,8 @@ import redis
 from atout_arena.client import CONFIG_ENV, config_path
 from atout_arena.core.db import create_all, make_engine
 from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.demo.commands import DEFAULT_API_PORT, DEFAULT_GRPC_PORT
+from atout_arena.demo.plan import DEFAULT_WORKERS
 from atout_arena.demo.processes import (
     DemoInterrupted,
     Part,
@@ -61,7 +63,6 @@ from atout_arena.demo.processes import (
 )
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-DEFAULT_API_PORT, DEFAULT_GRPC_PORT, DEFAULT_WORKERS = 8000, 50051, 2
 BACKOFF_S = (1.0, 30.0)  # first delay, cap
 HEALTHY_S = 60.0  # a part that ran this long starts its backoff over
 POLL_S = 0.2
@@ -374,27 +375,6 @@ class ArenaError(Exception):
 
 
 # -- the command ------------------------------------------------------------------------------
-
-
-def add_arena_options(parser: argparse.ArgumentParser, data_dir_help: str) -> None:
-    parser.add_argument("--api-port", type=int, default=DEFAULT_API_PORT,
-                        help=f"the API's and dashboard's port on 127.0.0.1 (default {DEFAULT_API_PORT})")
-    parser.add_argument("--grpc-port", type=int, default=DEFAULT_GRPC_PORT,
-                        help=f"the game server's port on 127.0.0.1 (default {DEFAULT_GRPC_PORT})")
-    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
-                        help=f"Celery worker processes (default {DEFAULT_WORKERS})")
-    parser.add_argument("--data-dir", type=Path, help=data_dir_help)
-
-
-def add_up_parser(subparsers: Any) -> None:
-    up = subparsers.add_parser(
-        "up", help="run a whole arena on this machine, supervised, until Ctrl-C",
-        description="Start Redis (embedded, or ATOUT_REDIS_URL), the database (SQLite in the data dir, "
-                    "or ATOUT_DATABASE_URL), the game server, the API and dashboard, Celery workers and "
-                    "beat, all on 127.0.0.1; restart a part that dies; stop everything on Ctrl-C.")
-    add_arena_options(up, "the database, the embedded Redis's data and the logs "
-                          "(default: ATOUT_DATA_DIR, else ./var)")
-    up.set_defaults(func=cmd_up)
 
 
 def arena_options(args: argparse.Namespace, default_data_dir: Callable[[], Path]) -> ArenaOptions:

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from atout.games import GAMES, new_game
-from atout_arena.core.schedule import tables
 
 
 @dataclass(frozen=True)
@@ -92,5 +91,7 @@ def plan_demo(game: str = DEFAULT_GAME, bots: int = DEFAULT_BOTS, games_per_pair
         raise ValueError(f"--games-per-pairing {games_per_pairing}: at least 1")
     options = dict(preset.options)
     new_game(game, players=players, **options)  # a bad player count raises ValueError naming it
+    from atout_arena.core.schedule import tables  # numpy's: not for atout-arena --help
+
     schedule = tables(list(range(bots)), players, games_per_pairing, seed=0)
     return DemoPlan(game, players, options, games_per_pairing, demo_bots(bots), len(schedule))

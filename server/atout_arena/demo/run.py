@@ -1,5 +1,6 @@
 """The demo itself (:class:`Demo`): start the parts, play the tournament, show the result, stop
-everything; and the ``atout-arena demo`` command (:func:`add_demo_parser`, :func:`cmd_demo`)."""
+everything; and the ``atout-arena demo`` command's handler (:func:`cmd_demo`; its options are
+in :mod:`atout_arena.demo.commands`)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.core.vocabulary import MATCH_DONE, TournamentStatus
 from atout_arena.demo.arena import (
-    DEFAULT_GRPC_PORT,
     Supervised,
     Supervisor,
     UsageError,
@@ -37,11 +37,11 @@ from atout_arena.demo.arena import (
     prepare_data_dir,
     write_config,
 )
+from atout_arena.demo.commands import DEFAULT_API_PORT, DEFAULT_GRPC_PORT
 from atout_arena.demo.plan import (
     DEFAULT_BOTS,
     DEFAULT_GAME,
     DEFAULT_WORKERS,
-    PRESETS,
     DemoPlan,
     plan_demo,
     plural,
@@ -75,7 +75,6 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 STALL_S = 120.0  # no match finished and no decision made for this long: give up
 POLL_S = 0.2
-DEFAULT_API_PORT = 8000
 
 
 @dataclass
@@ -425,37 +424,6 @@ def run_demo(options: DemoOptions, out: TextIO = sys.stdout) -> int:
 
 
 # -- the command ------------------------------------------------------------------------------
-
-
-def add_demo_parser(subparsers: Any) -> None:
-    """``atout-arena demo``, with :func:`cmd_demo` as its handler."""
-    demo = subparsers.add_parser(
-        "demo", help="everything on this machine: a tournament between example bots",
-        description="Start Redis, a SQLite database, the game server, the API and dashboard, Celery "
-                    "workers and example bots (all on 127.0.0.1); play a tournament; print the "
-                    "standings; stop everything.")
-    demo.add_argument("--game", default=DEFAULT_GAME, choices=sorted(PRESETS),
-                      help=f"the game (default {DEFAULT_GAME})")
-    demo.add_argument("--bots", type=int, default=DEFAULT_BOTS,
-                      help=f"number of bots, heuristic and random alternately (default {DEFAULT_BOTS})")
-    demo.add_argument("--games-per-pairing", type=int,
-                      help="games each pair of bots plays together (default: the game's, "
-                           + ", ".join(f"{g} {p.games_per_pairing}" for g, p in PRESETS.items()) + ")")
-    demo.add_argument("--players", type=int, help="seats per match (default: the game's, at most --bots)")
-    demo.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
-                      help=f"Celery worker processes (default {DEFAULT_WORKERS})")
-    demo.add_argument("--keep", action="store_true",
-                      help="after the tournament keep everything running (dashboard) until Ctrl-C")
-    demo.add_argument("--port", "--api-port", type=int, dest="port",
-                      help=f"the API's port (default {DEFAULT_API_PORT}, or a free one if it is taken; "
-                           "a port given here must be free)")
-    demo.add_argument("--grpc-port", type=int,
-                      help=f"the game server's port (default {DEFAULT_GRPC_PORT}, or a free one if it is "
-                           "taken; a port given here must be free)")
-    demo.add_argument("--data-dir", type=Path,
-                      help="put the database and the logs here and keep them (default: a temporary "
-                           "directory, removed at the end)")
-    demo.set_defaults(func=cmd_demo)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
