@@ -20,8 +20,8 @@ It reports:
   (sampled every 0.2 s from /proc, peak minus the idle worker's, after a warm-up tournament)
   divided by the matches in flight at that peak.
 
-The last line is ``ratios: matches_in_flight=... faults=... mb_per_match=...`` (targets of issue
-13: >= 1000 matches in flight, 0 faults, <= 1 MB a match).
+The last line is ``ratios: matches_in_flight=... faults=... mb_per_match=...`` (targets:
+>= 1000 matches in flight, 0 faults, <= 1 MB a match).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ to the end before the next one starts) it measures:
 2. ``round trip`` (baseline, in the same run): a plain decision round trip through the same
    Redis, game server and bot (``DecisionClient.request``, one at a time).
 
-Target (issue 10): the first decision of a practice match reaches the bot within 250 ms.
+Target: the first decision of a practice match reaches the bot within 250 ms.
 The last line is ``ratios:`` first-decision p50 / 250 ms and first-decision p50 / round-trip p50.
 """
 

@@ -17,7 +17,7 @@ Measures, in one run and on loopback only:
    request in flight, as one worker process playing that many matches would), with the CPU
    time each process spends per decision: on 2 cores, 2 s / (their sum) bounds decisions/s.
 
-Targets (issue 3): arena p50 <= 3x raw p50, arena p99 <= 5 ms, >= 3,000 decisions/s.
+Targets: arena p50 <= 3x raw p50, arena p99 <= 5 ms, >= 3,000 decisions/s.
 """
 
 from __future__ import annotations

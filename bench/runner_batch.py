@@ -1,4 +1,4 @@
-"""The SDK runner's CPU per decision, with and without the batched stream (issue 13).
+"""The SDK runner's CPU per decision, with and without the batched stream.
 
     python bench/runner_batch.py                  # about 20 s
     python bench/runner_batch.py --matches 64 --seconds 5 --rounds 3
@@ -9,7 +9,7 @@ with a first-legal bot, in a child process): every answer it receives is followe
 match's next request (a real merde observation). With ``batch`` the runner's Hello lists
 "batch": the requests that are due together go as one DecisionBatch (as the game server sends
 those of one inbox read) and the runner answers with ActionBatches; with ``single`` the
-runner is told ``batch=False``: one message per request and per answer, as before issue 13.
+runner is told ``batch=False``: one message per request and per answer, as before batching.
 
 It reports, per mode, decisions/s and the child's CPU time per decision (user + system, from
 /proc; the median of ``--rounds`` alternating slices of ``--seconds``), then one line

@@ -16,7 +16,7 @@ The baseline of each configuration is a plain gRPC ping-pong on one stream (``ro
 echo server), timed just before and just after it with every process idle; the ratio is
 against the mean of the two (the shared machine's speed drifts within a minute). The last line
 is ``ratios: throughput_vs_pingpong=...`` (the last configuration's decisions/s ÷ that
-baseline; issue 13's target: >= 1.0 with 2 workers).
+baseline; target: >= 1.0 with 2 workers).
 
 Every part runs on the same machine, so workers, the game server, the bots and Redis share
 its cores: the figures say what one small machine does, not how far the design scales.

@@ -75,9 +75,8 @@ FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
 STOP_POLL_S = 0.05  # how often a stop request (a thread's event) is looked at
 LOST_STATUS_DETAILS = "Internal error from Core"  # grpc.aio's status when it lost the real one
-# such connections asked again in a row, before they count as failures: the race hits 1
-# connection refused at once in 30 to 1 in 2, by machine and gRPC engine, and asked again at once
-# it struck up to 20 times in a row; with the Hello's wait below, never twice in 800 runs
+# connections whose status was lost (grpc/grpc#36066) asked again in a row before they count as
+# failures: a bound on retrying a race the Hello's growing wait below makes rare
 MAX_LOST_STATUSES = 10
 HELLO_DELAY_S = 0.002  # the Hello's wait after one lost status, doubled after each one in a row
 HELLO_DELAY_CAP_S = 0.1

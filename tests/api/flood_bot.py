@@ -1,4 +1,4 @@
-"""A flooding bot (issue 11, finding 7): ``python flood_bot.py ADDRESS TOKEN SECONDS OUT``.
+"""A flooding bot: ``python flood_bot.py ADDRESS TOKEN SECONDS OUT``.
 
 Connects as the bot of ``TOKEN`` with a bare gRPC stream and, for ``SECONDS`` (or until SIGTERM), sends
 illegal answers as fast as gRPC takes them: to the latest decision it was asked, else to a made-up

@@ -1,5 +1,5 @@
-"""Issue 11, finding 2 (its scheduling half): the rotations of a duplicate deal group seat the
-same bots, so they are played one after the other, never at the same time. Real processes:
+"""No bot holds two rotations of a deal at once: the rotations of a duplicate deal group seat
+the same bots, so they are played one after the other, never at the same time. Real processes:
 the API, a game server, a Celery worker with room for every match at once, SDK bots.
 
 Before: every rotation of a set started within 30 ms of the others: the union of one bot's

@@ -1,5 +1,5 @@
-"""Issue 11, finding 7: one bot flooding its stream with illegal answers cannot slow a control
-tournament by more than 20%. Real processes: the API, a game server, Celery workers, SDK bots,
+"""One bot flooding its stream with illegal answers cannot slow a control tournament by more
+than 20%. Real processes: the API, a game server, Celery workers, SDK bots,
 and the flooding bot (``flood_bot.py``, a bare gRPC stream in its own process).
 
 Before: 360,000 illegal answers in 30 s kept a game-server core busy and made every other

@@ -1,4 +1,4 @@
-"""Issue 11, finding 8: creating the largest tournaments answers quickly, on the real API.
+"""Creating the largest tournaments answers quickly, on the real API.
 
 64 bots x 59 games per pairing at 4-player tables used to build its schedule for 400 s of CPU
 (the request never answered); the cap was checked on a lower bound of the match count. Now the

@@ -1,9 +1,9 @@
-"""Issue 11, finding 1 (and the seed half of 2): a spy bot that knows the tournament seed and
+"""Secret seeds: a spy bot that knows the tournament seed and
 reads the public API cannot reconstruct any hand during play, and can verify every match after
 the end. Real processes: the API, a game server, a Celery worker, SDK bots.
 
 Before: the tournament's seed was public while it ran and each match seed was a public
-function of it; the spy found every deal (15 of 15 matches in the issue's run)."""
+function of it; the spy found every deal (15 of 15 matches)."""
 
 from __future__ import annotations
 

@@ -89,8 +89,8 @@ def test_make_deck() -> None:
 
 def test_rules_versions_in_the_ruleset_as_data() -> None:
     # Each game states its own rules version (bumped when a rule change makes old action logs
-    # replay differently): tiercon and regicide are at 2 since the rules revision of issue 9, fool
-    # since a position repeated three times ends its game.
+    # replay differently): tiercon and regicide are at 2 since a revision of their rules, fool at 3
+    # since its ranking was revised (2: a position repeated three times ends its game).
     versions = {g: cls.RULES_VERSION for g, cls in GAMES.items()}
     assert versions == {"merde": 1, "tiercon": 2, "regicide": 2, "fool": 3}
     for game_id, cls in GAMES.items():

@@ -1,4 +1,4 @@
-"""Suit permutations (issue 11, finding 2): a relabelled seeded deal is the same game.
+"""Suit permutations: a relabelled seeded deal is the same game.
 
 For each engine: a random playout of the plain deal and the same actions, relabelled, on the
 relabelled deal end with the same scores and ranking; the relabelled deal shows the same seat

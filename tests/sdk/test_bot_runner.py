@@ -625,7 +625,7 @@ def _unused_port() -> int:
 def test_the_first_connection_to_nothing_fails_within_seconds_and_says_so(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Issue 12: a bot started against an address where nothing listens used to retry for
+    """A bot started against an address where nothing listens used to retry for
     about 15 minutes; now it stops after ``first_connect_timeout`` (5 s) with one clear line.
     Its retries meanwhile say when it gives up, not "attempt 1 of 100"."""
     port = _unused_port()
@@ -719,7 +719,7 @@ def test_a_bot_whose_act_always_raises_logs_one_traceback_then_a_line_per_decisi
     rt.stop()
 
 
-# ------------------------------------------------------------------ batching (issue 13)
+# ------------------------------------------------------------------ batching
 
 
 def test_hello_lists_batch_unless_turned_off(arena: tuple[FakeArena, int]) -> None:

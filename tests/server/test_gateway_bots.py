@@ -348,9 +348,9 @@ def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot,
 def test_a_decision_takes_a_bounded_number_of_rejected_answers(  # type: ignore[no-untyped-def]
     address, make_bot, decisions, redis_client
 ) -> None:
-    """Issue 11, finding 7: after MAX_REJECTIONS illegal answers the decision is faulted
-    ``illegal`` at once (not at its deadline), and the game server drops the stream's further
-    answers to it, counting them (``atout_stream_limited_total``)."""
+    """A bot flooding its stream with illegal answers: after MAX_REJECTIONS of them the
+    decision is faulted ``illegal`` at once (not at its deadline), and the game server drops
+    the stream's further answers to it, counting them (``atout_stream_limited_total``)."""
     from gateway_helpers import RawBot
 
     from atout.v1 import atout_pb2 as pb

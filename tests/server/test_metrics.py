@@ -28,7 +28,7 @@ EXPECTED = {
     "atout_rating": ("gauge", ("game", "bot")),
     "atout_bots_connected": ("gauge", ()),
     "atout_queue_depth": ("gauge", ("queue",)),
-    "atout_stream_limited_total": ("counter", ("bot", "limit")),  # issue 11: a stream's limits
+    "atout_stream_limited_total": ("counter", ("bot", "limit")),  # a stream's limits
 }
 
 

@@ -1,4 +1,4 @@
-"""Absent bots (issue 12): a match waits for its entrants to connect, up to the tournament's
+"""Absent bots: a match waits for its entrants to connect, up to the tournament's
 ``absent_grace_s``, then forfeits an absent seat as fault ``absent``; a bot that never came is
 listed as absent in the standings and rated by nothing (online Elo, batch fit)."""
 

@@ -83,7 +83,7 @@ def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, 
             assert len(group) == 2 and group[0].seed == group[1].seed
             seats = [[s.bot_id for s in sorted(m.seats, key=lambda s: s.seat)] for m in group]
             assert seats[0] == seats[1][::-1]
-            # each rotation disguised by its own suit permutation (issue 11), from the deal key
+            # each rotation disguised by its own suit permutation, from the deal key
             expected = [deal_suits(42, m.deal_group, m.rotation, t.deal_key) for m in group]
             assert [m.suits for m in group] == expected
             assert group[0].suits != group[1].suits

@@ -198,7 +198,7 @@ def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
     for seat in range(3):
         assert {next(s.bot_id for s in m.seats if s.seat == seat) for m in matches} == {b.id for b in bots}
     records = [load_match(sessions, m.id) for m in matches]
-    # each rotation under its own suit permutation (issue 11): the same deal once the suits are
+    # each rotation under its own suit permutation: the same deal once the suits are
     # put back, and not the same look
     assert len({r.suits for r in records}) == 3
     looks = set()

@@ -213,7 +213,7 @@ def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot
     top = summary["standings"][0]
     assert top["bot"] == a.name and top["games"] == 2 and top["sets"] == 1 and top["connected"]
     assert summary["sets"]["rated"] == 1
-    # one rotation of a set at a time (issue 11): rotation 0 queued, the next pending until it is done
+    # one rotation of a set at a time: rotation 0 queued, the next pending until it is done
     assert summary["matches"]["queued"] == 2 and summary["matches"]["pending"] == 2
     assert sorted(second.to_send) == sorted(second.match_ids[::2])
     with sessions() as session:

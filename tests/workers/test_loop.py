@@ -1,4 +1,4 @@
-"""A worker process plays its matches as coroutines on one event loop (issue 13).
+"""A worker process plays its matches as coroutines on one event loop.
 
 - hundreds of matches in flight in one worker process, with bots that think, and no fault;
 - steps nobody watches build no event; a spectator who comes gets the current view at once;

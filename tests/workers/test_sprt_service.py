@@ -57,7 +57,7 @@ def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # t
             assert tables[1] == tables[0][1:] + tables[0][:1]  # every seat rotation
             assert tables[0][:2] == [(a.id, ""), (b.id, "v7")] and tables[3][:2] == [(b.id, "v7"), (a.id, "")]
             assert len({tuple(t) for t in tables}) == 6 and all(m.test_id == test_id for m in group)
-            assert len({m.suits for m in group}) == 6  # each rotation its own suit disguise (issue 11)
+            assert len({m.suits for m in group}) == 6  # each rotation its own suit disguise
         assert matches[0].seed != matches[6].seed
 
 

@@ -1,7 +1,7 @@
 """JSON on the workers' hot path: every decision's observation and the spectators' events.
 
-``orjson`` writes a merde observation in 0.7 µs where ``json.dumps`` takes 7.9 (issue 13's
-profile: a tenth of a worker's event loop was ``json.dumps``). The output is compact JSON in
+``orjson`` rather than ``json.dumps``, which was a tenth of a worker's event loop: about ten
+times faster on an observation (measured: 0.7 µs against 7.9). The output is compact JSON in
 UTF-8; dict keys that are not strings are written as strings, as ``json.dumps`` does.
 """
 

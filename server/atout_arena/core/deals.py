@@ -1,4 +1,4 @@
-"""Secret deals: match seeds nobody can compute from what is public (issue 11, finding 1).
+"""Secret deals: match seeds nobody can compute from what is public.
 
 A competition's match seeds derive from its public-ish seed (the tournament's or the test's)
 **and** its *deal key*, a 256-bit HMAC of the arena's secret::

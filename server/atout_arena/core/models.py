@@ -65,7 +65,7 @@ class Bot(Base):
 
 
 # ---------------------------------------------------------------------------------------------
-# Tournaments, leagues, matches and ratings (the workers' records; issue 4).
+# Tournaments, leagues, matches and ratings (the workers' records).
 #
 # Indices follow what the API asks: matches by tournament (and status), by bot (through
 # match_seats), by status (the sweeper); ratings by game. Rows are written so that a retried
@@ -150,7 +150,7 @@ class Tournament(_Competition, Base):
     # as `absent` (services.competitions.DEFAULT_ABSENT_GRACE_S when created).
     absent_grace_s: Mapped[float] = mapped_column(Float, nullable=False, default=10.0, server_default="10")
     # The secret its match seeds derive from (core.deals), shown once it is over; None: seeds
-    # of a tournament made before issue 11 (a plain hash of the seed).
+    # of a tournament made before secret deal keys existed (a plain hash of the seed).
     deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     league: Mapped[League | None] = relationship(back_populates="seasons")

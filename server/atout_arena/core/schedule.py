@@ -48,8 +48,9 @@ _COMPLETE_LIMIT = 5000  # above this many combinations of k bots, no complete de
 _BLOCK_LIMIT = 5000  # above this many base blocks, the cyclic design tries a fixed sample
 # Above this much work (chosen blocks cubed x (candidate blocks x distances + a scan's overhead))
 # the cyclic design keeps its greedy blocks unpolished: the swaps and the "one round fewer" tries
-# cost about that, and the schedule must be built within a second (issue 11). Large designs
-# are near their lower bound already.
+# cost about that, and the schedule must be built within a second (the API builds it while
+# answering the request that creates the tournament). Large designs are near their lower bound
+# already.
 _POLISH_LIMIT = 50_000_000
 
 
@@ -87,8 +88,9 @@ def _keyed_digest(message: bytes, key: str | None) -> bytes:
 
 
 def deal_suits(competition_seed: int, deal_group: int, rotation: int, key: str | None = None) -> str:
-    """The suit permutation that disguises ``rotation`` of a duplicate deal group (issue 11,
-    finding 2): a text for ``new_state(suit_permutation=...)`` (``"hdsc"``: clubs become hearts...).
+    """The suit permutation that disguises ``rotation`` of a duplicate deal group, so a bot does not
+    recognise a deal it already played: a text for ``new_state(suit_permutation=...)`` (``"hdsc"``:
+    clubs become hearts...).
 
     The 24 permutations of ``cdhs`` are put in an order drawn from an HMAC of the group under
     the competition's secret ``key`` (a plain hash without one), and rotation ``r`` takes the

@@ -70,7 +70,7 @@ SERVER_OPTIONS: Sequence[tuple[str, Any]] = (
     ("grpc.keepalive_permit_without_calls", 1),
     # A bot stream's receive window stays small (no BDP growth): a bot sending faster than its
     # session reads (the session's token bucket) is held by HTTP/2 flow control after a few
-    # thousand small messages, instead of the transport taking them in at any rate (issue 11).
+    # thousand small messages, instead of the transport taking them in at any rate.
     ("grpc.http2.bdp_probe", 0),
     ("grpc.http2.lookahead_bytes", 65_536),
 )
@@ -317,8 +317,7 @@ async def serve(
     )
     await game_server.start()
     # What was made to start (modules, the registry, gRPC's tables) lives as long as the process:
-    # out of the collector's way. A full collection walked it all (91 ms, measured in the
-    # middle of a decision's round trip)
+    # out of the collector's way, whose full collections walked it all (measured: 91 ms)
     gc.freeze()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -11,7 +11,7 @@ code ``bad_message`` saying why, and the stream goes on. A stream is read at the
 it is asked (a token bucket: :data:`MESSAGE_RATE`): a flood waits in gRPC's flow control.
 What the limits hold back is logged and counted (``atout_stream_limited_total``).
 
-Batching (issue 13): the inbox is read up to :data:`INBOX_READ_COUNT` entries at a time. To a
+Batching: the inbox is read up to :data:`INBOX_READ_COUNT` entries at a time. To a
 stream whose Hello listed the feature ``"batch"`` (its Welcome then lists it back), the decision
 requests of one read go as one ``DecisionBatch`` (at most :data:`MAX_DECISION_BATCH` requests and
 about :data:`MAX_DECISION_BATCH_BYTES`; a lone request as a plain ``DecisionRequest``);
@@ -63,8 +63,8 @@ MAX_VERSION_LENGTH = 64
 MAX_STREAMS = 4  # live streams (versions) of one bot at once
 MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
-# Per stream: a token bucket on the bot's messages (issue 11, finding 7). It fills at
-# MESSAGE_RATE a second (up to MESSAGE_BURST: pings, pongs, a few stray answers) and by
+# Per stream: a token bucket on the bot's messages, so a flooding bot cannot slow the others. It
+# fills at MESSAGE_RATE a second (up to MESSAGE_BURST: pings, pongs, a few stray answers) and by
 # MAX_REJECTIONS + 1 for every decision the stream is sent (up to MAX_CREDIT), so a bot answering
 # what it is asked, however fast, never waits. Beyond that the stream is simply read later:
 # gRPC's flow control then holds the bot's sends, so a flooding bot costs the game server (and

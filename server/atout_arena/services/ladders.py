@@ -1,5 +1,5 @@
 """Ladders: connected bots are matched all the time, rated by OpenSkill, and the standings always
-say who is best now (issue 15).
+say who is best now.
 
 A ladder has a game and its rules of play (a :class:`CompetitionSpec`), a target number of
 matches in flight, and who may join: any registered bot (``open``) or the bots it was created
@@ -304,7 +304,8 @@ def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember]
         session.add(LadderSet(ladder_id=ladder.id, number=number, bots=list(table)))
         seed = deal_seed(ladder.seed, number)
         # One rotation at a time (the next one released when it is done: services.deals), each
-        # under its own suit permutation, as in duplicate tournaments (issue 11, finding 2).
+        # under its own suit permutation, as in duplicate tournaments: no bot sees two rotations
+        # of a deal at once, nor recognises a deal it already played.
         for rotation, seats in enumerate(set_tables([(bot, "") for bot in table])):
             match = Match(
                 tournament_id=None, ladder_id=ladder.id, number=number * size + rotation,

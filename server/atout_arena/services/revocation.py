@@ -1,4 +1,4 @@
-"""Revocation that bites (issue 11, finding 4): disabling a bot or rotating its token.
+"""Revocation that bites: disabling a bot or rotating its token.
 
 :func:`revoke_bot` is what the REST API and the CLI call after the registry change:
 

@@ -1,4 +1,4 @@
-"""ladders, ladder_members, ladder_sets and matches.ladder_id: the continuous ladder (issue 15)
+"""ladders, ladder_members, ladder_sets and matches.ladder_id: the continuous ladder
 
 Revision ID: 0005
 Revises: 0004

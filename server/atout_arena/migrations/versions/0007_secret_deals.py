@@ -1,4 +1,4 @@
-"""arena_secrets, and the deal keys of tournaments and tests (issue 11: secret seeds)
+"""arena_secrets, and the deal keys of tournaments and tests: secret seeds
 
 Revision ID: 0007
 Revises: 0006

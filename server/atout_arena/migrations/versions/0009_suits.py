@@ -1,4 +1,4 @@
-"""matches.suits: the suit permutation disguising a duplicate rotation's deal (issue 11)
+"""matches.suits: the suit permutation disguising a duplicate rotation's deal
 
 Revision ID: 0009
 Revises: 0008
