@@ -1,23 +1,30 @@
 """Play one stored match for real: claim it, play it through the bots, store its result once.
 
-This is the body of the ``atout.play_match`` task, kept out of Celery so that it reads as a
-plain function of the :class:`~atout_workers.world.World`:
+This is the body of the ``atout.play_match`` task, kept out of Celery so that it reads as plain
+functions of the :class:`~atout_workers.world.World`. A worker process plays its matches as
+coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on_loop`:
 
-1. :func:`atout_workers.store.claim_match` takes the match (queued, or running with a stale
-   heartbeat) under a fresh runner id; anything else means another worker has it or had it:
-   nothing to do.
-2. The heartbeat thread keeps the lease alive; :func:`atout_arena.core.match.play_match` plays the
-   game, asking bots through :class:`atout_workers.decisions.DecisionClient`; each step is published
-   to the spectators' channels while someone watches (:class:`Publisher`), through the process's
-   event sink, which also adds up the decisions' metrics of all its matches.
+1. On the task's thread, :func:`claim`: :func:`atout_workers.store.claim_match` takes the match
+   (queued, or running with a stale heartbeat) under a fresh runner id; anything else means
+   another worker has it or had it: nothing to do. From then on the process's heartbeat thread
+   keeps the lease alive.
+2. On the loop, ``_play_and_store_async``: :func:`atout_arena.core.match.play_match_async` plays
+   the game, asking bots through :class:`atout_workers.decisions.AsyncDecisionClient`; steps are
+   published to the spectators' channels while someone watches (:class:`Publisher`), through
+   the process's event sink, which also adds up the decisions' metrics of all its matches. What
+   blocks (the database, sync Redis) runs on the loop's threads, never on the loop itself.
 3. :func:`atout_workers.store.store_result` stores the result, the action log and the ratings in
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
 
-It is the one way a match is played, always by a worker: tournament and league matches from
-the matches queue, practice matches (:mod:`atout_arena.services.practice`) from the practice
-queue. The seats of house bots are played in-process (:func:`with_house_bots`) and get no
-MatchStart / MatchEnd over Redis; only tournament matches are rated.
+:func:`run_match` is the same match played on the calling thread
+(:func:`atout_arena.core.match.play_match`, :class:`~atout_workers.decisions.DecisionClient`),
+for in-process askers.
+
+Matches are played by workers only: tournament, league, test and ladder matches from the
+matches queue, practice matches (:mod:`atout_arena.services.practice`) from the practice
+queue. The seats of house bots are played in-process (:class:`~atout_workers.house.HouseAsker`)
+and get no MatchStart / MatchEnd over Redis; only tournament matches are rated here.
 """
 
 from __future__ import annotations

@@ -1,15 +1,17 @@
 """The Celery tasks: thin, taking ids, re-reading the world, idempotent.
 
 Their names, queues and what each does are the contract of :mod:`atout_arena.core.tasks`; the
-bodies are plain functions: the match runner (:func:`atout_workers.runner.run_match`), the
+bodies are plain functions: the match runner (:func:`atout_workers.runner.play_on_loop`, which
+claims a match on the task's thread and hands it to the process's event loop), the
 competition services (:mod:`atout_arena.services.tournaments`, :mod:`~atout_arena.services.leagues`)
 and the sweeper. Transient errors (Redis, a locked database) are retried by Celery itself
 (``autoretry_for``) with a bounded exponential backoff.
 
-No task waits for another: a tournament fans out one ``play_match`` per match, and the match
-that stores the tournament's last result sends ``finalize_tournament`` (not a chord: a chord's
-counter lives in the result backend and never completes when one of its tasks is replaced by a
-re-sent one after a worker died).
+No task waits for another: a tournament fans out its matches in ``play_match`` tasks (up to
+:data:`~atout_arena.core.tasks.PLAY_BATCH` matches each), and the match that stores the
+tournament's last result sends ``finalize_tournament`` (not a chord: a chord's counter lives in
+the result backend and never completes when one of its tasks is replaced by a re-sent one after
+a worker died).
 """
 
 from __future__ import annotations

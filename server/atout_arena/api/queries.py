@@ -1,5 +1,6 @@
-"""The API's reads that the workers' modules do not already offer: plain functions of a
-``Session`` returning the response models' data."""
+"""The API's reads that :mod:`atout_arena.services` does not already offer: plain functions (of
+a ``Session``, of rows already loaded, or of Redis for who is connected) returning the response
+models' data."""
 
 from __future__ import annotations
 
