@@ -49,6 +49,7 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     from atout._loop import run as run_loop
     from atout_arena.core.db import open_database
     from atout_arena.core.embedded_redis import find_redis_url
+    from atout_arena.core.relay import ContractMismatch
     from atout_arena.core.tasks import Tasks
     from atout_arena.gateway.server import serve
     from atout_arena.services.bots import BotRegistry
@@ -75,6 +76,9 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
         practice = Practice(sessions, client, tasks)
         run_loop(serve(settings, BotRegistry(sessions), address=address, redis_url=redis_url,
                        on_ready=ready, practice=practice))
+    except ContractMismatch as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     finally:
         tasks.close()
         client.close()
@@ -192,8 +196,13 @@ def _main(argv: list[str]) -> int:
             print(f"error: {problem}", file=sys.stderr)
             return 2
         from atout_arena.api import serve_api
+        from atout_arena.core.relay import ContractMismatch
 
-        serve_api(args.host, args.port, settings)
+        try:
+            serve_api(args.host, args.port, settings)
+        except ContractMismatch as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
         return 0
     if hasattr(args, "func"):
         return int(args.func(args))

@@ -50,6 +50,12 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     else:
         queues, concurrency = QUEUES, args.concurrency or settings.worker_concurrency
     settings = settings.replace(redis_url=url, worker_concurrency=concurrency)
+    refusal = contract_refusal_of(url)
+    if refusal is not None:
+        print(f"error: {refusal}", file=sys.stderr)
+        if embedded is not None:
+            embedded.stop()
+        return EXIT_USAGE
     # the process's world (its event loop's room) is built from the environment on first use
     os.environ["ATOUT_WORKER_CONCURRENCY"] = str(concurrency)
     app = create_app(settings)
@@ -68,6 +74,26 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
         if embedded is not None:
             embedded.stop()
     return EXIT_OK
+
+
+def contract_refusal_of(redis_url: str) -> str | None:
+    """Why this worker may not start on the Redis at ``redis_url`` (a part of another contract
+    version is live there), or None. It registers as the keeper will (one process id)."""
+    import redis
+
+    from atout_arena.core.relay import ContractMismatch, check_contract
+    from atout_workers.keeper import contract_part
+
+    client = redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
+    try:
+        check_contract(client, contract_part())
+    except ContractMismatch as exc:
+        return str(exc)
+    except redis.RedisError as exc:  # Redis away: the keeper registers it once it is back
+        print(f"worker: could not check the Redis contract's version now ({exc})", file=sys.stderr)
+    finally:
+        client.close()
+    return None
 
 
 def cmd_beat(args: argparse.Namespace, settings: Settings) -> int:

@@ -32,7 +32,8 @@ from typing import Any
 
 import redis
 
-from atout_arena.core.keys import SWEEPER_LOCK_KEY, WORKERS_KEY, ladder_armed_key
+from atout_arena.core.keys import CONTRACT_KEY, SWEEPER_LOCK_KEY, WORKERS_KEY, ladder_armed_key
+from atout_arena.core.relay import ContractMismatch, check_contract
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE
 from atout_arena.services import ladders
 from atout_workers import store
@@ -49,6 +50,11 @@ MATCH_QUEUES = (MATCH_QUEUE, PRACTICE_QUEUE)  # where a lost match task may stil
 def process_id() -> str:
     """This process as it prefixes its runner ids (:meth:`atout_workers.world.World.new_runner`)."""
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def contract_part() -> str:
+    """This process in the Redis contract's registry (:func:`atout_arena.core.relay.check_contract`)."""
+    return f"worker {process_id()}"
 
 
 def sweep_world(world: World) -> SweepReport:
@@ -114,10 +120,15 @@ class Keeper:
             self._thread.join(5.0)
         with contextlib.suppress(redis.RedisError):
             self.world.redis.zrem(WORKERS_KEY, self.me)
+            self.world.redis.hdel(CONTRACT_KEY, contract_part())
 
     def tick(self) -> None:
         world, now = self.world, time.time()
         world.redis.zadd(WORKERS_KEY, {self.me: int((now + LIVENESS_TTL_S) * 1000)})
+        try:
+            check_contract(world.redis, contract_part())
+        except ContractMismatch as exc:  # registered while this one could not renew: say so
+            log.error("%s", exc)
         recover_dead_workers(world, self.me)
         interval = world.settings.sweep_interval_s
         if time.monotonic() - self._last_sweep < interval:

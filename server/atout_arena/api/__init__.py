@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import secrets
 import socket
 import sys
@@ -19,6 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import redis
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
@@ -40,6 +42,7 @@ from atout_arena.api.routes import (
     system,
     tournaments,
 )
+from atout_arena.core.relay import ContractMismatch, check_contract
 from atout_arena.core.settings import Settings
 
 DASHBOARD = Path(__file__).resolve().parent.parent / "dashboard"
@@ -135,6 +138,14 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
             flush=True,
         )
     app = create_app(settings, admin_token=admin_token)
+    arena = app.state.arena
+    try:  # it serves people's play streams as a game server does: the same contract, looked at once
+        check_contract(arena.redis, f"API {socket.gethostname()}:{os.getpid()}", ttl_ms=0)
+    except ContractMismatch:
+        arena.close()
+        raise
+    except redis.RedisError as exc:
+        logging.getLogger(__name__).warning("could not check the Redis contract's version (%s)", exc)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # TCP: asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -25,12 +25,28 @@ key                                    type     written by / meaning
 ``atout:servers``                      zset     game servers: server id -> liveness expiry (ms); 0 = stopped
 ``atout:workers``                      zset     workers: worker processes (``host:pid``) by expiry
 ``atout:sweeper:lock``                 string   workers: the one sweep of the current interval (NX, expiring)
+``atout:control``                      channel  API: a bot's revocation, for every game server
+``atout:contract``                     hash     game servers, workers: part -> "<version> <expiry ms>"
+``atout:mailbox:{mailbox}``            list     game servers: replies to one worker process's requests
+``atout:released:{conn}``              string   game server: a released stream's tombstone
+``atout:ladder:{ladder}:armed``        string   workers: a ladder's next tick is scheduled
 =====================================  =======  ==========================================================
+
+:data:`CONTRACT_VERSION` versions all of it: these keys, what they hold, the scripts of
+:mod:`atout_arena.core.relay` and the reply formats (``T<ms> <action>``...). Parts that speak
+different versions do not share a Redis: a part refuses to start while a part of another
+version is live on it (:func:`atout_arena.core.relay.check_contract`; docs/deployment.md).
 """
 
 from __future__ import annotations
 
 PREFIX = "atout:"
+
+# The version of the contract between the arena's processes through Redis (this key space, its
+# scripts and its formats). Raise it with any change that a part of the previous version would
+# misread; a change every version reads the same way keeps it.
+CONTRACT_VERSION = 1
+CONTRACT_KEY = "atout:contract"
 
 # -- the decision relay (game servers <-> workers) -----------------------------------------
 

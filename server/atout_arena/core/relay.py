@@ -115,6 +115,8 @@ except ImportError:  # pragma: no cover - hiredis is a dependency, but stay usab
 
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
+    CONTRACT_KEY,
+    CONTRACT_VERSION,
     CONTROL_CHANNEL,
     MAILBOX_PREFIX,
     REQ_KEY_PREFIX,
@@ -609,6 +611,71 @@ def answer_if_pending_command(answer: Answer) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------ presence (anyone)
+
+
+# ------------------------------------------------------------------ the contract's version
+
+CONTRACT_TTL_MS = 10_000  # a part that did not renew its entry for this long is gone
+
+# Register a part of the arena (ARGV[1], speaking contract version ARGV[2]) unless a live part
+# of another version is registered: then that part and its version, and nothing is written.
+# Expired entries go. ARGV[4] = 0: only look (a part that does not renew an entry).
+CONTRACT = """
+local entries = redis.call('HGETALL', KEYS[1])
+local now = tonumber(ARGV[3])
+for i = 1, #entries, 2 do
+  local version, expiry = string.match(entries[i + 1], '^(%S+) (%d+)$')
+  if expiry == nil or tonumber(expiry) < now then
+    redis.call('HDEL', KEYS[1], entries[i])
+  elseif entries[i] ~= ARGV[1] and version ~= ARGV[2] then
+    return {entries[i], version}
+  end
+end
+if ARGV[4] ~= '0' then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. ' ' .. ARGV[4])
+end
+return false
+"""
+
+
+class ContractMismatch(RuntimeError):  # noqa: N818 - a refusal, said in its message
+    """A part of another version of the Redis contract is live on this Redis."""
+
+
+def contract_command(part: str, ttl_ms: int = CONTRACT_TTL_MS,
+                     version: int | str = CONTRACT_VERSION) -> tuple[Any, ...]:
+    """The CONTRACT call that registers ``part`` for ``ttl_ms`` (0: only look)."""
+    now = now_ms()
+    return ("EVAL", CONTRACT, 1, CONTRACT_KEY, part, str(version), now, now + ttl_ms if ttl_ms else 0)
+
+
+def contract_refusal(reply: Any, part: str, version: int | str = CONTRACT_VERSION) -> str | None:
+    """What :data:`CONTRACT` answered, as the one line a refused part says (None: agreed)."""
+    if not reply:
+        return None
+    other, other_version = (x.decode() if isinstance(x, bytes) else str(x) for x in reply)
+    return (f"{part} speaks version {version} of the arena's Redis contract, but {other} (version "
+            f"{other_version}) is live on this Redis: run one version at a time; to upgrade, stop "
+            "every part of the old version first (docs/deployment.md, 'Upgrading')")
+
+
+def check_contract(redis_client: Any, part: str, ttl_ms: int = CONTRACT_TTL_MS,
+                   version: int | str = CONTRACT_VERSION) -> None:
+    """Register ``part`` (sync client); :class:`ContractMismatch` while a part of another
+    version is live."""
+    refusal = contract_refusal(redis_client.execute_command(*contract_command(part, ttl_ms, version)),
+                               part, version)
+    if refusal is not None:
+        raise ContractMismatch(refusal)
+
+
+async def check_contract_async(redis_client: Any, part: str, ttl_ms: int = CONTRACT_TTL_MS,
+                               version: int | str = CONTRACT_VERSION) -> None:
+    """:func:`check_contract` with an asyncio client."""
+    reply = await redis_client.execute_command(*contract_command(part, ttl_ms, version))
+    refusal = contract_refusal(reply, part, version)
+    if refusal is not None:
+        raise ContractMismatch(refusal)
 
 
 def connected_streams(redis: Any) -> list[str]:

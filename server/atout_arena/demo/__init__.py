@@ -32,20 +32,20 @@ Exit codes: 0 done (or stopped by Ctrl-C with ``--keep``), 1 a part failed, 2 ba
 130 interrupted.
 """
 
+import importlib
 from typing import Any
 
-from atout_arena.demo.commands import add_demo_parser
-from atout_arena.demo.plan import PRESETS, DemoBot, DemoPlan, plan_demo
+from atout_arena.demo.commands import PRESETS, add_demo_parser
 
-_RUN = ("Demo", "DemoOptions", "cmd_demo", "run_demo")
+_LATE = {"DemoBot": "plan", "DemoPlan": "plan", "plan_demo": "plan",
+         "Demo": "run", "DemoOptions": "run", "cmd_demo": "run", "run_demo": "run"}
 
 
 def __getattr__(name: str) -> Any:
-    """The runner's names, imported when asked for: the package stays light for the CLI."""
-    if name in _RUN:
-        from atout_arena.demo import run
-
-        return getattr(run, name)
+    """The plan's and the runner's names, imported when asked for: the package stays light for
+    ``atout-arena --help`` (they bring numpy, SQLAlchemy, Redis)."""
+    if name in _LATE:
+        return getattr(importlib.import_module(f"atout_arena.demo.{_LATE[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

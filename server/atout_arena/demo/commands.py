@@ -6,11 +6,30 @@ handlers import when the command runs."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atout_arena.demo.plan import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS
 
+@dataclass(frozen=True)
+class Preset:
+    """How a game is played in the demo: seats per match, options, games per pairing."""
+
+    players: int
+    options: dict[str, Any]
+    games_per_pairing: int
+
+
+# Chosen so that the default demo (4 bots) takes about a minute on a 2-core laptop.
+PRESETS: dict[str, Preset] = {
+    "merde": Preset(players=4, options={"deals": 5}, games_per_pairing=600),
+    "tiercon": Preset(players=2, options={}, games_per_pairing=30),
+    "regicide": Preset(players=2, options={}, games_per_pairing=20),
+    "fool": Preset(players=2, options={}, games_per_pairing=65),
+}
+DEFAULT_GAME = "merde"
+DEFAULT_BOTS = 4
+DEFAULT_WORKERS = 2
 DEFAULT_API_PORT, DEFAULT_GRPC_PORT = 8000, 50051
 
 
@@ -68,7 +87,7 @@ def add_up_parser(subparsers: Any) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
-    from atout_arena.demo.run import cmd_demo
+    from atout_arena.demo.run import cmd_demo  # when it runs: see the module's docstring
 
     return cmd_demo(args)
 

@@ -8,27 +8,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from atout.games import GAMES, new_game
+from atout_arena.core.schedule import tables
+from atout_arena.demo.commands import DEFAULT_BOTS, DEFAULT_GAME, DEFAULT_WORKERS, PRESETS, Preset
+
+__all__ = ["DEFAULT_BOTS", "DEFAULT_GAME", "DEFAULT_WORKERS", "PRESETS", "DemoBot", "DemoPlan", "Preset",
+           "plan_demo"]
 
 
-@dataclass(frozen=True)
-class Preset:
-    """How a game is played in the demo: seats per match, options, games per pairing."""
-
-    players: int
-    options: dict[str, Any]
-    games_per_pairing: int
-
-
-# Chosen so that the default demo (4 bots) takes about a minute on a 2-core laptop.
-PRESETS: dict[str, Preset] = {
-    "merde": Preset(players=4, options={"deals": 5}, games_per_pairing=600),
-    "tiercon": Preset(players=2, options={}, games_per_pairing=30),
-    "regicide": Preset(players=2, options={}, games_per_pairing=20),
-    "fool": Preset(players=2, options={}, games_per_pairing=65),
-}
-DEFAULT_GAME = "merde"
-DEFAULT_BOTS = 4
-DEFAULT_WORKERS = 2
 BOT_KINDS = ("heuristic", "random")
 
 
@@ -91,7 +77,5 @@ def plan_demo(game: str = DEFAULT_GAME, bots: int = DEFAULT_BOTS, games_per_pair
         raise ValueError(f"--games-per-pairing {games_per_pairing}: at least 1")
     options = dict(preset.options)
     new_game(game, players=players, **options)  # a bad player count raises ValueError naming it
-    from atout_arena.core.schedule import tables  # numpy's: not for atout-arena --help
-
     schedule = tables(list(range(bots)), players, games_per_pairing, seed=0)
     return DemoPlan(game, players, options, games_per_pairing, demo_bots(bots), len(schedule))

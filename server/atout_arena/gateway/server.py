@@ -29,16 +29,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
+import redis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_arena.core.keys import CONTROL_CHANNEL
+from atout_arena.core.keys import CONTRACT_KEY, CONTROL_CHANNEL
 from atout_arena.core.relay import (
     SERVER_BEAT_S,
     SERVERS_KEY,
+    ContractMismatch,
     GatewayRelay,
+    check_contract_async,
     make_async_redis,
     now_ms,
     parse_control,
@@ -191,7 +194,19 @@ class GameServer:
         self._beat: asyncio.Task[None] | None = None
         self._control: asyncio.Task[None] | None = None
 
+    @property
+    def part(self) -> str:
+        """This server in the Redis contract's registry (:func:`atout_arena.core.relay.check_contract`)."""
+        return f"game server {self.server_id}"
+
     async def start(self) -> None:
+        """Serve; :class:`~atout_arena.core.relay.ContractMismatch` (nothing started) while a part
+        of another contract version is live on this Redis."""
+        if self.server_id:
+            try:
+                await check_contract_async(self.relay.redis, self.part)
+            except redis.RedisError as exc:  # Redis away: the beat registers it once it is back
+                log.warning("could not check the Redis contract's version now (%s); the beat will", exc)
         self._control = asyncio.create_task(self._listen_control(), name="control-channel")
         await self.server.start()
         for name in ("", *ALL_SERVICE_NAMES):
@@ -206,6 +221,10 @@ class GameServer:
             try:
                 await self.relay.redis.execute_command(*server_beat_command(self.server_id))
                 await self.relay.redis.zremrangebyscore(SERVERS_KEY, 1, now_ms() - 3_600_000)
+                try:
+                    await check_contract_async(self.relay.redis, self.part)
+                except ContractMismatch as exc:  # registered while this one was away: say so
+                    log.error("%s", exc)
                 if failing:
                     log.info("Redis is back: liveness renewed")
                 failing = False
@@ -247,6 +266,7 @@ class GameServer:
             try:  # gone at once: workers wait for its bots to reconnect elsewhere
                 await asyncio.wait_for(self.relay.redis.execute_command(
                     *server_beat_command(self.server_id, ttl_ms=0)), 2.0)
+                await asyncio.wait_for(self.relay.redis.hdel(CONTRACT_KEY, self.part), 2.0)
             except Exception as exc:
                 log.warning("could not mark this server stopped in Redis: %s", exc)
         self.gateway.close_all("shutting_down", "the game server is shutting down: reconnect")
