@@ -4,6 +4,7 @@ after."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import time
 
@@ -11,12 +12,30 @@ import pytest
 from e2e_helpers import wait_until
 from sqlalchemy import func, select
 
-from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, play_match
+from atout_arena.core.match import (
+    Answer,
+    DecisionAsk,
+    FaultPolicy,
+    MatchOutcome,
+    MatchSetup,
+    SeatBot,
+    play_match_async,
+)
 from atout_arena.core.models import Bot, RatingChange
 from atout_arena.services.practice import PracticeError, house_bot_name, start_practice
 from atout_workers.house import HouseAsker
 
 pytestmark = pytest.mark.timeout(120)
+
+
+def play_with(house: HouseAsker, network) -> MatchOutcome:  # type: ignore[no-untyped-def]
+    """The match on an event loop, as a worker plays it: house seats in-process, the visiting
+    ones through ``network`` (in-process too, here)."""
+
+    async def visiting(a: DecisionAsk) -> Answer:
+        return network(a)
+
+    return asyncio.run(play_match_async(house.setup, house.asking(visiting)))
 
 
 def visitor_asker(seed: int = 1):  # type: ignore[no-untyped-def]
@@ -48,27 +67,27 @@ def test_house_seats_are_played_in_process_and_the_others_over_the_network(
     )
     setup = MatchSetup("p1", game, options, 5, seats, FaultPolicy(move_ms=1000, max_faults=0))
     network = visitor_asker()
-    house = HouseAsker(setup, network)
-    outcome = play_match(setup, house)
+    house = HouseAsker(setup)
+    outcome = play_with(house, network)
     assert all(step.by == "bot" and not step.faults for step in outcome.steps)
     assert set(network.asked) == {1}  # only the visiting seat went over the network
     assert {s.seat for s in outcome.steps} == set(range(players))
     assert set(house.players) == set(range(players)) - {1}
-    again = play_match(setup, HouseAsker(setup, visitor_asker()))  # seeded: the same match again
+    again = play_with(HouseAsker(setup), visitor_asker())  # seeded: the same match again
     assert [s.action for s in again.steps] == [s.action for s in outcome.steps]
 
 
 def test_a_house_bot_that_breaks_is_faulted_never_crashes_the_match() -> None:
     seats = (SeatBot(1, "visitor"), SeatBot(2, house_bot_name("tiercon", 1)))
     setup = MatchSetup("p2", "tiercon", {}, 3, seats, FaultPolicy(move_ms=1000, max_faults=0))
-    house = HouseAsker(setup, visitor_asker())
+    house = HouseAsker(setup)
 
     class Broken:
         def act(self, observation):  # type: ignore[no-untyped-def]
             raise RuntimeError("boom")
 
     house.players[1] = Broken()  # type: ignore[assignment]
-    outcome = play_match(setup, house)
+    outcome = play_with(house, visitor_asker())
     broken = [s for s in outcome.steps if s.seat == 1]
     assert broken and all(s.by == "fallback" and s.faults == ("illegal",) for s in broken)
     assert "house bot error: RuntimeError: boom" in broken[0].detail

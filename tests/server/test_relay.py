@@ -19,44 +19,6 @@ pytestmark = pytest.mark.timeout(60)
 pool = ThreadPoolExecutor(4)
 
 
-class LoopDecisions:
-    """The event loop's client (what a worker process plays its matches with) behind the sync
-    client's methods: every test of this file runs against both."""
-
-    def __init__(self, redis_url: str) -> None:
-        from atout_workers.decisions import AsyncDecisionClient
-        from atout_workers.loop import MatchLoop
-
-        self.loop = MatchLoop(16)
-        self.client = AsyncDecisionClient(redis_url)
-
-    def request(self, *args, **kwargs) -> Decision:  # type: ignore[no-untyped-def]
-        return self.loop.call(self.client.request(*args, **kwargs))
-
-    def is_connected(self, bot_id: str) -> bool:
-        return self.loop.call(self.client.is_connected(bot_id))
-
-    def match_start(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        self.loop.call(self.client.match_start(*args, **kwargs))
-
-    def match_end(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
-        self.loop.call(self.client.match_end(*args, **kwargs))
-
-    def close(self) -> None:
-        self.loop.call(self.client.close())
-        self.loop.stop()
-
-
-@pytest.fixture(scope="module", params=["threads", "loop"])
-def decisions(request, redis_url: str):  # type: ignore[no-untyped-def]
-    """The sync client (one request per thread) and the event loop's (one mailbox for all)."""
-    from atout_workers.decisions import DecisionClient
-
-    client = DecisionClient(redis_url) if request.param == "threads" else LoopDecisions(redis_url)
-    yield client
-    client.close()
-
-
 @pytest.fixture
 def address(game_server) -> str:
     return game_server.info["address"]

@@ -20,10 +20,10 @@ waiting for a legal answer until the deadline. Faults (:class:`Fault`):
   :data:`~atout_arena.core.relay.MAX_REJECTIONS` illegal answers (faulted at once);
 - ``timeout``: the deadline passed with no answer.
 
-Concurrency, to keep 16+ matches in flight in one worker process: :class:`DecisionClient` is
-thread-safe (one Redis connection pool; each call in flight holds one connection while it
-waits), so run one match per thread. A call is one Redis round trip (push and wait are
-pipelined), plus one per illegal answer. The Redis keys and scripts are described in
+Concurrency: :class:`AsyncDecisionClient` is the one client; a worker process plays all its
+matches on one event loop with it, every request's commands pipelined on one connection and
+every reply read from one mailbox. :class:`DecisionClient` is the same client for callers on
+threads (it runs it on an event loop of its own). The Redis keys and scripts are described in
 :mod:`atout_arena.core.relay`.
 """
 
@@ -37,13 +37,15 @@ import json
 import logging
 import math
 import secrets
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 
+from atout._loop import new_event_loop
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
@@ -51,11 +53,9 @@ from atout_arena.core.relay import (
     MAX_DEADLINE_MS,
     MAX_REJECTIONS,
     REPLY_DISCONNECTED,
-    REPLY_MARGIN_S,
     REQ_GRACE_MS,
     SERVER_TTL_MS,
     SERVERS_KEY,
-    call_sync,
     cancel_command,
     live_conn_command,
     notify_command,
@@ -73,6 +73,7 @@ from atout_workers.fastjson import dumps_text
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Check = Callable[[str], str | None]
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
 RECONNECT_POLL_S = 0.1  # while waiting for a bot to come back
@@ -214,16 +215,41 @@ def _match_end(match_id: str, seat: int, scores: Sequence[int], ranking: Sequenc
 
 
 class DecisionClient:
-    """Thread-safe, blocking. One per worker process (or per thread: both work)."""
+    """Blocking and thread-safe: the event loop's client (:class:`AsyncDecisionClient`, the one
+    every worker process plays its matches with) for callers on threads (tests, tools), as
+    python-chess's ``SimpleEngine`` wraps its asyncio engine: requests run on an event loop of
+    its own, started on first use. The MatchStart / MatchEnd notifications a match's follow-ups
+    send are plain Redis calls, on the caller's thread."""
 
     def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
+        self.redis_url = redis_url
         self.max_deadline_ms = max_deadline_ms
         self.redis = redis.Redis.from_url(
             redis_url,
-            socket_timeout=COMMAND_TIMEOUT_S,  # blocking waits pass their own timeout
+            socket_timeout=COMMAND_TIMEOUT_S,
             socket_connect_timeout=CONNECT_TIMEOUT_S,
         )
-        self.pool = self.redis.connection_pool
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: AsyncDecisionClient | None = None
+
+    def _call(self, work: Callable[[AsyncDecisionClient], Coroutine[Any, Any, T]]) -> T:
+        """``work(client)`` on the event loop, waited for."""
+        with self._lock:
+            if self._loop is None:
+                loop = new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="atout-decisions", daemon=True)
+                thread.start()
+
+                async def make() -> AsyncDecisionClient:  # its connections belong to the loop
+                    return AsyncDecisionClient(self.redis_url, max_deadline_ms=self.max_deadline_ms)
+
+                self._client = asyncio.run_coroutine_threadsafe(make(), loop).result()
+                self._loop, self._thread = loop, thread
+            loop, client = self._loop, self._client
+        assert client is not None
+        return asyncio.run_coroutine_threadsafe(work(client), loop).result()
 
     def request(
         self,
@@ -237,81 +263,13 @@ class DecisionClient:
         check: Check,
         grace_s: float = 0.0,
     ) -> Decision:
-        """Ask ``bot_id`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
-        up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
-        decision = None
-        for _ in range(MAX_ASKS):
-            decision, stream_changed, deadline_unix_ms = self._ask_once(
-                bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check
-            )
-            if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
-                    and not self._server_alive_after(bot_id, deadline_unix_ms)):
-                decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
-            if decision.fault == Fault.DISCONNECTED:
-                if grace_s <= 0 or not self.wait_connected(bot_id, grace_s):
-                    return decision
-            elif decision.fault is None or not stream_changed:
-                return decision
-            # the bot came back (or its stream moved mid-request): ask again, nothing charged
-        assert decision is not None
-        return decision
-
-    def _ask_once(
-        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
-        legal_actions: Sequence[str], deadline_ms: int, check: Check,
-    ) -> tuple[Decision, bool, int]:
-        """One request; returns its decision, whether the bot's stream changed meanwhile
-        (it reconnected: the request may have been lost with the old stream), its deadline."""
-        ex = _Exchange(
-            bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, self.max_deadline_ms
-        )
-        step: Any = ex.push()
-        conn_at_push: str | None = None
-        first = True
-        while True:
-            wait = ex.wait_s()
-            pushed, popped = call_sync(
-                self.pool, [("EVAL", *step), ("BLPOP", ex.reply_key, wait)], wait + REPLY_MARGIN_S
-            )
-            if first:
-                conn_at_push, first = _text(pushed), False
-            step = ex.on_reply(popped)
-            if isinstance(step, Decision):
-                return step, False, ex.deadline_unix_ms
-            if step is None:
-                commands = [("EVAL", *live_conn_command(bot_id)),
-                            ("EVAL", *cancel_command(bot_id, ex.request_id))]
-                live, _ = call_sync(self.pool, commands, REPLY_MARGIN_S)
-                now_conn = _text(live)
-                return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
-
-    def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
-        """Before a timeout is charged: whether the bot's game server renewed its liveness
-        after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
-        streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
-        limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
-        while True:
-            conn = _text(self.redis.eval(*live_conn_command(bot_id)))
-            if conn is None:
-                return False
-            server = conn.rpartition("/")[0]
-            until = self.redis.zscore(SERVERS_KEY, server) if server else None
-            if until is None or until - SERVER_TTL_MS >= deadline_unix_ms:
-                return True  # unknown server (trusted), or renewed after the deadline
-            if time.monotonic() >= limit:
-                return True
-            time.sleep(RECONNECT_POLL_S)
+        """:meth:`AsyncDecisionClient.request`, waited for on this thread."""
+        return self._call(lambda client: client.request(
+            bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, grace_s=grace_s))
 
     def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
         """Wait up to ``timeout_s`` for ``bot_id`` to have a live stream."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if self.is_connected(bot_id):
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(RECONNECT_POLL_S, left))
+        return self._call(lambda client: client.wait_connected(bot_id, timeout_s))
 
     def match_start(
         self,
@@ -369,6 +327,17 @@ class DecisionClient:
         return bool(self.redis.eval(*live_conn_command(bot_id)))
 
     def close(self) -> None:
+        with self._lock:
+            loop, thread, client = self._loop, self._thread, self._client
+            self._loop = self._thread = self._client = None
+        if loop is not None and thread is not None:
+            try:
+                if client is not None:
+                    asyncio.run_coroutine_threadsafe(client.close(), loop).result(5)
+            finally:
+                loop.call_soon_threadsafe(loop.stop)
+                thread.join(5)
+                loop.close()
         self.redis.close()
 
 
@@ -461,9 +430,9 @@ class _Slot:
 
 
 class AsyncDecisionClient:
-    """:class:`DecisionClient` for one event loop playing many matches at once.
+    """The decision client: one per event loop playing many matches at once.
 
-    The same requests, scripts and faults, but no connection per request: every command goes
+    No connection per request: every command goes
     through one pipelined :class:`~atout_arena.core.wire.Wire` (the pushes of all matches that
     moved in one turn of the loop leave in one write), and every reply comes back through one
     mailbox list of this client (request ids ``m<mailbox>.<nonce>``, see
@@ -568,7 +537,8 @@ class AsyncDecisionClient:
         self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check, grace_s: float = 0.0,
     ) -> Decision:
-        """:meth:`DecisionClient.request`, awaited."""
+        """Ask ``bot_id`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
+        up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
         self._start()
         decision = None
         for _ in range(MAX_ASKS):
@@ -590,6 +560,8 @@ class AsyncDecisionClient:
         self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check,
     ) -> tuple[Decision, bool, int]:
+        """One request; returns its decision, whether the bot's stream changed meanwhile
+        (it reconnected: the request may have been lost with the old stream), its deadline."""
         ex = _Exchange(bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check,
                        self.max_deadline_ms, request_id=self._new_request_id())
         key = ex.request_id.encode()
@@ -617,7 +589,9 @@ class AsyncDecisionClient:
                 pushed.add_done_callback(lambda done: done.cancelled() or done.exception())
 
     async def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
-        """:meth:`DecisionClient._server_alive_after`, awaited."""
+        """Before a timeout is charged: whether the bot's game server renewed its liveness
+        after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
+        streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
         limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
         while True:
             conn = _text(await self.wire.eval(*live_conn_command(bot_id)))

@@ -1,10 +1,11 @@
 """House bots in the match loop: the seats of ``house-<game>-<n>`` are played in-process.
 
 House bots (:mod:`atout_arena.services.practice` registers them) never connect over the
-network. :class:`HouseAsker` is a match loop ``ask`` (:mod:`atout_arena.core.match`) that
-answers their seats with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat and
-match, seeded from the match seed, exactly as the SDK's runner would run it) and hands every
-other seat to the network asker (the game servers' relay, :func:`atout_workers.runner.decision_asker`).
+network. :meth:`HouseAsker.asking` makes a match loop ``ask`` (:mod:`atout_arena.core.match`)
+that answers their seats with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat
+and match, seeded from the match seed, exactly as the SDK's runner would run it) and hands
+every other seat to the network asker (the game servers' relay,
+:func:`atout_workers.runner.decision_asker`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from atout.bot import Bot as SdkBot
 from atout.bot import MatchInfo, MatchResult, Observation
 from atout.bots import HeuristicBot
-from atout_arena.core.match import Answer, Asker, AsyncAsker, DecisionAsk, MatchSetup
+from atout_arena.core.match import Answer, AsyncAsker, DecisionAsk, MatchSetup
 from atout_arena.core.vocabulary import Fault
 from atout_arena.services.bots import is_house
 
@@ -35,22 +36,14 @@ def house_player(setup: MatchSetup, seat: int) -> SdkBot:
 
 
 class HouseAsker:
-    """A match loop ``ask``: house seats are answered in-process, the others by ``network``."""
+    """House seats answered in-process (:meth:`asking` makes the match loop's ``ask``)."""
 
-    def __init__(self, setup: MatchSetup, network: Asker | None) -> None:
+    def __init__(self, setup: MatchSetup) -> None:
         self.setup = setup
-        self.network = network
         self.players: dict[int, SdkBot] = {}
 
-    def __call__(self, ask: DecisionAsk) -> Answer:
-        if not is_house(ask.bot.name):
-            if self.network is None:
-                return Answer(None, 0.0, Fault.DISCONNECTED, "no network asker for a visiting bot")
-            return self.network(ask)
-        return self._house(ask)
-
     def asking(self, network: AsyncAsker) -> AsyncAsker:
-        """The same on the event loop: house seats in-process, the others awaited on ``network``."""
+        """The match loop's ``ask``: house seats in-process, the others awaited on ``network``."""
 
         async def ask(request: DecisionAsk) -> Answer:
             if not is_house(request.bot.name):

@@ -8,7 +8,7 @@ coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on
    (queued, or running with a stale heartbeat) under a fresh runner id; anything else means
    another worker has it or had it: nothing to do. From then on the process's heartbeat thread
    keeps the lease alive.
-2. On the loop, ``_play_and_store_async``: :func:`atout_arena.core.match.play_match_async` plays
+2. On the loop, ``_play_and_store``: :func:`atout_arena.core.match.play_match_async` plays
    the game, asking bots through :class:`atout_workers.decisions.AsyncDecisionClient`; steps are
    published to the spectators' channels while someone watches (:class:`Publisher`), through
    the process's event sink, which also adds up the decisions' metrics of all its matches. What
@@ -17,9 +17,8 @@ coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
 
-:func:`run_match` is the same match played on the calling thread
-(:func:`atout_arena.core.match.play_match`, :class:`~atout_workers.decisions.DecisionClient`),
-for in-process askers.
+:func:`run_match` is the same match, waited for on the calling thread, with an in-process
+asker instead of the bots (tests, tools): the code production runs.
 
 Matches are played by workers only: tournament, league, test and ladder matches from the
 matches queue, practice matches (:mod:`atout_arena.services.practice`) from the practice
@@ -51,7 +50,6 @@ from atout_arena.core.match import (
     MatchSetup,
     SeatBot,
     Step,
-    play_match,
     play_match_async,
 )
 from atout_arena.core.relay import are_connected, live_conn_command, seat_addresses
@@ -59,7 +57,7 @@ from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import is_house
 from atout_workers import store
-from atout_workers.decisions import AsyncDecisionClient, Decision, DecisionClient
+from atout_workers.decisions import AsyncDecisionClient, Decision
 from atout_workers.fastjson import dumps
 from atout_workers.house import HouseAsker
 from atout_workers.world import Lease, World, matches_client
@@ -87,7 +85,7 @@ ABSENT_POLL_S = 0.2  # while a match waits for its bots to connect
 CLAIMS_PER_ATTEMPT = 10  # a match claimed this many times per allowed error (its workers kept dying) fails
 
 
-def decision_asker(client: DecisionClient, grace_s: float = 0.0) -> Asker:
+def decision_asker(client: AsyncDecisionClient, grace_s: float = 0.0) -> AsyncAsker:
     """The match loop's ``ask``, through the worker-side call of the game servers' relay.
 
     A seat whose bot is not connected is waited for up to ``grace_s`` (an outage is not the
@@ -95,10 +93,10 @@ def decision_asker(client: DecisionClient, grace_s: float = 0.0) -> Asker:
     until its bot is back (a bot that really vanished is not waited for at every decision)."""
     gone: set[int] = set()
 
-    def ask(a: DecisionAsk) -> Answer:
+    async def ask(a: DecisionAsk) -> Answer:
         grace = 0.0 if a.seat in gone else grace_s
-        d = client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
-                           a.deadline_ms, a.check, grace_s=grace)
+        d = await client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
+                                 a.deadline_ms, a.check, grace_s=grace)
         return _answer(a, d, gone)
 
     return ask
@@ -266,14 +264,6 @@ class Publisher:
         self.views = None
 
 
-def with_house_bots(ask: Asker, setup: MatchSetup) -> Asker:
-    """House bots (``atout_arena.services.practice``) sit in practice matches and are played
-    in-process; the other seats are asked through ``ask``."""
-    if any(is_house(seat.name) for seat in setup.seats):
-        return HouseAsker(setup, ask)
-    return ask
-
-
 def with_stream_addresses(redis_client: Any, setup: MatchSetup) -> MatchSetup:
     """The setup with each visiting seat's stream address, chosen once as the match starts:
     the stream of the version the seat asks for, or the bot's current stream (the version it
@@ -291,26 +281,28 @@ def visiting_seats(setup: MatchSetup) -> list[tuple[int, SeatBot]]:
     return [(seat, bot) for seat, bot in enumerate(setup.seats) if not is_house(bot.name)]
 
 
-def absent_seats(world: World, setup: MatchSetup, lease: Lease,
-                 stop: threading.Event | None = None) -> tuple[list[int], bool]:
+async def absent_seats(world: World, setup: MatchSetup, lease: Lease,
+                       stop: threading.Event | None = None) -> tuple[list[int], bool]:
     """The seats whose bots are still not connected after the match's ``absent_grace_s``
-    (waited for at its start, heartbeats running): they are forfeited as ``absent``. And
-    whether the seats' streams must be chosen again (a stream chosen at the claim was not live
-    at the start)."""
+    (waited for at its start, heartbeats running, holding no thread): they are forfeited as
+    ``absent``. And whether the seats' streams must be chosen again (a stream chosen at the
+    claim was not live at the start). ``stop`` (default: the process's) ends the wait."""
     if setup.absent_grace_s is None:
         return [], False
-    if _chosen_streams_live(world, setup):
+    matches = world.matches
+    stop = matches.stopping if stop is None else stop
+    if await matches.run_sync(_chosen_streams_live, world, setup):
         return [], False
     deadline = time.monotonic() + setup.absent_grace_s
     while True:
-        missing = _missing(world, setup)
+        missing = await matches.run_sync(_missing, world, setup)
         if not missing or time.monotonic() >= deadline:
             return missing, True
         if lease.lost.is_set():
             raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
-        if stop is not None and stop.is_set():
+        if stop.is_set():  # a warm shutdown does not wait out the grace
             raise Stopped(f"match {setup.match_id}: stopping")
-        time.sleep(ABSENT_POLL_S)
+        await asyncio.sleep(ABSENT_POLL_S)
 
 
 def _chosen_streams_live(world: World, setup: MatchSetup) -> bool:
@@ -329,26 +321,8 @@ def _missing(world: World, setup: MatchSetup) -> list[int]:
     return [seat for (seat, _), connected in zip(seats, live, strict=True) if not connected]
 
 
-async def _absent_seats_async(world: World, setup: MatchSetup, lease: Lease) -> tuple[list[int], bool]:
-    """:func:`absent_seats` on the event loop (waiting holds no thread)."""
-    if setup.absent_grace_s is None:
-        return [], False
-    if await world.matches.run_sync(_chosen_streams_live, world, setup):
-        return [], False
-    deadline = time.monotonic() + setup.absent_grace_s
-    while True:
-        missing = await world.matches.run_sync(_missing, world, setup)
-        if not missing or time.monotonic() >= deadline:
-            return missing, True
-        if lease.lost.is_set():
-            raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
-        if world.matches.stopping.is_set():  # a warm shutdown does not wait out the grace
-            raise Stopped(f"match {setup.match_id}: stopping")
-        await asyncio.sleep(ABSENT_POLL_S)
-
-
 def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, reason: str,
-                ask: Asker | None = None) -> None:
+                house: HouseAsker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
     try:
@@ -356,8 +330,8 @@ def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, r
                                     for seat, bot in visiting_seats(setup)])
     except redis.RedisError:
         log.warning("match %s: could not tell its bots the match ended", setup.match_id)
-    if isinstance(ask, HouseAsker):  # the house bots' on_match_end, in-process
-        ask.finish(scores, ranking, reason)
+    if house is not None:  # the house bots' on_match_end, in-process
+        house.finish(scores, ranking, reason)
 
 
 RESTARTED = "restarted"  # the MatchEnd reason of a run aborted by a worker failure
@@ -375,6 +349,23 @@ def _notify_aborted(world: World, setup: MatchSetup, reason: str) -> None:
             log.warning("match %s: could not tell bot %s its earlier run ended", setup.match_id, bot.name)
 
 
+@dataclass(frozen=True)
+class FollowUps:
+    """What runs once a match is over, whatever its result: the tournament's finalize when it
+    was its last match, the test's next tick when it belonged to one."""
+
+    on_finalize: Callable[[int], None] | None = None
+    on_test: Callable[[int], None] | None = None
+
+    def after(self, completion: store.Completion | None) -> None:
+        if completion is None:
+            return
+        if completion.tournament_done and completion.tournament_id is not None and self.on_finalize:
+            self.on_finalize(completion.tournament_id)
+        if completion.test_id is not None and self.on_test:
+            self.on_test(completion.test_id)  # the test decides, or schedules its next sets
+
+
 @dataclass
 class Claimed:
     """A match this process just claimed, ready to play: its setup (stream addresses chosen),
@@ -388,8 +379,7 @@ class Claimed:
 
 
 def claim(world: World, match_id: int, in_process: bool = False,
-          on_finalize: Callable[[int], None] | None = None,
-          on_test: Callable[[int], None] | None = None) -> Claimed | str:
+          follow_ups: FollowUps = FollowUps()) -> Claimed | str:
     """Claim match ``match_id`` for this process: a :class:`Claimed` to play, or what happened
     instead (``skipped``: not ours; ``failed``: claimed too many times by workers that died)."""
     runner = world.new_runner()
@@ -404,10 +394,7 @@ def claim(world: World, match_id: int, in_process: bool = False,
             f"claimed {attempts - 1} times without a result (its workers kept dying)")
         _notify_aborted(world, setup, "cancelled")
         world.metrics.match(setup.game, "error", 0.0)
-        if completion and completion.tournament_done and on_finalize:
-            on_finalize(completion.tournament_id)  # type: ignore[arg-type]
-        if completion and completion.test_id is not None and on_test:
-            on_test(completion.test_id)
+        follow_ups.after(completion)
         return "failed"
     if attempts > 1:
         _notify_aborted(world, setup, RESTARTED)
@@ -428,39 +415,13 @@ def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
         world.events.flush(EVENTS_FLUSH_TIMEOUT_S)
 
 
-def run_match(
-    world: World,
-    match_id: int,
-    asker: Asker | None = None,
-    on_finalize: Callable[[int], None] | None = None,
-    stop: threading.Event | None = None,
-    on_test: Callable[[int], None] | None = None,
-) -> str:
-    """Play match ``match_id`` if it is ours to play, on this thread. Returns what happened:
-    ``finished``, ``skipped`` (not ours: done, or alive elsewhere), ``lost`` (taken over mid-way),
-    ``duplicate`` (someone stored it first), ``released`` (``stop`` was set: the process is
-    shutting down, the match went back to the queue) or ``failed`` (an error no retry would
-    cure). Transient errors (Redis, a locked database) give the match back and are raised
-    again, for the task to retry. (A worker process plays its matches on its event loop:
-    :func:`play_on_loop`; this is the same match on a thread, for in-process askers.)"""
-    claimed = claim(world, match_id, asker is not None, on_finalize, on_test)
-    if isinstance(claimed, str):
-        return claimed
-    try:
-        grace = world.settings.reconnect_grace_s
-        ask = with_house_bots(asker or decision_asker(world.decisions, grace), claimed.setup)
-        return _play_and_store(world, claimed, ask, on_finalize, stop, on_test)
-    finally:
-        _let_go(world, claimed)
-
-
-def _stepper(claimed: Claimed, stop: threading.Event | None) -> Callable[[State, Step], None]:
+def _stepper(claimed: Claimed, stop: threading.Event) -> Callable[[State, Step], None]:
     lease, match_id, runner, publisher = claimed.lease, claimed.match_id, claimed.runner, claimed.publisher
 
     def on_step(state: State, step: Step) -> None:
         if lease.lost.is_set():
             raise LeaseLost(f"match {match_id}: lease {runner} lost")
-        if stop is not None and stop.is_set():
+        if stop.is_set():
             raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
 
@@ -482,27 +443,8 @@ def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: boo
     return setup
 
 
-def _play_and_store(world: World, claimed: Claimed, ask: Asker, on_finalize: Callable[[int], None] | None,
-                    stop: threading.Event | None, on_test: Callable[[int], None] | None = None) -> str:
-    started = time.perf_counter()
-    setup = claimed.setup
-    absent: list[int] = []
-    try:
-        absent, readdress = absent_seats(world, setup, claimed.lease, stop)
-        setup = _announce(world, setup, absent, readdress)
-        outcome = play_match(setup, ask, _stepper(claimed, stop), on_start=claimed.publisher.start,
-                             absent=absent)
-    except TRANSIENT_ERRORS:
-        store.release_match(world.sessions, claimed.match_id, claimed.runner)
-        raise
-    except Exception as exc:
-        return _stopped(world, claimed, setup, ask, exc, started, on_finalize, on_test)
-    return _conclude(world, claimed, setup, ask, outcome, absent, started, on_finalize, on_test)
-
-
-def _stopped(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | HouseAsker, exc: Exception,
-             started: float, on_finalize: Callable[[int], None] | None,
-             on_test: Callable[[int], None] | None) -> str:
+def _stopped(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None, exc: Exception,
+             started: float, follow_ups: FollowUps) -> str:
     """A match that stopped before its end: lost, released, or failed with its reason."""
     match_id, runner = claimed.match_id, claimed.runner
     if isinstance(exc, LeaseLost):
@@ -511,27 +453,23 @@ def _stopped(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | Hou
     if isinstance(exc, Stopped):
         log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
         store.release_match(world.sessions, match_id, runner)
-        _notify_end(world, setup, None, "restarted", ask)  # its bots see it start again elsewhere
+        _notify_end(world, setup, None, RESTARTED, house)  # its bots see it start again elsewhere
         return "released"
     log.error("match %s failed", match_id, exc_info=exc)
     completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
     world.metrics.match(setup.game, "error", time.perf_counter() - started)
     claimed.publisher.end(None, "error")
-    _notify_end(world, setup, None, "cancelled", ask)
-    if completion and completion.tournament_done and on_finalize:
-        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
-    if completion and completion.test_id is not None and on_test:
-        on_test(completion.test_id)
+    _notify_end(world, setup, None, "cancelled", house)
+    follow_ups.after(completion)
     return "failed"
 
 
-def _conclude(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | HouseAsker,
-              outcome: MatchOutcome, absent: list[int], started: float,
-              on_finalize: Callable[[int], None] | None, on_test: Callable[[int], None] | None) -> str:
+def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None,
+              outcome: MatchOutcome, absent: list[int], started: float, follow_ups: FollowUps) -> str:
     """A match played to its end: its result stored once, then told to everyone."""
     match_id, runner, publisher = claimed.match_id, claimed.runner, claimed.publisher
     if is_outage(setup, outcome):
-        return _replay_outage(world, setup, match_id, runner, publisher, ask, on_finalize, on_test)
+        return _replay_outage(world, setup, match_id, runner, publisher, house, follow_ups)
     completion = store.store_result(world.sessions, match_id, runner, outcome,
                                     played_versions=[s.played_version for s in setup.seats], absent=absent)
     if completion is None:
@@ -548,28 +486,12 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, ask: Asker | Ho
 
     world.events.put(write)
     publisher.end(outcome, outcome.outcome)
-    _notify_end(world, setup, outcome, outcome.outcome, ask)
-    if completion.tournament_done and on_finalize is not None:
-        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
-    if completion.test_id is not None and on_test is not None:
-        on_test(completion.test_id)  # the test decides, or schedules its next sets
+    _notify_end(world, setup, outcome, outcome.outcome, house)
+    follow_ups.after(completion)
     return "finished"
 
 
-# ------------------------------------------------------------------ matches on the event loop
-
-
-def async_decision_asker(client: AsyncDecisionClient, grace_s: float = 0.0) -> AsyncAsker:
-    """:func:`decision_asker` for the event loop (the same waits and faults)."""
-    gone: set[int] = set()
-
-    async def ask(a: DecisionAsk) -> Answer:
-        grace = 0.0 if a.seat in gone else grace_s
-        d = await client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
-                                 a.deadline_ms, a.check, grace_s=grace)
-        return _answer(a, d, gone)
-
-    return ask
+# ------------------------------------------------------------------ the one way a match is played
 
 
 def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None] | None = None,
@@ -581,9 +503,10 @@ def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None]
     thread of the loop's pool after the match, whatever its result (or at once, when it was not
     played): the task's follow-ups. Blocks while the loop is full."""
     matches = world.matches
+    follow_ups = FollowUps(on_finalize, on_test)
     matches.reserve()
     try:
-        claimed = claim(world, match_id, False, on_finalize, on_test)
+        claimed = claim(world, match_id, False, follow_ups)
     except BaseException:
         matches.release()
         raise
@@ -592,16 +515,58 @@ def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None]
         if then is not None:
             then(claimed)
         return claimed
-    matches.start(_play_async(world, claimed, on_finalize, on_test, then))
+    matches.start(_play_async(world, claimed, follow_ups, then))
     return "playing"
 
 
-async def _play_async(world: World, claimed: Claimed, on_finalize: Callable[[int], None] | None,
-                      on_test: Callable[[int], None] | None, then: Callable[[str], None] | None) -> str:
+def run_match(
+    world: World,
+    match_id: int,
+    asker: Asker | None = None,
+    on_finalize: Callable[[int], None] | None = None,
+    stop: threading.Event | None = None,
+    on_test: Callable[[int], None] | None = None,
+) -> str:
+    """:func:`play_on_loop`, waited for on this thread: the same match on the process's event
+    loop, with ``asker`` (blocking, called on the loop's threads) answering every visiting
+    seat in-process instead of the bots. Returns what happened: ``finished``, ``skipped`` (not
+    ours: done, or alive elsewhere), ``lost`` (taken over mid-way), ``duplicate`` (someone
+    stored it first), ``released`` (``stop`` was set: the match went back to the queue),
+    ``replayed`` (an outage: played again) or ``failed`` (an error no retry would cure).
+    Transient errors (Redis, a locked database) give the match back and are raised again."""
+    matches = world.matches
+    follow_ups = FollowUps(on_finalize, on_test)
+    matches.reserve()
+    try:
+        claimed = claim(world, match_id, asker is not None, follow_ups)
+    except BaseException:
+        matches.release()
+        raise
+    if isinstance(claimed, str):
+        matches.release()
+        return claimed
+    in_process: AsyncAsker | None = None
+    if asker is not None:
+        blocking = asker
+
+        async def in_process(a: DecisionAsk) -> Answer:
+            return await matches.run_sync(blocking, a)
+
+    try:
+        return matches.start(_play_and_store(world, claimed, follow_ups, in_process, stop)).result()
+    except TRANSIENT_ERRORS:
+        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        raise
+    finally:
+        _let_go(world, claimed)
+
+
+async def _play_async(world: World, claimed: Claimed, follow_ups: FollowUps,
+                      then: Callable[[str], None] | None) -> str:
     matches = world.matches
     result = "failed"
     try:
-        result = await _play_and_store_async(world, claimed, on_finalize, on_test)
+        result = await _play_and_store(world, claimed, follow_ups)
         if result == "released":  # the process stops: another worker plays it at once
             await matches.run_sync(_send_again, world, claimed.match_id)
     except TRANSIENT_ERRORS as exc:  # given back: played again after a while (like a task's retry)
@@ -635,31 +600,34 @@ def _give_back(world: World, claimed: Claimed) -> None:
         log.warning("match %s: could not give it back now; the sweeper will", claimed.match_id)
 
 
-async def _play_and_store_async(world: World, claimed: Claimed, on_finalize: Callable[[int], None] | None,
-                                on_test: Callable[[int], None] | None) -> str:
+async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
+                          in_process: AsyncAsker | None = None, stop: threading.Event | None = None) -> str:
+    """Play the claimed match on the loop and store its result (or say why it stopped). Every
+    visiting seat is asked through the relay, or through ``in_process`` when given; house seats
+    are played here. ``stop`` (default: the process's) stops it at its next step."""
     matches = world.matches
+    stop = matches.stopping if stop is None else stop
     started = time.perf_counter()
     setup = claimed.setup
-    network = async_decision_asker(matches_client(world), world.settings.reconnect_grace_s)
-    house = HouseAsker(setup, None) if any(is_house(seat.name) for seat in setup.seats) else None
+    network = in_process or decision_asker(matches_client(world), world.settings.reconnect_grace_s)
+    house = HouseAsker(setup) if any(is_house(seat.name) for seat in setup.seats) else None
     ask: AsyncAsker = network if house is None else house.asking(network)
     absent: list[int] = []
     try:
-        absent, readdress = await _absent_seats_async(world, setup, claimed.lease)
+        absent, readdress = await absent_seats(world, setup, claimed.lease, stop)
         setup = await matches.run_sync(_announce, world, setup, absent, readdress)
         claimed.publisher.schedule = matches.loop.call_soon_threadsafe
         try:
-            outcome = await play_match_async(setup, ask, _stepper(claimed, matches.stopping),
+            outcome = await play_match_async(setup, ask, _stepper(claimed, stop),
                                              on_start=claimed.publisher.start, absent=absent)
         finally:
             claimed.publisher.settle()
     except TRANSIENT_ERRORS:
         raise
     except Exception as exc:
-        return await matches.run_sync(_stopped, world, claimed, setup, house or ask, exc, started,
-                                      on_finalize, on_test)
-    return await matches.run_sync(_conclude, world, claimed, setup, house or ask, outcome, absent, started,
-                                  on_finalize, on_test)
+        return await matches.run_sync(_stopped, world, claimed, setup, house, exc, started, follow_ups)
+    return await matches.run_sync(_conclude, world, claimed, setup, house, outcome, absent, started,
+                                  follow_ups)
 
 
 def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
@@ -673,14 +641,13 @@ def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
 
 
 def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, publisher: Publisher,
-                   ask: Asker, on_finalize: Callable[[int], None] | None,
-                   on_test: Callable[[int], None] | None) -> str:
+                   house: HouseAsker | None, follow_ups: FollowUps) -> str:
     """Store nothing: the match is played again from its seed (it counts one error), or fails
     after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
     reason = "every seat was disconnected (an outage of the arena): no result"
     what = store.record_error(world.sessions, match_id, runner, reason, world.settings.match_attempts)
     publisher.end(None, "replayed" if what == "queued" else "error")
-    _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", ask)
+    _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", house)
     if what == "queued":
         log.warning("match %s: %s; playing it again from its seed", match_id, reason)
         world.send_match(match_id)
@@ -690,8 +657,5 @@ def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, 
     errors = world.settings.match_attempts
     completion = store.fail_match(world.sessions, match_id, runner, f"{reason} ({errors} times)")
     world.metrics.match(setup.game, "error", 0.0)
-    if completion and completion.tournament_done and on_finalize:
-        on_finalize(completion.tournament_id)  # type: ignore[arg-type]
-    if completion and completion.test_id is not None and on_test:
-        on_test(completion.test_id)
+    follow_ups.after(completion)
     return "failed"

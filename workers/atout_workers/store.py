@@ -365,22 +365,7 @@ def _rate(session: Session, game: str, match_id: int, bot_ids: list[int], rankin
 def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
     """Running matches whose runner went silent for ``stale_s``: put back in the queue."""
     cutoff = utcnow() - timedelta(seconds=stale_s)
-    with sessions() as session:
-        ids = list(session.scalars(
-            select(Match.id).where(Match.status == MatchStatus.RUNNING, Match.heartbeat_at < cutoff)
-        ))
-        back = []
-        for match_id in ids:
-            result = session.execute(
-                update(Match)
-                .where(Match.id == match_id, Match.status == MatchStatus.RUNNING, Match.heartbeat_at < cutoff)
-                .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
-            if result.rowcount == 1:
-                back.append(match_id)
-        session.commit()
-        return back
+    return _requeue_running(sessions, Match.heartbeat_at < cutoff)
 
 
 def orphaned_running(sessions: sessionmaker, processes: Sequence[str], silent_s: float) -> list[int]:
@@ -390,7 +375,13 @@ def orphaned_running(sessions: sessionmaker, processes: Sequence[str], silent_s:
         return []
     cutoff = utcnow() - timedelta(seconds=silent_s)
     owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
-    condition = and_(Match.status == MatchStatus.RUNNING, owned, Match.heartbeat_at < cutoff)
+    return _requeue_running(sessions, and_(owned, Match.heartbeat_at < cutoff))
+
+
+def _requeue_running(sessions: sessionmaker, condition: Any) -> list[int]:
+    """Put the running matches that meet ``condition`` back in the queue, each by an UPDATE
+    that checks it again (a match whose runner spoke meanwhile stays its runner's); their ids."""
+    condition = and_(Match.status == MatchStatus.RUNNING, condition)
     with sessions() as session:
         ids = list(session.scalars(select(Match.id).where(condition)))
         back = []

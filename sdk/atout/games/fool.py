@@ -19,18 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .core import (
-    RANKS,
-    SUIT_NAMES,
-    SUITS,
-    Game,
-    Option,
-    State,
-    card_text,
-    cards_text,
-    make_deck,
-    ranking_from_scores,
-)
+from .core import RANKS, SUIT_NAMES, SUITS, Game, Option, State, card_text, cards_text, make_deck
+from .core import ranking_from_scores as ranking_by_count
 
 HAND_SIZE = 6
 MAX_ATTACKS = 6
@@ -538,5 +528,5 @@ class Fool(Game):
     def ranking_under(cls, version: int, state: State) -> list[int]:
         """Version 2 ranked every player by face cards beaten (5, 3, 0, 0 placed 1, 2, 3, 3)."""
         if version <= 2:
-            return ranking_from_scores(state.scores)
+            return ranking_by_count(state.scores)
         return list(state.ranking)
