@@ -37,22 +37,13 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
-import redis
 from google.protobuf.message import DecodeError
 
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import stream_address
 from atout_arena.core.metrics import STREAM_LIMITED, limited_field
-from atout_arena.core.relay import (
-    INBOX_READ_COUNT,
-    KIND_CONNECTION,
-    KIND_MESSAGE,
-    MAX_REJECTIONS,
-    Answer,
-    GatewayRelay,
-    now_ms,
-    to_the_end,
-)
+from atout_arena.core.presence import Presence
+from atout_arena.core.relay import INBOX_READ_COUNT, MAX_REJECTIONS, Answer, GatewayRelay, now_ms
 from atout_arena.services.bots import BotInfo
 
 log = logging.getLogger(__name__)
@@ -162,6 +153,7 @@ class BotSession:
         self.limited = {"rate": 0, "answers": 0}  # messages held back since the last count
         self.batch = False  # its Hello listed "batch": decisions may go as DecisionBatches
         self.bundle = False  # its Hello listed "bundle": everything of a read may go as ArenaBundles
+        self.presence: Presence | None = None  # its hold on its address, once it said Hello
 
     # ------------------------------------------------------------ life
 
@@ -220,15 +212,23 @@ class BotSession:
             )
         )
         tasks: list[asyncio.Task[None]] = []
-        try:
-            # Inside the try: a bot gone while its TAKEOVER is on the way (the call cancelled as
-            # Redis runs the script) still has its presence released.
-            takeover = await self.relay.takeover(self.address, self.conn_id)
-            await self._deliver_all(takeover.match_ends + takeover.match_starts + takeover.requests)
-            tasks = [
+
+        async def stop_tasks() -> None:  # before the release: the answers read so far go first
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            if self._posting:  # (their errors are logged as they come)
+                await asyncio.wait(self._posting, timeout=CLOSE_TIMEOUT_S)
+
+        self.presence = Presence(self.relay, self.address, self.conn_id,
+                                 name=f"bot {self.bot.name} stream {self.conn_id}",
+                                 before_release=stop_tasks, after_release=self._after_release)
+        async with self.presence as presence:
+            await self._deliver_all(presence.pending)
+            tasks += [
                 asyncio.create_task(self._read_bot(), name=f"bot-{self.bot_id}-reader"),
-                asyncio.create_task(self._read_inbox(takeover.cursor), name=f"bot-{self.bot_id}-inbox"),
-                asyncio.create_task(self._keep_alive(), name=f"bot-{self.bot_id}-keepalive"),
+                asyncio.create_task(self._read_inbox(presence), name=f"bot-{self.bot_id}-inbox"),
+                asyncio.create_task(self._keep_alive(presence), name=f"bot-{self.bot_id}-keepalive"),
             ]
             done, _ = await asyncio.wait([*tasks, self._stopped], return_when=asyncio.FIRST_COMPLETED)
             end: SessionEnd | None = None
@@ -241,19 +241,6 @@ class BotSession:
                 elif finished is self._stopped:
                     end = finished.result()
             return await self._close(end) if end else "eof"
-        finally:
-            # The wind-up runs to its end even when this call is cancelled meanwhile: a bot that
-            # half-closes its stream and then cancels it (a process that exits) ends the session
-            # with "eof", then gRPC cancels the handler while it winds up. Awaited here, the
-            # release was skipped and the presence stayed until its TTL, workers sending the
-            # gone bot decisions until then.
-            await to_the_end(self._wind_up(tasks))
-
-    async def _wind_up(self, tasks: list[asyncio.Task[None]]) -> None:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        await self._finish()
 
     def revoke(self, message: str) -> None:
         """End the stream with an Error ``revoked`` and fault every decision waiting for it
@@ -274,22 +261,12 @@ class BotSession:
             log.debug("bot %s stream %s: Error not sent: %r", self.bot.name, self.conn_id, exc)
         return end.code
 
-    async def _finish(self) -> None:
-        """Hand over the answers read so far, and give up the bot's presence if still ours."""
-        try:
-            if self._posting:  # (their errors are logged as they come)
-                await asyncio.wait(self._posting, timeout=CLOSE_TIMEOUT_S)
-            await asyncio.wait_for(self.relay.release(self.address, self.conn_id), CLOSE_TIMEOUT_S)
-            await asyncio.wait_for(self._count_limited(), CLOSE_TIMEOUT_S)
-            if self.revoked:  # after the release: a decision sent now finds no stream either
-                faulted = await asyncio.wait_for(self.relay.fault_pending(self.address), CLOSE_TIMEOUT_S)
-                log.info("bot %s stream %s revoked: %d open decisions faulted disconnected",
-                         self.bot.name, self.conn_id, faulted)
-        except (redis.RedisError, OSError) as exc:  # Redis is gone (a shutdown): one line, no traceback
-            log.warning("bot %s stream %s: presence not released, Redis unreachable (%s); it expires "
-                        "by itself", self.bot.name, self.conn_id, exc)
-        except Exception:
-            log.exception("bot %s stream %s: could not release cleanly", self.bot.name, self.conn_id)
+    async def _after_release(self) -> None:
+        await asyncio.wait_for(self._count_limited(), CLOSE_TIMEOUT_S)
+        if self.revoked:  # after the release: a decision sent now finds no stream either
+            faulted = await asyncio.wait_for(self.relay.fault_pending(self.address), CLOSE_TIMEOUT_S)
+            log.info("bot %s stream %s revoked: %d open decisions faulted disconnected",
+                     self.bot.name, self.conn_id, faulted)
 
     # ------------------------------------------------------------ arena -> bot
 
@@ -297,26 +274,16 @@ class BotSession:
         async with self._send_lock:
             await self._send_raw(message)
 
-    async def _read_inbox(self, cursor: bytes) -> None:
-        inbox = self.relay.inbox(self.address)
-        try:
-            while True:
-                payloads: list[bytes] = []
-                for entry_id, kind, payload in await inbox.read(cursor, self.keepalive_ms):
-                    cursor = entry_id
-                    if kind == KIND_MESSAGE:
-                        payloads.append(payload)
-                    elif kind == KIND_CONNECTION and payload.decode(errors="replace") != self.conn_id:
-                        await self._deliver_all(payloads)  # what came before it is still ours
-                        raise SessionEnd(
-                            "replaced",
-                            f"bot {self.bot.name!r}{f' version {self.version!r}' if self.version else ''} "
-                            "connected again "
-                            f"(stream {payload.decode(errors='replace')}); this stream is closed",
-                        )
-                await self._deliver_all(payloads)
-        finally:
-            await inbox.aclose()
+    async def _read_inbox(self, presence: Presence) -> None:
+        while True:
+            payloads, replaced_by = await presence.read(self.keepalive_ms)
+            await self._deliver_all(payloads)  # what came before a newer stream is still ours
+            if replaced_by is not None:
+                raise SessionEnd(
+                    "replaced",
+                    f"bot {self.bot.name!r}{f' version {self.version!r}' if self.version else ''} "
+                    f"connected again (stream {replaced_by}); this stream is closed",
+                )
 
     async def _deliver_all(self, payloads: list[bytes]) -> None:
         """Forward inbox messages in order. To a bundle stream, everything read at once goes
@@ -385,11 +352,11 @@ class BotSession:
         else:
             await self.send(pb.ArenaMessage(decisions=pb.DecisionBatch(requests=requests)))
 
-    async def _keep_alive(self) -> None:
+    async def _keep_alive(self, presence: Presence) -> None:
         interval = self.keepalive_ms / 1000
         while True:
             await asyncio.sleep(interval)
-            if not await self.relay.heartbeat(self.address, self.conn_id):
+            if not await presence.heartbeat():
                 raise SessionEnd("replaced", f"bot {self.bot.name!r} has a newer stream; this one is closed")
             silent = time.monotonic() - self.last_seen
             if silent > 3 * interval:

@@ -45,19 +45,16 @@ from atout.v1 import atout_pb2 as pb
 from atout_arena.api.deps import ArenaDep, BotCallerDep
 from atout_arena.api.routes.practice import CODES
 from atout_arena.api.schemas import PracticeCreate, PracticeStarted
+from atout_arena.core.presence import Presence
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
-    KIND_CONNECTION,
-    KIND_MESSAGE,
     MAX_DEADLINE_MS,
     Answer,
     GatewayRelay,
-    InboxReader,
     answer_if_pending_command,
     call_sync,
     make_async_redis,
     now_ms,
-    to_the_end,
 )
 from atout_arena.services.bots import BotInfo
 from atout_arena.services.humans import HUMAN, human_for
@@ -144,52 +141,35 @@ async def play_events(
     and, for a bot's token, the bot (``POST /v1/play/practice`` then starts a match against it).
     One stream per human: a newer one replaces this one (``event: error``, code ``replaced``)."""
     relay = _relay(request, arena)
-    address = human.bot_id
     conn_id = f"api-{arena.settings.server_id}/{secrets.token_hex(6)}"
-    inbox = relay.inbox(address)
-    try:
-        # Inside the try, as the game server's session does: a page gone while its TAKEOVER is
-        # on the way (the stream cancelled as Redis runs the script) still gives up the presence.
-        takeover = await relay.takeover(address, conn_id)
+    replaced = _json("error", {"code": "replaced", "message": "you opened another play stream"})
+    # The presence session the game server's bot streams have (core.presence): taken over on
+    # entering, given up however the stream ends (a closed page cancels it anywhere).
+    async with Presence(relay, human.bot_id, conn_id, name=f"play stream {conn_id}") as presence:
         yield _json("hello", {"human": human.name, "human_id": human.id, "move_ms": human.move_ms,
                               "bot": None if caller.kind == HUMAN else caller.name})  # fmt: skip
-        for payload in takeover.match_ends + takeover.match_starts + takeover.requests:
+        for payload in presence.pending:
             event = message_event(payload)
             if event is not None:
                 yield event
-        cursor = takeover.cursor
         beat = time.monotonic()
         while True:
-            for entry_id, kind, payload in await inbox.read(cursor, READ_BLOCK_MS):
-                cursor = entry_id
-                if kind == KIND_MESSAGE:
-                    event = message_event(payload)
-                    if event is not None:
-                        yield event
-                elif kind == KIND_CONNECTION and payload.decode(errors="replace") != conn_id:
-                    yield _json("error", {"code": "replaced", "message": "you opened another play stream"})
-                    return
+            payloads, replaced_by = await presence.read(READ_BLOCK_MS)
+            for payload in payloads:
+                event = message_event(payload)
+                if event is not None:
+                    yield event
+            if replaced_by is not None:
+                yield replaced
+                return
             if time.monotonic() - beat >= READ_BLOCK_MS / 1000:
                 beat = time.monotonic()
-                if not await relay.heartbeat(address, conn_id):
-                    yield _json("error", {"code": "replaced", "message": "you opened another play stream"})
+                if not await presence.heartbeat():
+                    yield replaced
                     return
                 # a comment line (EventSource ignores it): a page closed meanwhile is noticed
                 # by this write, within READ_BLOCK_MS, not at FastAPI's own 15 s ping
                 yield ServerSentEvent(comment="beat")
-    finally:
-        # in a task of its own, to its end, as the game server's session winds up: a
-        # cancellation delivered at an await here would skip the release (the presence would
-        # stay until its TTL). Not seen on this stream so far, unlike the game server's.
-        await to_the_end(_wind_up(relay, inbox, address, conn_id))
-
-
-async def _wind_up(relay: GatewayRelay, inbox: InboxReader, address: str, conn_id: str) -> None:
-    await inbox.aclose()
-    try:
-        await relay.release(address, conn_id)
-    except Exception:  # Redis gone: the presence expires on its own
-        log.exception("play stream %s: could not release", conn_id)
 
 
 class PlayAnswer(BaseModel):
