@@ -55,6 +55,11 @@ class Caller:
     def organizer(self) -> bool:
         return self.kind == "organizer"
 
+    @property
+    def bot_id(self) -> int | None:
+        """The id of the caller's bot (its token), None for the organizer and for anyone."""
+        return None if self.bot is None else self.bot.id
+
     def is_bot(self, bot_id: int) -> bool:
         return self.bot is not None and self.bot.id == bot_id
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, Request, status
+from fastapi import FastAPI, HTTPException, Request, status
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
@@ -188,6 +188,27 @@ def _replay(body: bytes, others: list[Message], receive: Receive) -> Receive:
         return await receive()
 
     return replayed
+
+
+# -- the services' refusals ---------------------------------------------------------------------
+
+# The status code of each ``kind`` a service's error carries (CompetitionError, RegistryError,
+# services.deals.ViewError): the service decides, the route only says it in HTTP.
+REFUSALS = {
+    "invalid": status.HTTP_422_UNPROCESSABLE_CONTENT,
+    "unauthorized": status.HTTP_401_UNAUTHORIZED,
+    "forbidden": status.HTTP_403_FORBIDDEN,
+    "not_found": status.HTTP_404_NOT_FOUND,
+    "conflict": status.HTTP_409_CONFLICT,
+    "busy": status.HTTP_429_TOO_MANY_REQUESTS,
+}
+
+
+def refused(kind: str, detail: str) -> HTTPException:
+    """A service's refusal of ``kind`` as the HTTP error of :data:`REFUSALS` (an unknown kind is
+    a 422); an ``unauthorized`` one asks for a token (``WWW-Authenticate: Bearer``)."""
+    headers = {"WWW-Authenticate": "Bearer"} if kind == "unauthorized" else None
+    return HTTPException(REFUSALS.get(kind, status.HTTP_422_UNPROCESSABLE_CONTENT), detail, headers=headers)
 
 
 # -- the handlers -------------------------------------------------------------------------------

@@ -69,7 +69,30 @@ def find_bot(session: Session, name_or_id: str | int) -> Bot | None:
 
 
 class RegistryError(ValueError):
-    """A registry operation that cannot be done; the message says why."""
+    """A registry operation that cannot be done; the message says why. ``kind``, for the API's
+    status code: ``conflict`` (the default: a name taken, a house bot), ``unauthorized`` (no
+    token where one is needed), ``forbidden`` (a token without the right)."""
+
+    def __init__(self, message: str, kind: str = "conflict") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def check_not_house(name: str, doing: str) -> None:
+    """Refuse (:class:`RegistryError`) to ``doing`` a house bot: the arena runs it alone, so
+    nobody may hold its token, disable or enable it."""
+    if is_house(name):
+        raise RegistryError(f"{name} is a house bot: the arena runs it, nobody can {doing} it")
+
+
+def check_details_viewer(bot_id: int, *, organizer: bool, caller_bot_id: int | None) -> None:
+    """A bot's details are the organizer's and the bot's own (its token): anyone else is refused,
+    ``unauthorized`` without a token (``caller_bot_id`` None), ``forbidden`` with another bot's."""
+    if organizer or caller_bot_id == bot_id:
+        return
+    if caller_bot_id is None:
+        raise RegistryError("a bot's details need the organizer token or the bot's own token", "unauthorized")
+    raise RegistryError("a bot's token shows that bot's details only", "forbidden")
 
 
 @dataclass(frozen=True)
@@ -155,18 +178,22 @@ class BotRegistry:
             return BotInfo.of(self._find(session, name_or_id))
 
     def rotate(self, name_or_id: str | int) -> str:
-        """Give the bot a new token; the old one stops working. Returns the new token."""
+        """Give the bot a new token; the old one stops working. Returns the new token. A house
+        bot's is refused (:func:`check_not_house`)."""
         token = new_token()
         with self._sessions() as session:
             bot = self._find(session, name_or_id)
+            check_not_house(bot.name, "hold a token of")
             bot.token_hash = hash_token(token)
             session.commit()
         return token
 
     def disable(self, name_or_id: str | int, disabled: bool = True) -> BotInfo:
-        """Disable (or enable again) a bot: a disabled bot cannot connect."""
+        """Disable (or enable again) a bot: a disabled bot cannot connect. A house bot is
+        refused (:func:`check_not_house`)."""
         with self._sessions() as session:
             bot = self._find(session, name_or_id)
+            check_not_house(bot.name, "disable or enable")
             bot.disabled = disabled
             session.commit()
             return BotInfo.of(bot)

@@ -1,6 +1,7 @@
 """Revocation that bites: disabling a bot or rotating its token.
 
-:func:`revoke_bot` is what the REST API and the CLI call after the registry change:
+:func:`rotate_token` and :func:`set_disabled` are what the REST API calls: the registry's change
+(a house bot's refused), then :func:`revoke_bot`:
 
 - every game server hears it on the control channel (``core.keys.CONTROL_CHANNEL``) and closes
   the bot's streams within a second, with an Error ``revoked``; the decisions waiting for those
@@ -17,6 +18,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -25,6 +27,8 @@ from sqlalchemy.orm import sessionmaker
 from atout_arena.core.models import SprtTest
 from atout_arena.core.relay import publish_revocation
 from atout_arena.core.vocabulary import SprtStatus
+from atout_arena.services.bots import BotInfo, BotRegistry
+from atout_arena.services.ladders import ladders_of
 from atout_arena.services.sprt import cancel_test
 
 # Called as hook(sessions, bot_id) when a bot is disabled: ladders register theirs here.
@@ -46,3 +50,33 @@ def revoke_bot(sessions: sessionmaker, redis_client: Any, bot_id: int, reason: s
         for hook in ON_DISABLE:
             hook(sessions, bot_id)
     return {"game_servers": heard, "tests_cancelled": cancelled}
+
+
+def rotate_token(sessions: sessionmaker, redis_client: Any, bot_id: int) -> str:
+    """Give the bot a new token (:meth:`BotRegistry.rotate`: a house bot's is refused with a
+    :class:`~atout_arena.services.bots.RegistryError`) and close the streams opened with the old
+    one; returns the new token, to be shown once."""
+    token = BotRegistry(sessions).rotate(bot_id)
+    revoke_bot(sessions, redis_client, bot_id, "token_rotated")
+    return token
+
+
+@dataclass(frozen=True)
+class Disabled:
+    """What :func:`set_disabled` did: the bot as it is now, and the running ladders it is a
+    member of, to tick at once (the tick takes a disabled bot out of their pools and cancels its
+    queued sets); none when it was enabled."""
+
+    bot: BotInfo
+    ladders: list[int] = field(default_factory=list)
+
+
+def set_disabled(sessions: sessionmaker, redis_client: Any, bot_id: int, disabled: bool) -> Disabled:
+    """Disable a bot (``disabled`` True) or enable it again (:meth:`BotRegistry.disable`: a house
+    bot is refused with a :class:`~atout_arena.services.bots.RegistryError`). Disabling revokes
+    it everywhere (:func:`revoke_bot`) and names its running ladders, for the caller to tick."""
+    info = BotRegistry(sessions).disable(bot_id, disabled=disabled)
+    if not disabled:
+        return Disabled(info)
+    revoke_bot(sessions, redis_client, bot_id, "disabled")
+    return Disabled(info, ladders_of(sessions, bot_id))

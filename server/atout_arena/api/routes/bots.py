@@ -8,13 +8,13 @@ from sqlalchemy.orm import Session
 
 from atout_arena.api import queries
 from atout_arena.api.deps import ArenaDep, BotPath, CallerDep, OrganizerDep, SessionDep
+from atout_arena.api.errors import refused
 from atout_arena.api.routes.ratings import cached_leaderboard
 from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
 from atout_arena.core.models import Bot, Rating
-from atout_arena.services.bots import RegistryError, bot_name_problem, find_bot
-from atout_arena.services.ladders import ladders_of
-from atout_arena.services.practice import is_house
-from atout_arena.services.revocation import revoke_bot
+from atout_arena.services.bots import RegistryError, bot_name_problem, check_details_viewer, find_bot
+from atout_arena.services.revocation import rotate_token as rotate_bot_token
+from atout_arena.services.revocation import set_disabled
 
 router = APIRouter(prefix="/v1/bots", tags=["bots"])
 
@@ -30,13 +30,6 @@ def _bot(session: Session, ref: str) -> Bot:
     if bot is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {ref!r}")
     return bot
-
-
-def _not_house(bot: Bot, doing: str) -> None:
-    if is_house(bot.name):
-        raise HTTPException(
-            status.HTTP_409_CONFLICT, f"{bot.name} is a house bot: the arena runs it, nobody can {doing} it"
-        )
 
 
 @router.post(
@@ -85,14 +78,10 @@ def show_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, caller: CallerD
     over its last 100 finished matches) and its think time (p50 / p99 of the decisions it
     answered in those matches). For the organizer, and for the bot itself (its own token)."""
     found = _bot(session, bot)
-    if not (caller.organizer or caller.is_bot(found.id)):
-        if caller.kind == "anyone":
-            raise HTTPException(
-                status.HTTP_401_UNAUTHORIZED,
-                "a bot's details need the organizer token or the bot's own token",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "a bot's token shows that bot's details only")
+    try:
+        check_details_viewer(found.id, organizer=caller.organizer, caller_bot_id=caller.bot_id)
+    except RegistryError as exc:
+        raise refused(exc.kind, str(exc)) from None
     games = list(session.scalars(select(Rating.game).where(Rating.bot_id == found.id)))
     boards = {game: cached_leaderboard(arena, session, game) for game in games}
     return BotDetail.model_validate(
@@ -105,18 +94,22 @@ def rotate_token(bot: BotPath, arena: ArenaDep, session: SessionDep, _: Organize
     """Give the bot a new token, **shown this once**; the old one stops working, and the
     streams opened with it close within a second on every game server (Error ``revoked``)."""
     found = _bot(session, bot)
-    _not_house(found, "hold a token of")
-    token = arena.registry.rotate(found.id)
-    revoke_bot(arena.sessions, arena.redis, found.id, "token_rotated")
+    try:
+        token = rotate_bot_token(arena.sessions, arena.redis, found.id)
+    except RegistryError as exc:  # a house bot
+        raise refused(exc.kind, str(exc)) from None
     return BotToken(id=found.id, name=found.name, token=token)
 
 
 def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -> BotPublic:
     found = _bot(session, bot)
-    _not_house(found, "disable or enable")
-    info = arena.registry.disable(found.id, disabled=disabled)
-    if disabled:
-        revoke_bot(arena.sessions, arena.redis, found.id, "disabled")
+    try:
+        done = set_disabled(arena.sessions, arena.redis, found.id, disabled)
+    except RegistryError as exc:  # a house bot
+        raise refused(exc.kind, str(exc)) from None
+    for ladder_id in done.ladders:
+        arena.tasks.ladder_tick(ladder_id)
+    info = done.bot
     return BotPublic(
         id=info.id,
         name=info.name,
@@ -134,10 +127,7 @@ def disable_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, _: Organizer
     ``revoked``), its waiting decisions fault ``disconnected``, its running tests are cancelled,
     its ladders tick at once (which takes it out of their pools and cancels its queued sets); it
     cannot connect any more nor be entered into anything."""
-    shown = _set_disabled(arena, session, bot, True)
-    for ladder_id in ladders_of(arena.sessions, shown.id):
-        arena.tasks.ladder_tick(ladder_id)
-    return shown
+    return _set_disabled(arena, session, bot, True)
 
 
 @router.post("/{bot}/enable", response_model=BotPublic, responses={**AUTH, **NOT_FOUND, 409: {}})
