@@ -21,6 +21,7 @@ from e2e_helpers import WORKER_BOTS, wait_until
 from sqlalchemy import select
 from test_dashboard import chromium, playwright
 
+from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.models import LadderSet, as_utc
 from atout_arena.core.relay import is_connected
 
@@ -48,6 +49,22 @@ def no_ladder_left_running(sessions):  # type: ignore[no-untyped-def]
 
 def _order(ladder: dict) -> list[str]:
     return [r["bot"] for r in ladder["standings"]]
+
+
+def _a_tick_ran_since_now(redis_client, ladder_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Wait until a tick of the ladder's chain ran wholly after this call: each tick of the
+    chain arms the next with a new token once it is done, so the second new token is set by a
+    tick that started after the first one (the first may have started before this call)."""
+    key = ladder_armed_key(ladder_id)
+    tokens = [redis_client.get(key)]
+
+    def moved() -> bool:
+        token = redis_client.get(key)
+        if token is not None and token != tokens[-1]:
+            tokens.append(token)
+        return len(tokens) >= 3
+
+    wait_until(moved, 30, "two ticks of the ladder's chain")
 
 
 def _sets_after(sessions, ladder_id: int, since: datetime) -> list[list[int]]:  # type: ignore[no-untyped-def]
@@ -200,19 +217,17 @@ def test_a_bot_that_disconnects_or_is_disabled_is_seated_no_more(
     gone_name, gone_id, _ = bots[0]
     processes[gone_name].kill()
     wait_until(lambda: not is_connected(redis_client, gone_id), 30, "the arena to see it gone")
-    seen_gone = datetime.now().astimezone()
-    time.sleep(TICK_S + 0.5)  # one tick (and its task's delivery)
+    _a_tick_ran_since_now(redis_client, lid)  # one that saw it gone
     cutoff = datetime.now().astimezone()
     wait_until(lambda: len(_sets_after(sessions, lid, cutoff)) >= 4, 120, "sets made after the tick")
     assert all(gone_id not in s for s in _sets_after(sessions, lid, cutoff))
     row = next(r for r in api.client.get(f"/v1/ladders/{lid}").json()["standings"] if r["bot"] == gone_name)
     assert row["connected"] is False
-    del seen_gone
 
     # Another is disabled: out of the pool at the next tick, shown as disabled.
     off_name, off_id, _ = bots[1]
     assert api.organizer.post(f"/v1/bots/{off_name}/disable").status_code == 200
-    time.sleep(TICK_S + 0.5)
+    _a_tick_ran_since_now(redis_client, lid)
     cutoff = datetime.now().astimezone()
     wait_until(lambda: len(_sets_after(sessions, lid, cutoff)) >= 3, 120, "sets made after the tick")
     later = _sets_after(sessions, lid, cutoff)
@@ -248,7 +263,6 @@ def test_the_sweeper_restarts_a_ladder_whose_chain_of_ticks_was_lost(
 ) -> None:  # type: ignore[no-untyped-def]
     """No beat runs: the worker's own keeper sweeps (under its lock) and finds the ladder with
     no chain of ticks armed."""
-    from atout_arena.core.keys import ladder_armed_key
     from atout_arena.services.competitions import CompetitionSpec
     from atout_arena.services.ladders import create_ladder
 
