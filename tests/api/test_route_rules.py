@@ -1,17 +1,23 @@
 """The rules the API's routes once held, as the plain service functions they are now (real SQLite
 and Redis): who may see a bot's details, a house bot refused, disabling and rotating
-(services.bots, services.revocation). The routes only turn their refusals into HTTP errors
-(tests/api/test_http.py and test_revocation.py check those answers)."""
+(services.bots, services.revocation), who may see a seat's view and when a match shows its
+replay (services.deals). The routes only turn their refusals into HTTP errors (tests/api/test_http.py,
+test_secret_seeds.py and test_absent_and_retry.py check those answers)."""
 
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import select
 
+from atout_arena.core.models import Match, Tournament
+from atout_arena.core.vocabulary import MatchStatus, TournamentStatus
 from atout_arena.services.bots import BotRegistry, RegistryError, check_details_viewer, check_not_house
 from atout_arena.services.competitions import CompetitionSpec
+from atout_arena.services.deals import ViewError, check_duplicate_open, check_replayable, check_seat
 from atout_arena.services.ladders import create_ladder
 from atout_arena.services.practice import house_bots
 from atout_arena.services.revocation import rotate_token, set_disabled
+from atout_arena.services.tournaments import create_tournament
 
 # -- services.bots ---------------------------------------------------------------------------------
 
@@ -61,3 +67,76 @@ def test_a_rotated_token_replaces_the_old_one(sessions, redis_client, make_bot) 
     registry = BotRegistry(sessions)
     new = rotate_token(sessions, redis_client, bot.id)
     assert new != old and registry.verify(old) is None and registry.verify(new).id == bot.id  # type: ignore[union-attr]
+
+
+# -- services.deals --------------------------------------------------------------------------------
+
+
+def _match(sessions, bots, *, status: MatchStatus, duplicate: bool = False,  # type: ignore[no-untyped-def]
+           tournament_status: TournamentStatus = TournamentStatus.RUNNING) -> int:
+    """The first match of a new tournament of ``bots`` (fool, 2 players), its status and its
+    tournament's set."""
+    tid = create_tournament(sessions, name="rules", game="fool", players=2, bots=[b.name for b in bots],
+                            duplicate=duplicate)
+    with sessions() as session:
+        session.get(Tournament, tid).status = tournament_status
+        query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
+        match = session.scalars(query).first()
+        match.status = status
+        session.commit()
+        return match.id
+
+
+def test_a_seats_view_is_the_organizers_and_that_seats_bot(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("seat")[0] for _ in range(2)]
+    match_id = _match(sessions, bots, status=MatchStatus.RUNNING)
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        check_seat(match, None, organizer=False, bot_id=None)  # the public view: anyone
+        check_seat(match, 1, organizer=True, bot_id=None)
+        check_seat(match, 1, organizer=False, bot_id=bots[1].id)
+        cases = [
+            (2, bots[0].id, "not_found", f"seat 2 is not a seat of match {match_id} (0..1)"),
+            (1, None, "unauthorized",
+             "seat 1's view needs the organizer token or the token of the bot in that seat"),
+            (1, bots[0].id, "forbidden", f"seat 1 is not your bot's seat in match {match_id}"),
+        ]
+        for seat, bot_id, kind, message in cases:
+            with pytest.raises(ViewError) as refused:
+                check_seat(match, seat, organizer=False, bot_id=bot_id)
+            assert (refused.value.kind, str(refused.value)) == (kind, message)
+
+
+def test_a_duplicate_match_is_the_organizers_while_its_competition_is_open(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("dup")[0] for _ in range(2)]
+    open_id = _match(sessions, bots, status=MatchStatus.FINISHED, duplicate=True)
+    over_id = _match(sessions, bots, status=MatchStatus.FINISHED, duplicate=True,
+                     tournament_status=TournamentStatus.FINISHED)
+    plain_id = _match(sessions, bots, status=MatchStatus.FINISHED)
+    with sessions() as session:
+        match = session.get(Match, open_id)
+        check_duplicate_open(session, match, organizer=True, what="replay")
+        with pytest.raises(ViewError) as refused:
+            check_duplicate_open(session, match, organizer=False, what="replay")
+        assert refused.value.kind == "forbidden"
+        assert str(refused.value) == (
+            f"match {open_id} is played in duplicate and its competition is still open: its replay "
+            "is the organizer's until every rotation of its deal is played")
+        check_duplicate_open(session, session.get(Match, over_id), organizer=False, what="replay")
+        check_duplicate_open(session, session.get(Match, plain_id), organizer=False, what="replay")
+
+
+def test_a_replay_needs_a_finished_match(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("rep")[0] for _ in range(2)]
+    ids = {status: _match(sessions, bots, status=status) for status in MatchStatus}
+    with sessions() as session:
+        check_replayable(session.get(Match, ids[MatchStatus.FINISHED]))
+        for status in (MatchStatus.RUNNING, MatchStatus.QUEUED, MatchStatus.FAILED):
+            match_id = ids[status]
+            live = status == MatchStatus.RUNNING
+            hint = f": follow it live at /v1/matches/{match_id}/events" if live else ""
+            with pytest.raises(ViewError) as refused:
+                check_replayable(session.get(Match, match_id))
+            assert refused.value.kind == "conflict"
+            assert str(refused.value) == (
+                f"match {match_id} is {status}; a replay needs a finished match{hint}")

@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import select, update
 
 from atout_arena.core.match import Answer
-from atout_arena.core.models import League, Match, Tournament, utcnow
+from atout_arena.core.models import League, Match, MatchSeat, Tournament, utcnow
 from atout_arena.core.schedule import deal_suits
 from atout_arena.core.settings import Settings
+from atout_arena.core.vocabulary import MatchStatus
 from atout_arena.services.leagues import (
     create_league,
     due_leagues,
@@ -25,6 +26,7 @@ from atout_arena.services.tournaments import (
     cancel_tournament,
     create_tournament,
     finalize_tournament,
+    retry_and_send,
     start_tournament,
 )
 from atout_workers.runner import run_match
@@ -218,3 +220,38 @@ def test_a_cancelled_tournament_plays_no_more_matches(world, make_bot) -> None: 
         cancel_tournament(world.sessions, finished)
     with pytest.raises(TournamentError, match="no tournament"):
         cancel_tournament(world.sessions, 10**9)
+
+
+def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("retry")[0] for _ in range(2)]
+    tid = create_tournament(world.sessions, name="r", game="fool", players=2, bots=[b.name for b in bots])
+    first = start_tournament(world.sessions, tid)[0]
+    with world.sessions() as session:
+        session.execute(update(Match).where(Match.id == first).values(status=MatchStatus.FAILED, errors=3,
+                                                                      error="every seat was disconnected"))
+        lone = Match(game="fool", seed=5, status=MatchStatus.FAILED)  # a practice match: no competition
+        lone.seats = [MatchSeat(seat=s, bot_id=b.id) for s, b in enumerate(bots)]
+        session.add(lone)
+        session.commit()
+        practice = lone.id
+    sent: list[tuple[str, object]] = []
+
+    def retry(match_id: int) -> bool:
+        return retry_and_send(world.sessions, match_id,
+                              dispatch=lambda ids: sent.append(("matches", list(ids))),
+                              play_practice=lambda mid: sent.append(("practice", mid)))
+
+    assert retry(first) is False and retry(practice) is True
+    assert sent == [("matches", [first]), ("practice", practice)]
+    with world.sessions() as session:
+        again = session.get(Match, first)
+        assert (again.status, again.errors, again.error) == ("queued", 0, None)
+    with pytest.raises(TournamentError, match=f"match {first} is queued: only a failed match can be retried"):
+        retry(first)
+    with pytest.raises(TournamentError, match="no match"):
+        retry(10**9)
+    assert len(sent) == 2  # a refused retry sends nothing
+    cancel_tournament(world.sessions, tid)
+    with world.sessions() as session:
+        session.execute(update(Match).where(Match.id == practice).values(status=MatchStatus.CANCELLED))
+        session.commit()

@@ -13,7 +13,10 @@ its deals is still to be played:
 The organizer sees everything, always. The same rule opens, for anyone but the organizer, the
 replays and the live events of a match played in *duplicate* (a tournament with ``duplicate``,
 every test): another rotation of its deal is still to be played while its competition is open,
-and what one rotation shows (the cards played, a seat's hand) is the deal of the others.
+and what one rotation shows (the cards played, a seat's hand) is the deal of the others
+(:func:`check_duplicate_open`). A seat's view (its hand) is the organizer's and that seat's bot's
+(:func:`check_seat`); a replay is of a finished match (:func:`check_replayable`). Each refuses
+with a :class:`ViewError`.
 """
 
 from __future__ import annotations
@@ -26,6 +29,52 @@ from sqlalchemy.orm import Session, aliased, sessionmaker
 
 from atout_arena.core.models import Match, SprtTest, Tournament, utcnow
 from atout_arena.core.vocabulary import MATCH_DONE, MATCH_IN_FLIGHT, MatchStatus, SprtStatus, TournamentStatus
+
+
+class ViewError(ValueError):
+    """A view of a match that the caller may not have, or not yet. ``kind``, for the API's status
+    code: ``not_found`` (no such seat), ``unauthorized`` (it needs a token the caller did not
+    give), ``forbidden``, ``conflict`` (the match is not in a state to show it)."""
+
+    def __init__(self, message: str, kind: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def check_seat(match: Match, seat: int | None, *, organizer: bool, bot_id: int | None) -> None:
+    """A seat's view is for the organizer and for that seat's own bot (``bot_id``: the caller's
+    bot, None without a bot's token); ``seat`` None (the public view) is anyone's."""
+    if seat is None:
+        return
+    if seat >= len(match.seats):
+        raise ViewError(f"seat {seat} is not a seat of match {match.id} (0..{len(match.seats) - 1})",
+                        "not_found")
+    owner = next(s.bot_id for s in match.seats if s.seat == seat)
+    if organizer or (bot_id is not None and bot_id == owner):
+        return
+    if bot_id is None:
+        raise ViewError(f"seat {seat}'s view needs the organizer token or the token of the bot in that seat",
+                        "unauthorized")
+    raise ViewError(f"seat {seat} is not your bot's seat in match {match.id}", "forbidden")
+
+
+def check_duplicate_open(session: Session, match: Match, *, organizer: bool, what: str) -> None:
+    """A match played in duplicate shows nothing beyond its own seats' live views while its
+    competition is open (:func:`duplicate_still_open`): its deal is another rotation's.
+    ``what``: what is asked for (``replay``, ``live public view``), for the message."""
+    if not organizer and duplicate_still_open(session, match):
+        raise ViewError(
+            f"match {match.id} is played in duplicate and its competition is still open: its {what} "
+            "is the organizer's until every rotation of its deal is played", "forbidden")
+
+
+def check_replayable(match: Match) -> None:
+    """A replay is of a finished match; a running one is followed live instead."""
+    if match.status != MatchStatus.FINISHED:
+        live = match.status == MatchStatus.RUNNING
+        hint = f": follow it live at /v1/matches/{match.id}/events" if live else ""
+        raise ViewError(f"match {match.id} is {match.status}; a replay needs a finished match{hint}",
+                        "conflict")
 
 
 def open_tournaments(session: Session, ids: Iterable[int]) -> set[int]:

@@ -17,7 +17,7 @@ games, balanced tables with rotated seats for 3 to 7 players, and ``duplicate`` 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from typing import Any
 
@@ -203,6 +203,25 @@ def retry_match(sessions: sessionmaker, match_id: int) -> bool:
         practice = match.tournament_id is None and match.test_id is None
         session.commit()
         return practice
+
+
+def retry_and_send(
+    sessions: sessionmaker,
+    match_id: int,
+    *,
+    dispatch: Callable[[Iterable[int]], object],
+    play_practice: Callable[[int], object],
+) -> bool:
+    """:func:`retry_match`, then send the match to the queue it belongs to: a practice match with
+    ``play_practice`` (the practice queue), any other with ``dispatch`` (the matches queue).
+    Returns whether it was a practice match; a match that did not fail is refused
+    (:class:`TournamentError`) and nothing is sent."""
+    practice = retry_match(sessions, match_id)
+    if practice:
+        play_practice(match_id)
+    else:
+        dispatch([match_id])
+    return practice
 
 
 def match_results(session: Session, tournament_ids: Sequence[int]) -> list[MatchResult]:

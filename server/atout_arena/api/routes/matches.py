@@ -24,6 +24,7 @@ from atout_arena.api.deps import (
     SessionDep,
     known_id,
 )
+from atout_arena.api.errors import refused
 from atout_arena.api.schemas import MatchPage, MatchPublic, MatchStatusName, Replay, ReplayCheck
 from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.models import Match
@@ -36,10 +37,10 @@ from atout_arena.core.replay import (
     replay_match,
 )
 from atout_arena.core.views import StepViews
-from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus
+from atout_arena.core.vocabulary import MATCH_DONE
 from atout_arena.services.bots import find_bot
-from atout_arena.services.deals import duplicate_still_open
-from atout_arena.services.tournaments import TournamentError, retry_match
+from atout_arena.services.deals import ViewError, check_duplicate_open, check_replayable, check_seat
+from atout_arena.services.tournaments import TournamentError, retry_and_send
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
 
@@ -70,40 +71,20 @@ def _match(session: Session, match_id: int) -> Match:
     return match
 
 
-def check_seat(match: Match, seat: int | None, caller: Caller) -> None:
-    """A seat's view is for the organizer and for that seat's own bot."""
-    if seat is None:
-        return
-    if seat >= len(match.seats):
-        raise HTTPException(
-            status.HTTP_404_NOT_FOUND,
-            f"seat {seat} is not a seat of match {match.id} (0..{len(match.seats) - 1})",
-        )
-    owner = next(s.bot_id for s in match.seats if s.seat == seat)
-    if caller.organizer or caller.is_bot(owner):
-        return
-    if caller.kind == "anyone":
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            f"seat {seat}'s view needs the organizer token or the token of the bot in that seat",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
-    raise HTTPException(status.HTTP_403_FORBIDDEN, f"seat {seat} is not your bot's seat in match {match.id}")
+def check_view(session: Session, match: Match, seat: int | None, caller: Caller, what: str | None) -> None:
+    """The rules of services.deals on who may see ``seat``'s view of ``match`` (None: the public
+    one) and, with ``what``, whether its duplicate deal lets anyone but the organizer see it; a
+    refusal as its HTTP error."""
+    try:
+        check_seat(match, seat, organizer=caller.organizer, bot_id=caller.bot_id)
+        if what is not None:
+            check_duplicate_open(session, match, organizer=caller.organizer, what=what)
+    except ViewError as exc:
+        raise refused(exc.kind, str(exc)) from None
 
 
 def _public(session: Session, match: Match, organizer: bool = False) -> MatchPublic:
     return MatchPublic.model_validate(queries.matches_public(session, [match], organizer=organizer)[0])
-
-
-def check_duplicate_open(session: Session, match: Match, caller: Caller, what: str) -> None:
-    """A match played in duplicate shows nothing beyond its own seats' live views while its
-    competition is open (services.deals): its deal is another rotation's."""
-    if not caller.organizer and duplicate_still_open(session, match):
-        raise HTTPException(
-            status.HTTP_403_FORBIDDEN,
-            f"match {match.id} is played in duplicate and its competition is still open: its {what} "
-            "is the organizer's until every rotation of its deal is played",
-        )
 
 
 @router.get("", response_model=MatchPage, openapi_extra=TOKEN_OPTIONAL)
@@ -164,26 +145,20 @@ def retry(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: Organi
     workers; its tournament runs again until it is done, then is finalized again."""
     _match(session, match_id)
     try:
-        practice = retry_match(arena.sessions, match_id)
+        retry_and_send(arena.sessions, match_id, dispatch=arena.dispatch,
+                       play_practice=arena.tasks.play_practice)
     except TournamentError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
-    if practice:
-        arena.tasks.play_practice(match_id)
-    else:
-        arena.dispatch([match_id])
     session.expire_all()
     return _public(session, _match(session, match_id))
 
 
 def _record(arena: ArenaDep, session: Session, match_id: int) -> tuple[Match, MatchRecord]:
     match = _match(session, match_id)
-    if match.status != MatchStatus.FINISHED:
-        live = match.status == MatchStatus.RUNNING
-        hint = f": follow it live at /v1/matches/{match_id}/events" if live else ""
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            f"match {match_id} is {match.status}; a replay needs a finished match{hint}",
-        )
+    try:
+        check_replayable(match)
+    except ViewError as exc:
+        raise refused(exc.kind, str(exc)) from None
     record = load_match(arena.sessions, match_id)
     assert record is not None
     try:
@@ -207,8 +182,7 @@ def replay(
     ``seat``: the spectators' public view (no hidden card). With ``seat``: exactly what that
     seat saw (its hand included), for the organizer and that seat's own bot."""
     match = _match(session, match_id)
-    check_seat(match, seat, caller)
-    check_duplicate_open(session, match, caller, "replay")
+    check_view(session, match, seat, caller, "replay")
     match, record = _record(arena, session, match_id)
     return Replay(
         match=_public(session, match, caller.organizer),
@@ -306,9 +280,8 @@ def event_source(
     """The checks of the event stream, done before it starts (so they are real status codes)."""
     with arena.sessions() as session:
         match = _match(session, match_id)
-        check_seat(match, seat, caller)
-        if seat is None:  # a seat's own live view is its bot's, whatever the format
-            check_duplicate_open(session, match, caller, "live public view")
+        # a seat's own live view is its bot's, whatever the format
+        check_view(session, match, seat, caller, "live public view" if seat is None else None)
     channel = public_channel(match_id) if seat is None else seat_channel(match_id, seat)
     return EventSource(match_id, channel, seat is None)
 
