@@ -13,7 +13,7 @@ from atout_arena.core.match import Answer
 from atout_arena.core.models import League, Match, MatchSeat, Tournament, utcnow
 from atout_arena.core.schedule import deal_suits
 from atout_arena.core.settings import Settings
-from atout_arena.core.vocabulary import MatchStatus
+from atout_arena.core.vocabulary import MatchStatus, TournamentStatus
 from atout_arena.services.leagues import (
     create_league,
     due_leagues,
@@ -23,11 +23,13 @@ from atout_arena.services.leagues import (
 )
 from atout_arena.services.tournaments import (
     TournamentError,
+    TournamentSummary,
     cancel_tournament,
     create_tournament,
     finalize_tournament,
     retry_and_send,
     start_tournament,
+    tournament_summary,
 )
 from atout_workers.runner import run_match
 from atout_workers.sweeper import sweep
@@ -255,3 +257,51 @@ def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -
     with world.sessions() as session:
         session.execute(update(Match).where(Match.id == practice).values(status=MatchStatus.CANCELLED))
         session.commit()
+
+
+def test_the_organizers_start_refuses_a_tournament_not_created(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("start")[0].name for _ in range(2)]
+    tid = create_tournament(world.sessions, name="s", game="fool", players=2, bots=bots)
+    ids = start_tournament(world.sessions, tid, refuse_started=True)
+    assert ids  # queued, to dispatch
+    assert start_tournament(world.sessions, tid) == []  # the workers' task: starting twice is harmless
+    with pytest.raises(TournamentError) as again:
+        start_tournament(world.sessions, tid, refuse_started=True)
+    assert (again.value.kind, str(again.value)) == (
+        "conflict", f"tournament {tid} is running: only a created tournament can start")
+    cancel_tournament(world.sessions, tid)
+    with pytest.raises(TournamentError, match="is cancelled: only a created tournament can start"):
+        start_tournament(world.sessions, tid, refuse_started=True)
+    for refuse in (False, True):
+        with pytest.raises(TournamentError, match="no tournament") as unknown:
+            start_tournament(world.sessions, 10**9, refuse_started=refuse)
+        assert unknown.value.kind == "not_found"
+
+
+def test_a_tournament_summary_is_typed_with_the_vocabulary(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bots = [make_bot("sum")[0] for _ in range(2)]
+    tid = create_tournament(world.sessions, name="sum", game="fool", players=2, bots=[b.name for b in bots],
+                            seed=11)
+    created = tournament_summary(world.sessions, tid, organizer=False)
+    assert isinstance(created, TournamentSummary)
+    assert created.status is TournamentStatus.CREATED and created.final is False
+    assert (created.seed, created.deal_key, created.deals_public) == (None, None, False)  # secret
+    assert created.deal_commitment is not None and len(created.deal_commitment) == 64
+    assert created.entrants == [b.name for b in bots] and list(created.matches) == ["pending"]
+    assert [row["bot"] for row in created.standings] == [b.name for b in bots] and created.ratings == []
+    assert created["status"] == created.status and created["matches"] is created.matches  # as the dict
+    with pytest.raises(KeyError):
+        created["final"]  # a property, not a field of the summary
+    organizer = tournament_summary(world.sessions, tid)
+    assert organizer.seed == 11 and organizer.deal_key is not None
+    played = start_tournament(world.sessions, tid)
+    play_all(world, played)
+    assert finalize_tournament(world.sessions, tid)
+    finished = tournament_summary(world.sessions, tid, organizer=False)
+    assert finished.status is TournamentStatus.FINISHED and finished.final is True
+    assert created.matches == {"pending": len(played)} and finished.matches == {"finished": len(played)}
+    assert finished.seed == 11 and finished.deals_public is True
+    assert sorted(r["bot"] for r in finished.ratings) == sorted(b.name for b in bots)
+    assert [r["rank"] for r in finished.ratings] == [1, 2]
+    with pytest.raises(TournamentError, match="no tournament"):
+        tournament_summary(world.sessions, 10**9)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, dataclass
+from typing import Any, TypedDict
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
@@ -117,9 +117,14 @@ def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
     ), faults=0, forfeited=False, think_ms=0.0, version="", played_version="")
 
 
-def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
+def start_tournament(
+    sessions: sessionmaker, tournament_id: int, *, refuse_started: bool = False
+) -> list[int]:
     """Mark the tournament running and its pending matches queued; returns the ids of the
-    matches to dispatch (none when it was started already: starting twice is harmless)."""
+    matches to dispatch (none when it was started already: starting twice is harmless, as the
+    workers' task needs). ``refuse_started``: a tournament that is not ``created`` is refused
+    instead (:class:`TournamentError`, kind ``conflict``), as the organizer's start is; an
+    unknown one is always refused (kind ``not_found``)."""
     now = utcnow()
     with sessions() as session:
         result = session.execute(
@@ -129,8 +134,13 @@ def start_tournament(sessions: sessionmaker, tournament_id: int) -> list[int]:
         )
         if result.rowcount != 1:
             session.rollback()
-            if session.get(Tournament, tournament_id) is None:
-                raise TournamentError(f"no tournament {tournament_id}")
+            tournament = session.get(Tournament, tournament_id)
+            if tournament is None:
+                raise TournamentError(f"no tournament {tournament_id}", "not_found")
+            if refuse_started:
+                raise TournamentError(
+                    f"tournament {tournament_id} is {tournament.status}: only a created tournament can start",
+                    "conflict")
             return []
         duplicate = session.scalar(select(Tournament.duplicate).where(Tournament.id == tournament_id))
         first = (Match.rotation == 0,) if duplicate else ()  # later rotations: services.deals.release_next
@@ -335,12 +345,65 @@ def finalize_tournament(sessions: sessionmaker, tournament_id: int) -> bool:
         return True
 
 
+class FittedRow(TypedDict):
+    """A line of a finished tournament's batch rating fit (:mod:`atout_arena.core.ratings`)."""
+
+    rank: int
+    bot: str
+    rating: float
+    ci_low: float | None
+    ci_high: float | None
+    los_next: float | None
+    games: int
+
+
+@dataclass(frozen=True)
+class TournamentSummary:
+    """What :func:`tournament_summary` tells of a tournament. ``standings`` are the rows of
+    :func:`standing_rows` (stored with it once finished, live before); ``matches`` counts its
+    matches by status; ``seed`` and ``deal_key`` are None while they are not the caller's to see."""
+
+    id: int
+    name: str
+    game: str
+    options: dict[str, Any]
+    players: int
+    games_per_pairing: int
+    duplicate: bool
+    move_ms: int
+    time_bank_ms: int
+    max_faults: int
+    status: TournamentStatus
+    seed: int | None
+    deal_key: str | None
+    deal_commitment: str | None
+    deals_public: bool
+    league_id: int | None
+    season: int | None
+    entrants: list[str]
+    matches: dict[str, int]
+    standings: list[dict[str, Any]]
+    ratings: list[FittedRow]
+
+    @property
+    def final(self) -> bool:
+        """Whether its standings are final: it is finished (cancelled or running: not)."""
+        return self.status == TournamentStatus.FINISHED
+
+    def __getitem__(self, key: str) -> Any:
+        """``summary["status"]`` as ``summary.status``: the reading of callers written when this
+        was a dict (the demo's report, tests/workers/test_runner.py), until they read attributes."""
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+
 def tournament_summary(
     sessions: sessionmaker, tournament_id: int, *, organizer: bool = True
-) -> dict[str, Any]:
-    """Everything a person (or the API) wants to see of a tournament, as plain data. Its
-    ``seed`` and ``deal_key`` are None for anyone but the ``organizer`` until its deals are
-    public (:mod:`atout_arena.services.deals`); ``deal_commitment`` is always shown."""
+) -> TournamentSummary:
+    """Everything a person (or the API) wants to see of a tournament. Its ``seed`` and
+    ``deal_key`` are None for anyone but the ``organizer`` until its deals are public
+    (:mod:`atout_arena.services.deals`); ``deal_commitment`` is always shown."""
     with sessions() as session:
         t = session.get(Tournament, tournament_id)
         if t is None:
@@ -355,19 +418,19 @@ def tournament_summary(
             table = standing_rows(session, standings(match_results(session, [tournament_id]),
                                                      bots=[e.bot_id for e in t.entries]),
                                   absent_bots(session, [tournament_id]))
-        return {
-            "id": t.id, "name": t.name, "game": t.game, "options": t.options, "players": t.players,
-            "games_per_pairing": t.games_per_pairing, "duplicate": t.duplicate, "move_ms": t.move_ms,
-            "time_bank_ms": t.time_bank_ms, "max_faults": t.max_faults, "status": t.status,
-            "seed": t.seed if shown else None, "deal_key": t.deal_key if shown else None,
-            "deal_commitment": commitment(t.deal_key),
-            "deals_public": t.id not in open_tournaments(session, [t.id]),
-            "league_id": t.league_id, "season": t.season,
-            "entrants": [names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
-            "matches": counts, "standings": table,
-            "ratings": [
-                {"rank": r.rank, "bot": names.get(r.bot_id, str(r.bot_id)), "rating": r.rating,
-                 "ci_low": r.ci_low, "ci_high": r.ci_high, "los_next": r.los_next, "games": r.games}
+        return TournamentSummary(
+            id=t.id, name=t.name, game=t.game, options=t.options, players=t.players,
+            games_per_pairing=t.games_per_pairing, duplicate=t.duplicate, move_ms=t.move_ms,
+            time_bank_ms=t.time_bank_ms, max_faults=t.max_faults, status=TournamentStatus(t.status),
+            seed=t.seed if shown else None, deal_key=t.deal_key if shown else None,
+            deal_commitment=commitment(t.deal_key),
+            deals_public=t.id not in open_tournaments(session, [t.id]),
+            league_id=t.league_id, season=t.season,
+            entrants=[names.get(e.bot_id, str(e.bot_id)) for e in t.entries],
+            matches=counts, standings=table,
+            ratings=[
+                FittedRow(rank=r.rank, bot=names.get(r.bot_id, str(r.bot_id)), rating=r.rating,
+                          ci_low=r.ci_low, ci_high=r.ci_high, los_next=r.los_next, games=r.games)
                 for r in t.fitted
             ],
-        }
+        )

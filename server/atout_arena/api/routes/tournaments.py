@@ -18,6 +18,7 @@ from atout_arena.api.deps import (
     TournamentIdPath,
     known_id,
 )
+from atout_arena.api.errors import refused
 from atout_arena.api.schemas import (
     MatchPage,
     MatchStatusName,
@@ -28,7 +29,6 @@ from atout_arena.api.schemas import (
     TournamentStatusName,
 )
 from atout_arena.core.models import Bot, Tournament
-from atout_arena.core.vocabulary import TournamentStatus
 from atout_arena.services.bots import find_bot
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.tournaments import (
@@ -60,8 +60,9 @@ def _detail(arena: ArenaDep, tournament_id: int, organizer: bool = True) -> Tour
         t = _tournament(session, tournament_id)
         public = queries.tournaments_public(session, [t])[0]
     return TournamentDetail.model_validate(
-        {**public, **{k: summary[k] for k in ("seed", "deal_key", "deal_commitment", "deals_public")},
-         "standings": summary["standings"], "ratings": summary["ratings"]}
+        {**public, "seed": summary.seed, "deal_key": summary.deal_key,
+         "deal_commitment": summary.deal_commitment, "deals_public": summary.deals_public,
+         "standings": summary.standings, "ratings": summary.ratings}
     )
 
 
@@ -140,16 +141,12 @@ def start(
     tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep
 ) -> TournamentDetail:
     """Start a created tournament: its matches are queued and sent to the workers."""
-    t = _tournament(session, tournament_id)
-    if t.status != "created":
-        raise HTTPException(
-            status.HTTP_409_CONFLICT,
-            f"tournament {tournament_id} is {t.status}: only a created tournament can start",
-        )
+    _tournament(session, tournament_id)
     try:
-        arena.dispatch(start_tournament(arena.sessions, tournament_id))
-    except TournamentError as exc:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, str(exc)) from None
+        match_ids = start_tournament(arena.sessions, tournament_id, refuse_started=True)
+    except TournamentError as exc:  # not created (409), or gone (404)
+        raise refused(exc.kind, str(exc)) from None
+    arena.dispatch(match_ids)
     return _with_absent(arena, _detail(arena, tournament_id))
 
 
@@ -180,10 +177,10 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
     summary = tournament_summary(arena.sessions, tournament_id)
     return Standings(
         tournament_id=t.id,
-        status=summary["status"],
-        final=summary["status"] == TournamentStatus.FINISHED,
-        standings=summary["standings"],
-        ratings=summary["ratings"],
+        status=summary.status,
+        final=summary.final,
+        standings=summary.standings,
+        ratings=summary.ratings,
     )
 
 
