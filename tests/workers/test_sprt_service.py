@@ -11,7 +11,7 @@ from atout_arena.core.models import Match, SprtTest
 from atout_arena.core.settings import Settings
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.deals import release_next
-from atout_arena.services.sprt import analysis_of, cancel_test, create_test, sprt_summary, tick
+from atout_arena.services.sprt import analysis_of, cancel_test, check_tester, create_test, sprt_summary, tick
 from atout_workers.runner import run_match
 from atout_workers.world import build_world
 
@@ -83,6 +83,19 @@ def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-unty
     assert create_test(world.sessions, spec=spec, a=f"{a.name}@v2", b=f"{a.name}@v1", caller_bot_id=a.id)
     assert create_test(world.sessions, spec=spec, a=a.name, b="house", caller_bot_id=a.id)
     assert create_test(world.sessions, spec=spec, a=a.name, b=b.name)  # the organizer
+
+
+def test_a_test_is_started_by_the_organizer_or_a_bot_not_disabled(registry, make_bot) -> None:  # type: ignore[no-untyped-def]
+    bot, _ = make_bot("tester")
+    assert check_tester(organizer=True, bot=None) is None  # the organizer: any two bots
+    assert check_tester(organizer=False, bot=bot) == bot.id  # a bot: create_test's caller_bot_id
+    with pytest.raises(CompetitionError, match="needs the organizer's token or a bot's token") as nobody:
+        check_tester(organizer=False, bot=None)
+    assert nobody.value.kind == "unauthorized"
+    disabled = registry.disable(bot.id)
+    with pytest.raises(CompetitionError) as refused:
+        check_tester(organizer=False, bot=disabled)
+    assert (refused.value.kind, str(refused.value)) == ("forbidden", f"bot {bot.name!r} is disabled")
 
 
 def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, make_bot) -> None:  # type: ignore[no-untyped-def]

@@ -39,7 +39,7 @@ from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
 from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStatus
-from atout_arena.services.bots import find_bot, is_house
+from atout_arena.services.bots import BotInfo, find_bot, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.deals import open_tests
 from atout_arena.services.practice import house_bots
@@ -82,6 +82,20 @@ def parse_contender(session: Session, sessions: sessionmaker, ref: str | int, ga
     if is_house(bot.name) and version:
         raise CompetitionError("house bots have no versions")
     return Contender(bot, version)
+
+
+def check_tester(*, organizer: bool, bot: BotInfo | None) -> int | None:
+    """Who may create a test: the organizer (returns None), or a bot by its own token (returns its
+    id, for :func:`create_test`'s ``caller_bot_id``, which holds it to tests of itself) unless it
+    is disabled (:class:`CompetitionError` kind ``forbidden``). Without either token: kind
+    ``unauthorized``."""
+    if organizer:
+        return None
+    if bot is None:
+        raise CompetitionError("a test needs the organizer's token or a bot's token", "unauthorized")
+    if bot.disabled:
+        raise CompetitionError(f"bot {bot.name!r} is disabled", "forbidden")
+    return bot.id
 
 
 def create_test(

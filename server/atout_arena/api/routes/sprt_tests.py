@@ -8,17 +8,15 @@ from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import select
 
 from atout_arena.api.deps import TOKEN_OPTIONAL, ArenaDep, CallerDep, OrganizerDep, SessionDep, known_id
+from atout_arena.api.errors import refused
 from atout_arena.api.schemas import TestCreate, TestPublic
 from atout_arena.core.models import SprtTest
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
-from atout_arena.services.sprt import cancel_test, create_test, sprt_summary
+from atout_arena.services.sprt import cancel_test, check_tester, create_test, sprt_summary
 
 router = APIRouter(prefix="/v1/tests", tags=["tests"])
 
 NOT_FOUND = {404: {"description": "no such test"}}
-CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
-         "forbidden": status.HTTP_403_FORBIDDEN, "conflict": status.HTTP_409_CONFLICT,
-         "busy": status.HTTP_429_TOO_MANY_REQUESTS}
 
 
 def _summary(arena: ArenaDep, test_id: int, organizer: bool = True) -> TestPublic:
@@ -26,7 +24,7 @@ def _summary(arena: ArenaDep, test_id: int, organizer: bool = True) -> TestPubli
     try:
         return TestPublic.model_validate(sprt_summary(arena.sessions, test_id, organizer=organizer))
     except CompetitionError as exc:
-        raise HTTPException(CODES[exc.kind], str(exc)) from None
+        raise refused(exc.kind, str(exc)) from None
 
 
 @router.post(
@@ -46,23 +44,18 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     set scores accepts H1 (A is ``elo1`` stronger) or H0 (``elo0``), or ``max_games`` is reached.
     The organizer may test any two bots; a bot (its token) may test itself against its own
     versions or the house bot. Test matches are unrated."""
-    if caller.kind == "anyone":
-        raise HTTPException(status.HTTP_401_UNAUTHORIZED,
-                            "a test needs the organizer's token or a bot's token",
-                            headers={"WWW-Authenticate": "Bearer"})
-    if caller.bot is not None and caller.bot.disabled:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, f"bot {caller.bot.name!r} is disabled")
     try:
+        caller_bot_id = check_tester(organizer=caller.organizer, bot=caller.bot)
         spec = CompetitionSpec.of(game=body.game, players=body.players, options=body.options,
                                   move_ms=body.move_ms, max_faults=body.max_faults)
         test_id = create_test(
             arena.sessions, a=body.a, b=body.b, spec=spec, elo0=body.sprt.elo0, elo1=body.sprt.elo1,
             alpha=body.sprt.alpha, beta=body.sprt.beta, max_games=body.max_games, field=body.field,
             sets_in_flight=body.sets_in_flight, name=body.name,
-            caller_bot_id=None if caller.organizer else caller.bot.id,  # type: ignore[union-attr]
+            caller_bot_id=caller_bot_id,
         )
     except CompetitionError as exc:
-        raise HTTPException(CODES[exc.kind], str(exc)) from None
+        raise refused(exc.kind, str(exc)) from None
     arena.tasks.test_tick(test_id)
     return _summary(arena, test_id, caller.organizer)
 
@@ -93,5 +86,5 @@ def cancel(test_id: int, arena: ArenaDep, _: OrganizerDep) -> TestPublic:
         if not cancel_test(arena.sessions, test_id):
             raise HTTPException(status.HTTP_409_CONFLICT, f"test {test_id} is over already")
     except CompetitionError as exc:
-        raise HTTPException(CODES[exc.kind], str(exc)) from None
+        raise refused(exc.kind, str(exc)) from None
     return _summary(arena, test_id)
