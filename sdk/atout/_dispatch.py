@@ -22,6 +22,7 @@ from typing import Any
 from .bot import Bot, MatchInfo, MatchResult, Observation
 from .v1 import atout_pb2 as pb
 
+_loads: Callable[[str | bytes], Any]
 try:  # an observation parsed by orjson when it is installed (pip install orjson): ~5x json's speed
     from orjson import loads as _loads
 except ImportError:  # pragma: no cover - the plain library, as fine, slower

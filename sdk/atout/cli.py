@@ -273,7 +273,10 @@ def _match(args: argparse.Namespace) -> int:
     from .stats import Sprt
 
     try:
-        sprt = None if args.sprt is None else Sprt(*args.sprt, alpha=args.alpha, beta=args.beta)
+        sprt = None
+        if args.sprt is not None:
+            elo0, elo1 = args.sprt
+            sprt = Sprt(elo0, elo1, alpha=args.alpha, beta=args.beta)
         config = MatchConfig(
             args.game, args.bot_a, args.bot_b, args.players, dict(args.option), args.field, args.seed
         ).checked()

@@ -89,16 +89,16 @@ def play(
                   traceback=traceback.format_exc())
         )  # fmt: skip
 
-    for seat, bot in enumerate(bots):
-        bot.match = MatchInfo(match_id, game_id, seat, len(bots), dict(game.options))
+    for i, bot in enumerate(bots):
+        bot.match = MatchInfo(match_id, game_id, i, len(bots), dict(game.options))
         if bot_seeds is not None:
-            bot.rng.seed(bot_seeds[seat])
+            bot.rng.seed(bot_seeds[i])
         elif seed is not None:
-            bot.rng.seed(f"{seed}/{seat}")
+            bot.rng.seed(f"{seed}/{i}")
         try:
             bot.on_match_start(bot.match)
         except Exception as exc:
-            fault(seat, "on_match_start", exc)
+            fault(i, "on_match_start", exc)
     clock = time.perf_counter
     while not state.is_terminal:
         seat = state.current_player

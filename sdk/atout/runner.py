@@ -182,8 +182,10 @@ class _Connection:
             if self._wake_scheduled:
                 return
             self._wake_scheduled = True
+        loop = self.loop
+        assert loop is not None  # set before the runner publishes the connection (_connect_once)
         try:
-            self.loop.call_soon_threadsafe(self._take_arriving)  # type: ignore[union-attr]
+            loop.call_soon_threadsafe(self._take_arriving)
         except RuntimeError:  # the loop is closed: the runner has stopped
             log.debug("not connected: dropping %s", msg.WhichOneof("kind"))
 

@@ -45,6 +45,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     assert url is not None
     if embedded is not None:
         print(f"embedded Redis at {url} (set ATOUT_REDIS_URL to share it)", flush=True)
+    queues: tuple[str, ...]
     if args.practice:  # capacity kept for practice matches: tournaments never take it
         queues, concurrency = (PRACTICE_QUEUE,), args.concurrency or settings.practice_concurrency
     else:

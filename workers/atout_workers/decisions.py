@@ -47,6 +47,7 @@ import redis
 
 from atout._loop import new_event_loop
 from atout.v1 import atout_pb2 as pb
+from atout_arena.core.keys import SERVERS_KEY, reply_key
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
@@ -55,7 +56,6 @@ from atout_arena.core.relay import (
     REPLY_DISCONNECTED,
     REQ_GRACE_MS,
     SERVER_TTL_MS,
-    SERVERS_KEY,
     cancel_command,
     live_conn_command,
     notify_command,
@@ -65,7 +65,6 @@ from atout_arena.core.relay import (
     push_decision_command,
     push_decisions_command,
     reject_command,
-    reply_key,
 )
 from atout_arena.core.vocabulary import Fault
 from atout_arena.core.wire import Wire, resolve

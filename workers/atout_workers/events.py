@@ -67,7 +67,8 @@ class EventSink:
 
     # -- match side ---------------------------------------------------------------------------
 
-    def put(self, writer: Writer) -> None:
+    def put(self, writer: Writer | threading.Event) -> None:
+        """Queue a writer; an Event is set once what was queued before it is written (flush)."""
         self._start()
         self._queue.put(writer, timeout=60)
 
@@ -105,8 +106,8 @@ class EventSink:
         except redis.RedisError:
             return
         with self._lock:
-            for channel, count in counts:
-                name = channel.decode() if isinstance(channel, bytes) else channel
+            for subscribed, count in counts:
+                name = subscribed.decode() if isinstance(subscribed, bytes) else subscribed
                 if count:
                     self._listening.add(name)
 
@@ -218,10 +219,13 @@ class EventSink:
         with self._lock:
             tally, self._decisions = self._decisions, {}
         self._decisions_written = now
-        assert self.metrics is not None or not tally
+        if not tally:
+            return
+        metrics = self.metrics
+        assert metrics is not None  # decisions are tallied only with a recorder
         for (game, bot), times in tally.items():
             try:
-                self.metrics.decisions(game, bot, times, pipe)
+                metrics.decisions(game, bot, times, pipe)
             except Exception:  # (a bug) it must not cost the other bots nor the batch their writes
                 log.exception("the decisions' metrics of %s in %s could not be written; skipped", bot, game)
 

@@ -152,7 +152,8 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
             for match_id, runner in chunk:
                 row = found.get(match_id)
                 ours = row is not None and row.runner == runner
-                if not (ours and (row.status == MatchStatus.RUNNING or row.status in MATCH_DONE)):
+                if row is None or not ours or not (row.status == MatchStatus.RUNNING
+                                                   or row.status in MATCH_DONE):
                     lost.add(match_id)
         session.commit()
     return lost
@@ -348,7 +349,7 @@ def _rate(session: Session, game: str, match_id: int, bot_ids: list[int], rankin
     _insert_ignore(session, [{"game": game, "bot_id": b, "rating": INITIAL_RATING, "matches": 0,
                               "updated_at": now} for b in sorted(bot_ids)])
     connection = session.connection()
-    before = dict(connection.execute(_RATINGS_OF, {"k_game": game, "k_bots": bot_ids}).all())  # type: ignore[arg-type]
+    before = dict(connection.execute(_RATINGS_OF, {"k_game": game, "k_bots": bot_ids}).all())
     after = elo_update(before, bot_ids, ranking)
     connection.execute(_RATING_AFTER, [{"k_game": game, "k_bot": b, "v_rating": after[b], "v_at": now}
                                        for b in bot_ids])

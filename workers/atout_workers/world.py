@@ -147,7 +147,9 @@ class World:
 def matches_client(world: World) -> AsyncDecisionClient:
     """The decision client of the process's event loop (made on the loop, on first use)."""
     if world._async_decisions is None:
-        world._async_decisions = AsyncDecisionClient(world.settings.redis_url)
+        url = world.settings.redis_url
+        assert url is not None  # build_world refuses settings without one
+        world._async_decisions = AsyncDecisionClient(url)
     return world._async_decisions
 
 

@@ -368,7 +368,7 @@ class Game:
         # Set before __init__: the engines deal their first deal in their constructor. The text,
         # not the table: clone() copies a string for nothing.
         state._suit_permutation = None if table is None else suit_permutation
-        state.__init__(self, seed, decks, dealer, **kwargs)  # type: ignore[misc]
+        self.state_class.__init__(state, self, seed, decks, dealer, **kwargs)
         return state
 
     def __repr__(self) -> str:
@@ -517,7 +517,9 @@ class State:
                     raise IllegalAction(f"illegal action {action!r}: the game is over")
                 raise IllegalAction(self._why_illegal(tidy, action))
             action = tidy
-        self.history.append((self.current_player, action))  # type: ignore[arg-type]
+        seat = self.current_player
+        assert seat is not None  # an action is legal only while someone is to act
+        self.history.append((seat, action))
         self._legal = None
         self._do(action)
 

@@ -17,7 +17,7 @@ after ``take``), ``"over"``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from .core import RANKS, SUIT_NAMES, SUITS, Game, Option, State, card_text, cards_text, make_deck
 from .core import ranking_from_scores as ranking_by_count
@@ -235,7 +235,8 @@ class FoolState(State):
             # A full defence: the table is discarded and the defender scores the face cards
             # among the attack cards covered in this bout.
             self.discard.extend(table)
-            scored = sum(1 for attack, _ in self.table if attack[0] in FACE_RANKS)  # type: ignore[index]
+            # (the first card of a pair is always there: only its cover may be None)
+            scored = sum(1 for attack, _ in self.table if cast(str, attack)[0] in FACE_RANKS)
             self.beaten[defender] += scored
         self.last_bout = {
             "attacker": attacker,
@@ -479,7 +480,7 @@ class FoolState(State):
                 f" phase: {self.phase}; to act: seat {self.current_player}"
             )
             table = "  ".join(
-                f"{card_text(a)}/{card_text(c) if c else '-'}"  # type: ignore[arg-type]
+                f"{card_text(cast(str, a))}/{card_text(c) if c else '-'}"
                 for a, c in self.table
             )
             lines.append(f"Table: {table or '-'}")

@@ -15,7 +15,7 @@ of card strengths, and a seeded deal only shuffles the cards it deals (``shuffle
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from .core import (
     RANKS,
@@ -165,7 +165,9 @@ class MerdeState(State):
         if self.phase == BID:
             # RULES.md: 0 to the number of cards in hand; nobody passes; the sum is free.
             return BIDS_UP_TO[self.cards_per_player]
-        hand = self._hands[self.current_player]  # type: ignore[index]
+        seat = self.current_player
+        assert seat is not None
+        hand = self._hands[seat]
         if self._trick:
             # Following suit means playing the suit of the trick's first card, if able.
             same = hand[self._led]
@@ -174,7 +176,8 @@ class MerdeState(State):
         return hand[ALL]  # leading, or void in the suit led: any card
 
     def _do(self, action: str) -> None:
-        seat: int = self.current_player  # type: ignore[assignment]
+        seat = self.current_player
+        assert seat is not None
         if self.phase == BID:
             self.bids[seat] = BID_OF[action]
             self.current_player = seat = self._next_seat[seat]
@@ -198,9 +201,9 @@ class MerdeState(State):
             self._strength = strength = self._strengths[suit]
             self._best, self._winner = strength[action], seat
         else:
-            strength = self._strength[action]
-            if strength > self._best:
-                self._best, self._winner = strength, seat
+            played = self._strength[action]
+            if played > self._best:
+                self._best, self._winner = played, seat
         trick.append(action)
         seat = self._next_seat[seat]
         if seat == self._leader:  # everyone has played
@@ -242,7 +245,8 @@ class MerdeState(State):
             else:
                 why = f"a bid is from 0 to {top} (the number of cards in your hand)"
             return self._generic_reason(original, why)
-        seat: int = self.current_player  # type: ignore[assignment]
+        seat = self.current_player
+        assert seat is not None
         if verb == "bid":
             why = "the bidding is over: play a card"
         elif verb != "play" or len(words) != 2:
@@ -291,7 +295,7 @@ class MerdeState(State):
         total_vs = None
         if None not in bids:
             # RULES.md: once everyone has bid, over/under/exact is public.
-            total = sum(bids)  # type: ignore[arg-type]
+            total = sum(cast("list[int]", bids))
             size = self.cards_per_player
             total_vs = "over" if total > size else "under" if total < size else "exact"
         order, last, last_deal = self._order, self._last_trick, self.last_deal
@@ -340,7 +344,8 @@ class MerdeState(State):
     def __str__(self) -> str:
         trump = "no trump"
         if self.trump:
-            trump = f"trump {SUIT_SYMBOLS[self.trump]} (turned {card_text(self.turned)})"  # type: ignore[arg-type]
+            assert self.turned is not None  # the trump is the turned card's suit
+            trump = f"trump {SUIT_SYMBOLS[self.trump]} (turned {card_text(self.turned)})"
         lines = [
             f"Merde, {self.players} players: deal {self.deal} of {self.deals} "
             f"({self.cards_per_player} card{'s' if self.cards_per_player > 1 else ''} each), "

@@ -219,7 +219,9 @@ class RegicideState(State):
     def _legal_actions(self) -> list[str]:
         phase = self.phase
         if phase == "play":
-            return [_PLAY[c] for c in self._playable(self.hands[self.current_player])]  # type: ignore[index]
+            seat = self.current_player
+            assert seat is not None
+            return [_PLAY[c] for c in self._playable(self.hands[seat])]
         if phase == "choose":
             # Decision (ours): listed keep, trump S (suit order, the current trump left out),
             # invert, then trump S invert in the same suit order.
@@ -231,7 +233,8 @@ class RegicideState(State):
         return [_TRUMP[s] for s in SUITS]  # name_trump
 
     def _do(self, action: str) -> None:
-        seat: int = self.current_player  # type: ignore[assignment]
+        seat = self.current_player
+        assert seat is not None
         phase = self.phase
         if phase == "play":
             self._play(seat, action[5:])
@@ -291,8 +294,10 @@ class RegicideState(State):
                 " 'trump h' or 'trump s'"
             )
         elif phase == "choose":
-            if action in (f"trump {self.trump}", f"trump {self.trump} invert"):
-                why = f"{SUIT_NAMES[self.trump]} is already trump"  # type: ignore[index]
+            trump = self.trump
+            assert trump is not None  # a trick was played: the trump is opened
+            if action in (f"trump {trump}", f"trump {trump} invert"):
+                why = f"{SUIT_NAMES[trump]} is already trump"
             elif verb == "play":
                 why = (
                     "you won the trick: first choose keep, trump (another suit), invert, or trump"
@@ -309,7 +314,8 @@ class RegicideState(State):
             else:
                 why = "only the winner of a trick who did not lead it may change the rules, before leading"
         elif verb in ("open", "pass"):
-            why = f"the trump is already opened ({SUIT_NAMES[self.trump]})"  # type: ignore[index]
+            assert self.trump is not None  # the play phase: the trump is opened
+            why = f"the trump is already opened ({SUIT_NAMES[self.trump]})"
         elif verb == "play" and len(words) == 2:
             why = self._why_not_playable(words[1])
         return self._generic_reason(original, why)
@@ -317,7 +323,9 @@ class RegicideState(State):
     def _why_not_playable(self, card: str) -> str:
         if card not in _HAND_ORDER:
             return f"{card!r} is not a card of régicide (ranks A 2 3 4 5 6 7 8 9 K, jokers RJ BJ)"
-        hand = self.hands[self.current_player]  # type: ignore[index]
+        seat = self.current_player
+        assert seat is not None
+        hand = self.hands[seat]
         if card not in hand:
             return f"you do not hold {card}"
         suit = self.trick[0][1][1]
@@ -386,7 +394,8 @@ class RegicideState(State):
             f"Trump: {trump}; ranking {ranking}",
         ]
         if self.opener is not None:
-            lines.append(f"Opened by seat {self.opener}, who turned {card_text(self.turned)}")  # type: ignore[arg-type]
+            assert self.turned is not None  # set with the opener
+            lines.append(f"Opened by seat {self.opener}, who turned {card_text(self.turned)}")
         elif self.stock:
             lines.append(f"Stock: {len(self.stock)} cards face down, {self._passes} passed")
         for s, hand in enumerate(self.hands):

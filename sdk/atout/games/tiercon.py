@@ -156,9 +156,9 @@ class TierconState(State):
         if self._stock:
             card = self._stock.pop(0)
         else:
-            card = self._turned
-            assert card is not None
-            self._turned = None
+            turned = self._turned
+            assert turned is not None
+            card, self._turned = turned, None
             self._revealed.add(card)  # everyone saw the face-up card go into this hand
         hand = self._hands[seat]
         hand.append(card)

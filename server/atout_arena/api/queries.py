@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import and_, case, func, not_, select
@@ -72,7 +72,9 @@ def wins_by_version(session: Session, bot_id: int) -> dict[str, int]:
     seats: dict[int, list[MatchSeat]] = {}
     for seat in session.scalars(select(MatchSeat).where(MatchSeat.match_id.in_(mine))):
         seats.setdefault(seat.match_id, []).append(seat)
-    options = dict(session.execute(select(Match.id, Match.options).where(Match.id.in_(list(seats)))).all())
+    options: dict[int, dict[str, Any]] = dict(
+        session.execute(select(Match.id, Match.options).where(Match.id.in_(list(seats)))).all()
+    )
     wins: dict[str, int] = {}
     for match_id, match_seats in seats.items():
         match_seats.sort(key=lambda s: s.seat)
@@ -351,6 +353,7 @@ def status_counts(session: Session, tournament_ids: Sequence[int]) -> dict[int, 
         .group_by(Match.tournament_id, Match.status)
     ).all()
     for tid, status, n in rows:
+        assert tid is not None  # one of tournament_ids
         counts[tid][status] = n
     return counts
 
@@ -440,12 +443,12 @@ def leaderboard(session: Session, game: str) -> dict[str, Any]:
         .options(selectinload(Match.seats))
         .order_by(Match.id)
     ).all()
-    results = []
+    results: list[tuple[list[int], list[int]]] = []
     for m in matches:
         seats = sorted(m.seats, key=lambda s: s.seat)
         ranking = [s.place for s in seats]
         if len(seats) >= 2 and all(isinstance(p, int) and p >= 1 for p in ranking):
-            results.append(([s.bot_id for s in seats], ranking))
+            results.append(([s.bot_id for s in seats], cast("list[int]", ranking)))  # places checked
     fitted = fit(results)
     online = dict(session.execute(select(Rating.bot_id, Rating.rating).where(Rating.game == game)).all())
     names = bot_names(session, list(fitted.bots))

@@ -22,8 +22,18 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Table, create_engine, event, insert, inspect
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy import (
+    ColumnDefault,
+    Connection,
+    DefaultClause,
+    Engine,
+    Table,
+    create_engine,
+    event,
+    insert,
+    inspect,
+)
+from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
 from atout_arena.core.models import Base
@@ -59,7 +69,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     return create_engine(url, **kwargs)
 
 
-def make_session_factory(engine: Engine) -> sessionmaker:
+def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     """Sessions that keep loaded attributes after commit (objects stay readable)."""
     return sessionmaker(bind=engine, expire_on_commit=False)
 
@@ -80,12 +90,14 @@ def create_all(engine: Engine) -> None:
                     connection.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}")
                 elif column.name not in have and column.server_default is not None:
                     kind = column.type.compile(dialect=engine.dialect)
-                    default = str(column.server_default.arg).replace("'", "''")  # type: ignore[attr-defined]
+                    # a value (server_default="..."), not a default the database computes
+                    assert isinstance(column.server_default, DefaultClause)
+                    default = str(column.server_default.arg).replace("'", "''")
                     connection.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind} "
                                                f"NOT NULL DEFAULT '{default}'")
 
 
-def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker]:
+def open_database(url: str, pool_size: int = 5) -> tuple[Engine, sessionmaker[Session]]:
     """The engine (tables created) and session factory of one process. ``pool_size``: the
     connections its threads may hold at once (an in-memory SQLite database has one, shared)."""
     in_memory = url.startswith("sqlite") and ("///" not in url or url.endswith(":memory:"))
@@ -110,9 +122,10 @@ def insert_many(connection: Connection, table: Table, keys: Sequence[str], rows:
     for column in table.columns:
         if column.key in keys or column.key in shared or column.default is None:
             continue
-        if not column.default.is_scalar:
+        default = column.default
+        if not (isinstance(default, ColumnDefault) and default.is_scalar):
             raise ValueError(f"insert_many into {table.name}: give {column.key} (its default is computed)")
-        shared[column.key] = column.default.arg  # type: ignore[attr-defined]
+        shared[column.key] = default.arg
     names = [*keys, *shared]
     compiled = insert(table).compile(dialect=dialect, column_keys=names)
 

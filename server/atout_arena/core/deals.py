@@ -27,7 +27,7 @@ import secrets
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from atout_arena.core.models import ArenaSecret
 from atout_arena.core.schedule import deal_seed
@@ -37,7 +37,7 @@ __all__ = ["arena_secret", "commitment", "deal_key", "deal_seed"]
 SECRET_NAME = "deals"
 
 
-def arena_secret(sessions: sessionmaker) -> bytes:
+def arena_secret(sessions: sessionmaker[Session]) -> bytes:
     """The arena's deal secret, made on first use (32 random bytes in ``arena_secrets``)."""
     with sessions() as session:
         stored = session.scalar(select(ArenaSecret.value).where(ArenaSecret.name == SECRET_NAME))
@@ -53,7 +53,7 @@ def arena_secret(sessions: sessionmaker) -> bytes:
         return bytes.fromhex(stored)
 
 
-def deal_key(sessions: sessionmaker, kind: str, seed: int) -> str:
+def deal_key(sessions: sessionmaker[Session], kind: str, seed: int) -> str:
     """A competition's deal key (hex): ``kind`` is ``tournament`` or ``test``."""
     message = f"atout/deal-key/{kind}/{seed}".encode()
     return hmac.new(arena_secret(sessions), message, hashlib.sha256).hexdigest()

@@ -340,7 +340,8 @@ def play_match(
         while True:
             request = loop.send(ask(request))
     except StopIteration as done:
-        return done.value
+        outcome: MatchOutcome = done.value  # what playing() returns
+        return outcome
 
 
 async def play_match_async(
@@ -357,4 +358,5 @@ async def play_match_async(
         while True:
             request = loop.send(await ask(request))
     except StopIteration as done:
-        return done.value
+        outcome: MatchOutcome = done.value  # what playing() returns
+        return outcome

@@ -250,7 +250,7 @@ class ArenaCollector(Collector):
                            zeros=[(bot, limit) for bot in deciders for limit in STREAM_LIMITS])
 
     @staticmethod
-    def _simple(spec: MetricSpec, data: dict[Any, Any], family: type,
+    def _simple(spec: MetricSpec, data: dict[Any, Any], family: type[GaugeMetricFamily | CounterMetricFamily],
                 zeros: Iterable[Sequence[str]] = ()) -> Metric:
         """``zeros``: label values whose series is 0 when nothing was counted for them."""
         name = spec.name[: -len("_total")] if family is CounterMetricFamily else spec.name

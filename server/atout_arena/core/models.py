@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any, ClassVar
 
-from sqlalchemy import Boolean, DateTime, Integer, String
+from sqlalchemy import Boolean, DateTime, Integer, String, Table
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
 class Base(DeclarativeBase):
     """The base of every arena model."""
+
+    # Every model is mapped to a Table (SQLAlchemy types it as any FROM clause): the workers'
+    # and services' Core statements use it as one.
+    __table__: ClassVar[Table]
 
 
 def utcnow() -> datetime:
@@ -92,7 +97,7 @@ class _Competition:
     """Columns shared by tournaments and leagues: the game and how its matches are played."""
 
     game: Mapped[str] = mapped_column(String(32), nullable=False)
-    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)  # game options
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)  # game options
     players: Mapped[int] = mapped_column(Integer, nullable=False)  # seats per match
     games_per_pairing: Mapped[int] = mapped_column(Integer, nullable=False, default=1)
     duplicate: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False)
@@ -145,7 +150,7 @@ class Tournament(_Competition, Base):
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     # Written once by the finalize task: the standings as a list of plain dicts.
-    standings: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    standings: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     # How long a match waits for an entrant that is not connected before it forfeits its seat
     # as `absent` (services.competitions.DEFAULT_ABSENT_GRACE_S when created).
     absent_grace_s: Mapped[float] = mapped_column(Float, nullable=False, default=10.0, server_default="10")
@@ -189,7 +194,7 @@ class SprtTest(_Competition, Base):
     result: Mapped[str | None] = mapped_column(String(16), nullable=True)  # H0, H1, inconclusive
     # The statistics when it ended (Analysis.to_dict()): what decided it. Games still running
     # then finish, but never move a decided test.
-    final: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    final: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
     deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # as Tournament.deal_key
     created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
@@ -245,9 +250,9 @@ class LadderSet(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     ladder_id: Mapped[int] = mapped_column(ForeignKey("ladders.id", ondelete="CASCADE"), nullable=False)
     number: Mapped[int] = mapped_column(Integer, nullable=False)  # the matches' deal_group
-    bots: Mapped[list] = mapped_column(JSON, nullable=False)  # the table's bot ids before rotation
+    bots: Mapped[list[Any]] = mapped_column(JSON, nullable=False)  # the table's bot ids before rotation
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="running")
-    ranks: Mapped[list | None] = mapped_column(JSON, nullable=True)  # per bot of ``bots``, 1 = best
+    ranks: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # per bot of ``bots``, 1 = best
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
@@ -286,7 +291,7 @@ class Match(Base):
     # The suit permutation that disguises its deal (a duplicate rotation's; None: the plain deal)
     suits: Mapped[str | None] = mapped_column(String(4), nullable=True)
     game: Mapped[str] = mapped_column(String(32), nullable=False)
-    options: Mapped[dict] = mapped_column(JSON, nullable=False, default=dict)
+    options: Mapped[dict[str, Any]] = mapped_column(JSON, nullable=False, default=dict)
     seed: Mapped[int] = mapped_column(BigInteger, nullable=False)
     move_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=1000)
     time_bank_ms: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
@@ -310,10 +315,10 @@ class Match(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)  # finished, forfeit
-    scores: Mapped[list | None] = mapped_column(JSON, nullable=True)
-    ranking: Mapped[list | None] = mapped_column(JSON, nullable=True)  # forfeits applied
+    scores: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    ranking: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # forfeits applied
     # Every action in order: [seat, action, by ("bot"/"fallback"), think_ms, [faults], detail].
-    actions: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    actions: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     tournament: Mapped[Tournament | None] = relationship(back_populates="matches")

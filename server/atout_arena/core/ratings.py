@@ -42,11 +42,25 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 
-BotId = Hashable
+# A bot as the caller names it (an id, a name): the results come back with the same kind.
+BotId = TypeVar("BotId", bound=Hashable)
+_Bot_co = TypeVar("_Bot_co", bound=Hashable, covariant=True)
+
+
+
+class Ranked(Protocol[_Bot_co]):
+    """A match's result as an object (:class:`atout_arena.core.standings.MatchResult`)."""
+
+    @property
+    def seats(self) -> Sequence[_Bot_co]: ...
+
+    @property
+    def ranking(self) -> Sequence[int]: ...
+
 
 DEFAULT_RATING = 1500.0
 ELO_K = 24.0
@@ -57,7 +71,8 @@ _SLOPE = math.log(10) / 400  # d/dR of the log-odds of a win
 
 def expected_score(rating: float, opponent: float) -> float:
     """The Elo expectation of ``rating`` against ``opponent``: P(win) + P(draw) / 2."""
-    return 1.0 / (1.0 + 10.0 ** ((opponent - rating) / 400.0))
+    odds: float = 10.0 ** ((opponent - rating) / 400.0)  # of the opponent
+    return 1.0 / (1.0 + odds)
 
 
 def pairwise_results(ranking: Sequence[int]) -> list[tuple[int, int, float]]:
@@ -100,7 +115,7 @@ def elo_update(
 
 
 @dataclass(frozen=True)
-class Rating:
+class Rating(Generic[BotId]):
     """One bot's line in a fitted table.
 
     ``games`` counts its matches, ``score`` its share of pairwise points (0..1: 1 per opponent
@@ -118,14 +133,14 @@ class Rating:
 
 
 @dataclass(frozen=True, eq=False)
-class RatingFit:
+class RatingFit(Generic[BotId]):
     """A batch fit: the ratings, best first, and the covariance of the fitted values."""
 
-    ratings: tuple[Rating, ...]
+    ratings: tuple[Rating[BotId], ...]
     bots: tuple[BotId, ...]  # the order of the covariance's rows
     covariance: np.ndarray  # Elo^2, under the mean-1500 constraint
 
-    def rating(self, bot: BotId) -> Rating:
+    def rating(self, bot: BotId) -> Rating[BotId]:
         for line in self.ratings:
             if line.bot == bot:
                 return line
@@ -138,8 +153,8 @@ class RatingFit:
 
 
 def fit(
-    matches: Iterable[tuple[Sequence[BotId], Sequence[int]] | Any], *, prior_sd: float = PRIOR_SD
-) -> RatingFit:
+    matches: Iterable[tuple[Sequence[BotId], Sequence[int]] | Ranked[BotId]], *, prior_sd: float = PRIOR_SD
+) -> RatingFit[BotId]:
     """Fit Elo ratings to a tournament's matches (see the module docstring for the model).
 
     ``matches`` holds ``(seats, ranking)`` pairs, or objects with ``seats`` and ``ranking``
@@ -150,7 +165,12 @@ def fit(
     index: dict[BotId, int] = {}
     rows: list[tuple[list[int], list[tuple[int, int, float]]]] = []
     for match in matches:
-        seats, ranking = (match.seats, match.ranking) if hasattr(match, "seats") else match
+        seats: Sequence[BotId]
+        ranking: Sequence[int]
+        if isinstance(match, tuple):
+            seats, ranking = match
+        else:
+            seats, ranking = match.seats, match.ranking
         _check_match(seats, ranking)
         rows.append(([index.setdefault(bot, len(index)) for bot in seats], pairwise_results(ranking)))
     n = len(index)
@@ -194,8 +214,8 @@ def fit(
 
 
 def fit_ratings(
-    matches: Iterable[tuple[Sequence[BotId], Sequence[int]] | Any], *, prior_sd: float = PRIOR_SD
-) -> list[Rating]:
+    matches: Iterable[tuple[Sequence[BotId], Sequence[int]] | Ranked[BotId]], *, prior_sd: float = PRIOR_SD
+) -> list[Rating[BotId]]:
     """The ratings of :func:`fit`, best first."""
     return list(fit(matches, prior_sd=prior_sd).ratings)
 
@@ -225,12 +245,14 @@ def _fit_map(points: np.ndarray, games: np.ndarray, precision: float) -> tuple[n
         return float((points * log_p).sum() - 0.5 * precision * (x @ x))
 
     def win(x: np.ndarray) -> np.ndarray:  # P(i beats j), without overflow
-        return 0.5 * (1.0 + np.tanh(0.5 * _SLOPE * (x[:, None] - x[None, :])))
+        p: np.ndarray = 0.5 * (1.0 + np.tanh(0.5 * _SLOPE * (x[:, None] - x[None, :])))
+        return p
 
     def hessian(x: np.ndarray) -> np.ndarray:  # minus the Hessian: the observed information
         p = win(x)
         info = _SLOPE**2 * games * p * (1.0 - p)
-        return np.diag(info.sum(axis=1) + precision) - info
+        minus: np.ndarray = np.diag(info.sum(axis=1) + precision) - info
+        return minus
 
     x = np.zeros(n)
     value = log_posterior(x)

@@ -21,7 +21,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.orm import selectinload, sessionmaker
+from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout.games import GAMES, IllegalAction, State, new_game
 from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits, rules_version
@@ -85,7 +85,7 @@ def check_rules_version(record: MatchRecord) -> None:
         )
 
 
-def load_match(sessions: sessionmaker, match_id: int) -> MatchRecord | None:
+def load_match(sessions: sessionmaker[Session], match_id: int) -> MatchRecord | None:
     with sessions() as session:
         match = session.get(Match, match_id, options=[selectinload(Match.seats)])
         if match is None:

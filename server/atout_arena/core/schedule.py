@@ -222,7 +222,7 @@ def _rotate(table: tuple[int, ...], r: int) -> tuple[int, ...]:
 
 
 def _expand(
-    ids: list[BotId], design: list[tuple[int, ...]], seed: int, *, duplicate: bool, key: str | None
+    ids: list[BotId], design: Sequence[tuple[int, ...]], seed: int, *, duplicate: bool, key: str | None
 ) -> list[ScheduledMatch]:
     """Matches from a design (bot indices in seat order): one deal group per design table."""
     matches: list[ScheduledMatch] = []

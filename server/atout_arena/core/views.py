@@ -45,6 +45,7 @@ def _common(values: Sequence[Any]) -> tuple[bool, Any]:
 def public_view(observations: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What every seat's observation has in common, minus the seat's own keys."""
     trimmed = [{k: v for k, v in obs.items() if k not in OWN_KEYS} for obs in observations]
+    view: dict[str, Any]  # dicts always have a common part, if only {}
     _, view = _common(trimmed)
     return view
 

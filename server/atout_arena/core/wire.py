@@ -46,7 +46,8 @@ Then = Callable[[Any, BaseException | None], None]  # (reply, None) or (None, th
 def pack(args: tuple[Any, ...]) -> bytes:
     """One command in RESP (what ``redis-cli`` sends), packed by ``hiredis`` (C, 3x the
     hand-written packing it replaced); a str, int, float or bytes argument, else TypeError."""
-    return hiredis.pack_command(args)
+    packed: bytes = hiredis.pack_command(args)
+    return packed
 
 
 def resolve(future: asyncio.Future[Any], reply: Any, exc: BaseException | None) -> None:

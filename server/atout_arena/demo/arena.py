@@ -130,7 +130,9 @@ class Supervised:
     @classmethod
     def of(cls, part: Part) -> Supervised:
         """The recipe of a part already started (``demo --keep`` supervises its parts so)."""
-        return cls(part.name, part.label, [str(a) for a in part.popen.args], part.tier, dict(part.env),
+        args = part.popen.args
+        assert isinstance(args, list)  # Parts.start gives Popen a list
+        return cls(part.name, part.label, [str(a) for a in args], part.tier, dict(part.env),
                    part=part, started_at=time.monotonic())
 
 

@@ -35,10 +35,9 @@ from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_arena.core.keys import CONTRACT_KEY, CONTROL_CHANNEL
+from atout_arena.core.keys import CONTRACT_KEY, CONTROL_CHANNEL, SERVERS_KEY
 from atout_arena.core.relay import (
     SERVER_BEAT_S,
-    SERVERS_KEY,
     ContractMismatch,
     GatewayRelay,
     check_contract_async,
@@ -145,9 +144,9 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler | None]],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler | None:
         handler = await continuation(details)
         method = details.method
         if handler is None or not method.startswith(PROTECTED_PREFIX):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from alembic import context
 
-import atout_arena.core.models  # noqa: F401  (registers every model on Base)
-from atout_arena.core.db import Base, make_engine
+from atout_arena.core.db import make_engine
+from atout_arena.core.models import Base  # importing it registers every model on it
 from atout_arena.core.settings import Settings
 
 config = context.config
