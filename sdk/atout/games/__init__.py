@@ -10,7 +10,7 @@ See DESIGN.md ("The engine API") and RULES.md for the rules each engine implemen
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, overload
 
 from .core import (
     JOKERS,
@@ -34,10 +34,23 @@ from .merde import Merde
 from .regicide import Regicide
 from .tiercon import Tiercon
 
-GAMES: dict[str, type[Game]] = {g.id: g for g in (Merde, Tiercon, Regicide, Fool)}
+GAMES: dict[str, type[Game[Any]]] = {g.id: g for g in (Merde, Tiercon, Regicide, Fool)}
 
 
-def new_game(game_id: str, **options: Any) -> Game:
+# A game named by a literal is typed as its own class (its states too).
+@overload
+def new_game(game_id: Literal["merde"], **options: Any) -> Merde: ...
+@overload
+def new_game(game_id: Literal["tiercon"], **options: Any) -> Tiercon: ...
+@overload
+def new_game(game_id: Literal["regicide"], **options: Any) -> Regicide: ...
+@overload
+def new_game(game_id: Literal["fool"], **options: Any) -> Fool: ...
+@overload
+def new_game(game_id: str, **options: Any) -> Game[State]: ...
+
+
+def new_game(game_id: str, **options: Any) -> Game[State]:
     """A game with its options checked: ``new_game("merde", players=4, deals=5)``."""
     try:
         cls = GAMES[game_id]

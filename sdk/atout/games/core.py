@@ -16,7 +16,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, Generic, NamedTuple, TypeVar
 
 RANKS = "23456789TJQKA"
 SUITS = "cdhs"
@@ -250,8 +250,12 @@ def ranking_from_scores(scores: Sequence[float]) -> list[int]:
     return [1 + sum(1 for other in scores if other > s) for s in scores]
 
 
-class Game:
-    """A ruleset with fixed options; a factory for states.
+# covariant: a Game[FoolState] is a Game[State] (state_class is only ever read)
+StateT = TypeVar("StateT", bound="State", covariant=True)
+
+
+class Game(Generic[StateT]):
+    """A ruleset with fixed options; a factory for states (of the class ``StateT``).
 
     Subclasses set ``id``, ``name``, ``min_players``, ``max_players``, ``OPTIONS``, ``SUMMARY``,
     ``RULES_VERSION`` and ``state_class``, and may override :meth:`_check_options` for checks
@@ -275,7 +279,7 @@ class Game:
     # a later version changed only how a finished game is ranked (see ranking_under). Matches of
     # those versions still replay here; None: only matches of RULES_VERSION do.
     REPLAYS_SINCE: ClassVar[int | None] = None
-    state_class: ClassVar[type[State]]
+    state_class: type[StateT]  # set by each game's class (a ClassVar cannot be generic)
 
     def __init__(self, players: int | None = None, **options: Any) -> None:
         if players is None:
@@ -350,7 +354,7 @@ class Game:
         dealer: int | None = None,
         suit_permutation: str | None = None,
         **kwargs: Any,
-    ) -> State:
+    ) -> StateT:
         """A new game. ``seed`` drives shuffles and draws by lot; ``decks`` fixes the deck of
         each deal (top first, deals beyond the list fall back to the seed); ``dealer`` fixes
         the first dealer.
@@ -424,7 +428,7 @@ class State:
     )
 
     def __init__(
-        self, game: Game, seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
+        self, game: Game[Any], seed: int | None, decks: Sequence[Sequence[str]] | None, dealer: int | None
     ) -> None:
         self.game = game
         self.players = game.players

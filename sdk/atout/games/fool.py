@@ -52,7 +52,7 @@ class FoolState(State):
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any],
         seed: int | None,
         decks: Sequence[Sequence[str]] | None,
         dealer: int | None,
@@ -492,7 +492,7 @@ class FoolState(State):
         return "\n".join(lines)
 
 
-class Fool(Game):
+class Fool(Game[FoolState]):
     id = "fool"
     name = "Fool compris"
     # See Game.RULES_VERSION. 2: a position repeated three times at a bout's start ends the game;

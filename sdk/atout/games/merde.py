@@ -65,7 +65,9 @@ ALL = "all"  # the key, beside the suits, under which a hand keeps all its moves
 class MerdeState(State):
     FULL_DECK = DECK
 
-    def __init__(self, game: Game, seed: int | None, decks: Any, dealer: int | None, **kwargs: Any) -> None:
+    def __init__(
+        self, game: Game[Any], seed: int | None, decks: Any, dealer: int | None, **kwargs: Any
+    ) -> None:
         if kwargs:
             raise ValueError(f"merde takes no {', '.join(map(repr, kwargs))} argument")
         State.__init__(self, game, seed, decks, dealer)
@@ -368,7 +370,7 @@ class MerdeState(State):
         return "\n".join(lines)
 
 
-class Merde(Game):
+class Merde(Game[MerdeState]):
     id = "merde"
     name = "Merde"
     RULES_VERSION = 1  # see Game.RULES_VERSION

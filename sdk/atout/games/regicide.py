@@ -67,7 +67,7 @@ class RegicideState(State):
 
     def __init__(
         self,
-        game: Game,
+        game: Game[Any],
         seed: int | None,
         decks: Sequence[Sequence[str]] | None,
         dealer: int | None,
@@ -413,7 +413,7 @@ class RegicideState(State):
         return "\n".join(lines)
 
 
-class Regicide(Game):
+class Regicide(Game[RegicideState]):
     id = "regicide"
     name = "Régicide"
     # See Game.RULES_VERSION. 2: only a winner who did not lead the trick may change the rules

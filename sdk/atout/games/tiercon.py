@@ -103,7 +103,7 @@ class TierconState(State):
 
     FULL_DECK = DECK
 
-    def __init__(self, game: Game, seed: int | None, decks: Any, dealer: int | None, **kw: Any) -> None:
+    def __init__(self, game: Game[Any], seed: int | None, decks: Any, dealer: int | None, **kw: Any) -> None:
         if kw:
             raise ValueError(f"unknown argument(s) for a tiercon game: {', '.join(sorted(kw))}")
         State.__init__(self, game, seed, decks, dealer)
@@ -540,7 +540,7 @@ class TierconState(State):
         return "\n".join(lines)
 
 
-class Tiercon(Game):
+class Tiercon(Game[TierconState]):
     id = "tiercon"
     name = "Tierçon"
     # See Game.RULES_VERSION. 2: the trump ace ranks above the ten; the trump jack is never forced.
