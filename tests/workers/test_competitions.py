@@ -13,7 +13,9 @@ from atout_arena.core.match import Answer
 from atout_arena.core.models import League, Match, MatchSeat, Tournament, utcnow
 from atout_arena.core.schedule import deal_suits
 from atout_arena.core.settings import Settings
-from atout_arena.core.vocabulary import MatchStatus, TournamentStatus
+from atout_arena.core.vocabulary import LadderStatus, MatchStatus, TournamentStatus
+from atout_arena.services.competitions import CompetitionSpec
+from atout_arena.services.ladders import create_ladder, set_status
 from atout_arena.services.leagues import (
     create_league,
     due_leagues,
@@ -253,6 +255,20 @@ def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -
     with pytest.raises(TournamentError, match="no match"):
         retry(10**9)
     assert len(sent) == 2  # a refused retry sends nothing
+    # a ladder's failed match goes back to the matches queue too (it was taken for practice)
+    ladder = create_ladder(world.sessions, name=f"retry-{first}", spec=CompetitionSpec.of("fool", 2),
+                           bots=[b.name for b in bots])
+    with world.sessions() as session:
+        rung = Match(game="fool", seed=6, status=MatchStatus.FAILED, ladder_id=ladder, deal_group=0)
+        rung.seats = [MatchSeat(seat=s, bot_id=b.id) for s, b in enumerate(bots)]
+        session.add(rung)
+        session.commit()
+        laddered = rung.id
+    assert retry(laddered) is False and sent[-1] == ("matches", [laddered])
+    with world.sessions() as session:
+        session.execute(update(Match).where(Match.id == laddered).values(status=MatchStatus.CANCELLED))
+        session.commit()
+    set_status(world.sessions, ladder, LadderStatus.PAUSED)
     cancel_tournament(world.sessions, tid)
     with world.sessions() as session:
         session.execute(update(Match).where(Match.id == practice).values(status=MatchStatus.CANCELLED))

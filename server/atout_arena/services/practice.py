@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -52,6 +52,15 @@ class PracticeError(ValueError):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+def is_practice(match: Match) -> bool:
+    """A practice match belongs to no competition (tournament or league season, test, ladder):
+    it is played from the practice queue, and rated nowhere. :data:`PRACTICE` says it in SQL."""
+    return match.tournament_id is None and match.test_id is None and match.ladder_id is None
+
+
+PRACTICE = and_(Match.tournament_id.is_(None), Match.test_id.is_(None), Match.ladder_id.is_(None))
 
 
 def house_bot_name(game: str, number: int) -> str:

@@ -43,6 +43,7 @@ from atout_arena.core.standings import MatchResult, Standing, sides_of, standing
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 from atout_arena.services.deals import open_tournaments
+from atout_arena.services.practice import is_practice
 
 TournamentError = CompetitionError  # the error of every competition service
 DEFAULT_ABSENT_GRACE_S = 10.0  # a match waits this long for an entrant that is not connected
@@ -210,7 +211,7 @@ def retry_match(sessions: sessionmaker, match_id: int) -> bool:
                                          Tournament.status == TournamentStatus.FINISHED)
                 .values(status=TournamentStatus.RUNNING, finished_at=None).execution_options(**ONCE)
             )
-        practice = match.tournament_id is None and match.test_id is None
+        practice = is_practice(match)  # a ladder's match too goes back to the matches queue
         session.commit()
         return practice
 
