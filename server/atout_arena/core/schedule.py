@@ -38,11 +38,12 @@ import random
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-BotId = Hashable
+# A bot as the caller names it (an id, a name): the schedule seats the same kind.
+BotId = TypeVar("BotId", bound=Hashable)
 
 _COMPLETE_LIMIT = 5000  # above this many combinations of k bots, no complete design
 _BLOCK_LIMIT = 5000  # above this many base blocks, the cyclic design tries a fixed sample
@@ -55,7 +56,7 @@ _POLISH_LIMIT = 50_000_000
 
 
 @dataclass(frozen=True)
-class ScheduledMatch:
+class ScheduledMatch(Generic[BotId]):
     """One match of a schedule.
 
     ``seats[s]`` is the bot in seat ``s``. Matches of the same ``deal_group`` share ``seed``
@@ -108,7 +109,7 @@ def deal_suits(competition_seed: int, deal_group: int, rotation: int, key: str |
 def round_robin(
     bots: Sequence[BotId], games_per_pairing: int, *, seed: int = 0, duplicate: bool = False,
     key: str | None = None,
-) -> list[ScheduledMatch]:
+) -> list[ScheduledMatch[BotId]]:
     """Every pair of bots plays ``games_per_pairing`` games, split over both seatings.
 
     ``games_per_pairing`` counts the games of a pair **in total**: 6 means 3 with each bot in
@@ -142,7 +143,7 @@ def tables(
     seed: int = 0,
     duplicate: bool = False,
     key: str | None = None,
-) -> list[ScheduledMatch]:
+) -> list[ScheduledMatch[BotId]]:
     """Tables of ``players_per_table`` bots, so that every pair meets ``games_per_pairing`` times.
 
     Each pair of bots sits together in at least ``games_per_pairing`` games (see the module
@@ -223,9 +224,9 @@ def _rotate(table: tuple[int, ...], r: int) -> tuple[int, ...]:
 
 def _expand(
     ids: list[BotId], design: Sequence[tuple[int, ...]], seed: int, *, duplicate: bool, key: str | None
-) -> list[ScheduledMatch]:
+) -> list[ScheduledMatch[BotId]]:
     """Matches from a design (bot indices in seat order): one deal group per design table."""
-    matches: list[ScheduledMatch] = []
+    matches: list[ScheduledMatch[BotId]] = []
     for group, table in enumerate(design):
         group_seed = deal_seed(seed, group, key)
         for rotation in range(len(table) if duplicate else 1):
