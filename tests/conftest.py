@@ -135,7 +135,7 @@ def postgres_url() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def registry(database_url: str):  # type: ignore[no-untyped-def]
+def registry(database_url: str):
     from atout_arena.core.db import make_engine, make_session_factory
     from atout_arena.services.bots import BotRegistry
 
@@ -145,7 +145,7 @@ def registry(database_url: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def sessions(database_url: str):  # type: ignore[no-untyped-def]
+def sessions(database_url: str):
     from atout_arena.core.db import make_engine, make_session_factory
 
     engine = make_engine(database_url)
@@ -154,7 +154,7 @@ def sessions(database_url: str):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
-def redis_client(redis_url: str):  # type: ignore[no-untyped-def]
+def redis_client(redis_url: str):
     import redis
 
     client = redis.Redis.from_url(redis_url, socket_timeout=10)
@@ -166,7 +166,7 @@ _bot_numbers = count(1)
 
 
 @pytest.fixture
-def make_bot(registry, redis_client) -> Callable[..., tuple]:  # type: ignore[no-untyped-def]
+def make_bot(registry, redis_client) -> Callable[..., tuple]:
     """``make_bot(prefix="bot") -> (BotInfo, token)``: a new bot with clean Redis keys."""
 
     def make(prefix: str = "bot", owner: str = "tests") -> tuple:
@@ -182,7 +182,7 @@ def make_bot(registry, redis_client) -> Callable[..., tuple]:  # type: ignore[no
 
 
 @pytest.fixture(scope="session")
-def decisions(redis_url: str):  # type: ignore[no-untyped-def]
+def decisions(redis_url: str):
     from atout_workers.decisions import DecisionClient
 
     client = DecisionClient(redis_url)
@@ -404,7 +404,7 @@ def start_beat(processes: Processes, worker_env: dict[str, str], tmp_path: Path)
 
 
 @pytest.fixture
-def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., list]:  # type: ignore[no-untyped-def]
+def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., list]:
     """``arena_bots(["random", "heuristic", "Sleepy", ...], *args, **env) -> [BotInfo, ...]``:
     registered bots, each run by ``atout-bot run`` in its own process (extra ``args``, ``env``)
     and connected before this returns. Names of ``tests/workers/worker_bots.py`` classes are
@@ -429,7 +429,7 @@ def arena_bots(game_server, make_bot, spawn_bot, redis_client) -> Callable[..., 
 
 
 @pytest.fixture
-def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def clean_queues(redis_client) -> Iterator[None]:
     """Empty task queues before and after the test (a test's leftovers never reach the next)."""
     redis_client.delete(*QUEUES)
     yield
@@ -437,7 +437,7 @@ def clean_queues(redis_client) -> Iterator[None]:  # type: ignore[no-untyped-def
 
 
 @pytest.fixture
-def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  # type: ignore[no-untyped-def]
+def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:
     """``run_tournament(bots, game=..., **spec) -> id``: create, start and dispatch a tournament
     (``via_task=True``: started by the ``atout.start_tournament`` task, as the API does)."""
 
@@ -453,7 +453,7 @@ def run_tournament(sessions, celery_app, clean_queues) -> Callable[..., int]:  #
 
 
 @pytest.fixture
-def wait_finished(sessions) -> Callable[..., Any]:  # type: ignore[no-untyped-def]
+def wait_finished(sessions) -> Callable[..., Any]:
     from atout_arena.core.models import Tournament
 
     def wait(tournament_id: int, timeout: float = 90.0) -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atout_arena.core.replay import MatchRecord
 
 TESTS = Path(__file__).resolve().parent
 SAMPLE_BOTS = TESTS / "server" / "sample_bots.py"  # bots of the game-server tests
@@ -27,9 +30,11 @@ FAST = {
 
 
 def wait_until(
-    predicate: Callable[[], Any], timeout: float = 30.0, what: str = "condition", poll_s: float = 0.05
+    predicate: Callable[..., Any], timeout: float = 30.0, what: str = "condition", poll_s: float = 0.05
 ) -> Any:
-    """Poll ``predicate`` until it returns something true (returned), or fail after ``timeout``."""
+    """Poll ``predicate()`` until it returns something true (returned), or fail after ``timeout``.
+    (Callable[..., Any]: a lambda that binds a loop variable as a default, called with none, is
+    typed so.)"""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -37,3 +42,12 @@ def wait_until(
             return value
         time.sleep(poll_s)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+
+
+def stored_match(sessions: Any, match_id: int) -> MatchRecord:
+    """The stored record of a match that must exist (:func:`atout_arena.core.replay.load_match`)."""
+    from atout_arena.core.replay import load_match
+
+    record = load_match(sessions, match_id)
+    assert record is not None, f"no match {match_id}"
+    return record

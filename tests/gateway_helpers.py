@@ -18,7 +18,9 @@ from atout.v1 import atout_pb2_grpc as pb_grpc
 from atout_arena.core.match import legality_check
 
 
-def wait_until(predicate: Callable[[], object], timeout: float = 10.0, what: str = "condition") -> None:
+def wait_until(predicate: Callable[..., object], timeout: float = 10.0, what: str = "condition") -> None:
+    """Poll ``predicate()`` until it is true, or fail after ``timeout``. (Callable[..., object]: a
+    lambda that binds a loop variable as a default, called with none, is typed so.)"""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
@@ -39,6 +41,7 @@ def engine_request(seed: int = 1, game: str = "merde", players: int = 3) -> dict
     (``bot_id``, ``match_id`` and ``deadline_ms`` left to the caller)."""
     state = new_game(game, players=players).new_state(seed=seed)
     seat = state.current_player
+    assert seat is not None
     return {
         "game": game,
         "seat": seat,
@@ -64,7 +67,7 @@ class RawBot:
     ) -> None:
         self.channel = grpc.insecure_channel(address)
         self.outgoing: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
-        self.incoming: queue.SimpleQueue[pb.ArenaMessage | grpc.RpcError | None] = queue.SimpleQueue()
+        self.incoming: queue.SimpleQueue[pb.ArenaMessage | None] = queue.SimpleQueue()
         stub = pb_grpc.BotGatewayStub(self.channel)
         self.call = stub.Connect(self._requests(), metadata=md if md is not None else metadata(token))
         self.error: grpc.RpcError | None = None
@@ -105,6 +108,12 @@ class RawBot:
                 return None
             if message.WhichOneof("kind") not in skip:
                 return message
+
+    def next(self, timeout: float = 5.0, skip: tuple[str, ...] = ("ping",)) -> pb.ArenaMessage:
+        """The next message (pings skipped); the stream must not have ended."""
+        message = self.recv(timeout, skip)
+        assert message is not None, f"the stream ended ({self.error})"
+        return message
 
     def connect(self) -> pb.Welcome:
         self.send(hello())

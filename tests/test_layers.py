@@ -78,10 +78,11 @@ def _function_level_arena_imports(path: Path, root: Path = ROOT) -> list[str]:
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             continue
         for inner in ast.walk(node):
-            names: list[str] = []
+            if not isinstance(inner, ast.Import | ast.ImportFrom):
+                continue
             if isinstance(inner, ast.Import):
                 names = [alias.name for alias in inner.names]
-            elif isinstance(inner, ast.ImportFrom):
+            else:
                 if inner.level:  # relative: resolved against the file's own package
                     base = own.split(".")[: len(own.split(".")) - inner.level + (path.name == "__init__.py")]
                     names = [".".join([*base, *([inner.module] if inner.module else [])])]

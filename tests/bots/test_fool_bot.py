@@ -14,7 +14,7 @@ def test_heads_up_it_beats_random_far_more_often_than_it_loses() -> None:
     better = worse = 0
     for game in range(300):
         seat = game % 2
-        bots = [RandomBot(), RandomBot()]
+        bots: list[Bot] = [RandomBot(), RandomBot()]
         bots[seat] = FoolHeuristicBot()
         result = play("fool", bots, seed=game)
         mine, theirs = result.scores[seat], result.scores[1 - seat]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from atout import Bot
 from atout.bots import RandomBot
 from atout.bots.merde import MerdeHeuristicBot, beats, estimate_tricks
 from atout.local import play
@@ -11,7 +12,7 @@ def test_at_a_table_of_four_it_wins_far_more_than_its_share() -> None:
     places, margins = [], []
     for game in range(100):
         seat = game % 4
-        bots = [RandomBot() for _ in range(4)]
+        bots: list[Bot] = [RandomBot() for _ in range(4)]
         bots[seat] = MerdeHeuristicBot()
         result = play("merde", bots, seed=game)
         places.append(result.ranking[seat])

@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from atout import Bot
 from atout.bot import Observation
 from atout.bots import RandomBot
 from atout.bots.regicide import RegicideHeuristicBot
@@ -22,7 +23,7 @@ def test_heuristic_beats_random(players: int, options: dict[str, Any]) -> None:
     wins = 0
     for seed in range(games):
         seat = seed % players  # the heuristic bot sits in every seat in turn
-        bots = [RandomBot() for _ in range(players)]
+        bots: list[Bot] = [RandomBot() for _ in range(players)]
         bots[seat] = RegicideHeuristicBot()
         if options.get("teams"):
             bots[(seat + 2) % 4] = RegicideHeuristicBot()  # a partnership of heuristic bots

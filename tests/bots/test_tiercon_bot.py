@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atout import Bot
 from atout.bot import Observation
 from atout.bots import RandomBot
 from atout.bots.tiercon import TierconHeuristicBot
@@ -17,7 +18,7 @@ def test_heuristic_beats_random() -> None:
     margin = 0
     for seed in range(games):
         seat = seed % 2  # the heuristic bot sits in each seat half of the time
-        bots = [RandomBot(), RandomBot()]
+        bots: list[Bot] = [RandomBot(), RandomBot()]
         bots[seat] = TierconHeuristicBot()
         result = play("tiercon", bots, seed=seed)  # raises if the bot plays an illegal action
         wins += result.ranking[seat] == 1 and result.ranking[1 - seat] == 2

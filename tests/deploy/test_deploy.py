@@ -49,7 +49,7 @@ def tool(name: str, package: str) -> str:
     return path
 
 
-def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:  # type: ignore[no-untyped-def]
+def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=ROOT, **kwargs)
 
 
@@ -277,7 +277,9 @@ def test_dashboard_queries_are_valid_promql(tmp_path: Path) -> None:
     for i, query in enumerate(_dashboard_queries()):
         expr = query.replace("$__rate_interval", "1m").replace("$game", ".*").replace("$bot", ".*")
         if expr.startswith("label_values("):
-            expr = re.fullmatch(r"label_values\((.+), *\w+\)", expr).group(1)  # type: ignore[union-attr]
+            found = re.fullmatch(r"label_values\((.+), *\w+\)", expr)
+            assert found, expr
+            expr = found.group(1)
         rules.append({"record": f"atout:dashboard_query_{i}", "expr": expr})
     path = tmp_path / "rules.yml"
     path.write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
@@ -372,7 +374,7 @@ def test_healthcheck_api(api: str) -> None:
     assert "unhealthy api" in down.stderr
 
 
-def test_healthcheck_gameserver(game_server) -> None:  # type: ignore[no-untyped-def]
+def test_healthcheck_gameserver(game_server) -> None:
     address = game_server.info["address"]
     ok = run([sys.executable, str(HEALTHCHECK), "gameserver", "--address", address])
     assert ok.returncode == 0, ok.stderr

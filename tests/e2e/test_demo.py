@@ -159,7 +159,9 @@ def run_demo(command: list[str], *, env: dict[str, str] | None = None, timeout: 
                                env=env or clean_env(), cwd=ROOT)
     lines: list[str] = []
     with ChildWatch(process.pid) as watch:
-        reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)
+        stdout = process.stdout
+        assert stdout is not None
+        reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")), daemon=True)
         reader.start()
         deadline = time.monotonic() + timeout
         interrupted = False

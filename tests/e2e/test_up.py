@@ -26,6 +26,13 @@ from test_demo import ChildWatch, Proc, clean_env
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
 
+def organizer_token(output: str) -> str:
+    """The organizer's token that ``up`` (or ``demo --keep``) prints."""
+    found = re.search(r"organizer token  (atout_admin_\S+)", output)
+    assert found, output
+    return found.group(1)
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -46,8 +53,10 @@ class Up:
              "--data-dir", str(self.data_dir), *extra],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=self.env, cwd=tmp_path)
         self.lines: list[str] = []
+        stdout = self.process.stdout
+        assert stdout is not None
         self.reader = threading.Thread(
-            target=lambda: self.lines.extend(iter(self.process.stdout.readline, "")), daemon=True)
+            target=lambda: self.lines.extend(iter(stdout.readline, "")), daemon=True)
         self.reader.start()
         self.watch = ChildWatch(self.process.pid).__enter__()
 
@@ -110,7 +119,7 @@ def test_up_serves_an_organizer_flow_restarts_a_killed_part_and_leaves_nothing(
     out = up.output
     assert f"game server      127.0.0.1:{up.grpc_port}" in out
     assert f"API              http://127.0.0.1:{up.api_port}" in out
-    token = re.search(r"organizer token  (atout_admin_\S+)", out).group(1)
+    token = organizer_token(out)
     assert f"ATOUT_ADMIN_TOKEN={token}" in out
     assert "owned by atout-arena up" in out  # the embedded Redis: up's, not a part's
     config = json.loads(up.config.read_text())
@@ -186,7 +195,7 @@ def test_ctrl_c_stops_up_and_everything_it_started(tmp_path: Path) -> None:
     up = Up(tmp_path)
     try:
         up.wait_for("running; Ctrl-C (or SIGTERM) stops everything")
-        token = re.search(r"organizer token  (atout_admin_\S+)", up.output).group(1)
+        token = organizer_token(up.output)
         code = up.stop(signal.SIGINT)
     finally:
         if up.process.poll() is None:
@@ -270,7 +279,9 @@ def test_demo_keep_is_up_plus_the_demo(tmp_path: Path) -> None:
          "--games-per-pairing", "1", "--port", "0", "--grpc-port", str(grpc_port), "--keep"],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp_path)
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")), daemon=True)
+    stdout = process.stdout
+    assert stdout is not None
+    reader = threading.Thread(target=lambda: lines.extend(iter(stdout.readline, "")), daemon=True)
     reader.start()
     watch = ChildWatch(process.pid).__enter__()
 
@@ -284,7 +295,7 @@ def test_demo_keep_is_up_plus_the_demo(tmp_path: Path) -> None:
     try:
         wait_for("a part that dies is started again")
         out = "".join(lines)
-        token = re.search(r"organizer token  (atout_admin_\S+)", out).group(1)
+        token = organizer_token(out)
         assert re.search(rf"export ATOUT_API_URL=http://127\.0\.0\.1:\d+ ATOUT_ADMIN_TOKEN={token}", out)
         assert f"game server      127.0.0.1:{grpc_port}" in out
         listed = arena_cli("bots", "list", "--json", env=env, cwd=tmp_path)  # through the config file

@@ -7,7 +7,7 @@ the dealer's left), then the turned card, then the top of the stock we want.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -18,7 +18,7 @@ from atout.games.fool import CARD_ORDER, RANK_VALUE, Fool, FoolState
 def deal_deck(
     players: int,
     dealer: int,
-    hands: dict[int, Sequence[str]],
+    hands: Mapping[int, Sequence[str]],
     turned: str | None = None,
     stock: Sequence[str] = (),
     deck: int = 36,
@@ -48,7 +48,7 @@ def play(state: FoolState, *actions: str) -> None:
 
 def position(
     players: int,
-    hands: dict[int, Sequence[str]],
+    hands: Mapping[int, Sequence[str]],
     attacker: int,
     trump_card: str = "Ah",
     scores: Sequence[int] | None = None,
@@ -476,7 +476,7 @@ def test_previous_fool_deals_and_first_attacker(first_attack: str, attacker: int
 @pytest.mark.parametrize("bad", [4, -1, True, "1", 1.0])
 def test_previous_fool_must_be_a_seat(bad: object) -> None:
     with pytest.raises(ValueError, match="previous_fool"):
-        new_game("fool", players=4).new_state(previous_fool=bad)  # type: ignore[arg-type]
+        new_game("fool", players=4).new_state(previous_fool=bad)
 
 
 def test_previous_fool_and_another_dealer_contradict() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ def full_deck(size: int = 36) -> list[str]:
     return [r + s for s in "cdhs" for r in (RANKS36 if size == 36 else RANKS52)]
 
 
-def deck_for(players: int, dealer: int, hands: dict[int, Sequence[str]], rest: Sequence[str] = (),
+def deck_for(players: int, dealer: int, hands: Mapping[int, Sequence[str]], rest: Sequence[str] = (),
              size: int = 36) -> list[str]:  # fmt: skip
     """The deck (top first) that deals ``hands`` (six cards each, in that order), one card at a
     time from the dealer's left; then ``rest`` (the turned card first), then the unnamed cards."""
@@ -62,10 +62,11 @@ def test_options_defaults_and_validation() -> None:
     game = new_game("fool", players=3)
     assert game.options["deck"] == 36 and game.options["first_attack"] == "right_of_fool"
     assert new_game("fool", players=3, deck=52, first_attack="left_of_fool").options["deck"] == 52
-    for kwargs, name in [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"deck": 32}, "deck"), ({"deck": "52"}, "deck"), ({"first_attack": "right"}, "first_attack"),
         ({"players": 1}, "players"), ({"players": 7}, "players"), ({"trump": "h"}, "trump"),
-    ]:  # fmt: skip
+    ]  # fmt: skip
+    for kwargs, name in cases:
         with pytest.raises(ValueError, match=name):
             new_game("fool", **kwargs)
 

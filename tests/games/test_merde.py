@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -17,7 +17,7 @@ from atout.games.merde import DECK, Merde, MerdeState
 
 
 def deal_deck(
-    players: int, dealer: int, hands: dict[int, Sequence[str]], turned: str | None = None
+    players: int, dealer: int, hands: Mapping[int, Sequence[str]], turned: str | None = None
 ) -> list[str]:
     """The deck that deals ``hands`` (every seat given, same size) and then turns ``turned``."""
     size = len(hands[0])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -24,7 +24,7 @@ FULL = [r + s for s in "cdhs" for r in RANKS]
 
 
 def deck_for(
-    players: int, dealer: int, hands: dict[int, Sequence[str]], turned: str | None = None
+    players: int, dealer: int, hands: Mapping[int, Sequence[str]], turned: str | None = None
 ) -> list[str]:
     """The deck that deals ``hands`` (seat -> cards in the order received), then ``turned``."""
     size = len(hands[0])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -16,7 +16,7 @@ SUIT_OF_SEAT = "cdhs"  # in the "one suit each" deals, seat s holds every card o
 
 
 def build_deck(
-    players: int, dealer: int, hands: dict[int, Sequence[str]], opener: int, aside: Sequence[str] = ()
+    players: int, dealer: int, hands: Mapping[int, Sequence[str]], opener: int, aside: Sequence[str] = ()
 ) -> list[str]:
     """A deck that gives each seat the cards of ``hands[seat]`` in the order it receives them.
 

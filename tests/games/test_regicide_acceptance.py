@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -29,7 +29,7 @@ SUIT_OF_SEAT = "cdhs"
 
 
 def deck_for(
-    players: int, dealer: int, hands: dict[int, Sequence[str]], opener: int, aside: Sequence[str] = ()
+    players: int, dealer: int, hands: Mapping[int, Sequence[str]], opener: int, aside: Sequence[str] = ()
 ) -> list[str]:
     size = 42 // players
     assert all(len(hands[s]) == size for s in range(players))

@@ -95,5 +95,6 @@ def test_fool_without_trump_in_hand_keeps_the_tie_break() -> None:
             disguised = new_game("fool", players=2).new_state(seed=seed, suit_permutation=perm)
             assert disguised.trump == table["A" + plain.trump][1]
             assert disguised.current_player == plain.current_player
+            assert disguised.first_attack_card is not None and plain.first_attack_card is not None
             assert disguised.first_attack_card[0] == plain.first_attack_card[0]
     assert found >= 3

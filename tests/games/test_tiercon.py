@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -21,7 +21,7 @@ from atout.games.tiercon import (
 
 
 def deal(
-    hands: dict[int, Sequence[str]], turned: str, stock: Sequence[str] = (), dealer: int = 1
+    hands: Mapping[int, Sequence[str]], turned: str, stock: Sequence[str] = (), dealer: int = 1
 ) -> list[str]:
     """A deck (top first) that gives each seat the cards named for it, turns ``turned`` and puts
     ``stock`` on top of the face-down stock. Cards not named fill the hands, then the stock, in

@@ -24,7 +24,7 @@ PROTO_DIR = Path(__file__).resolve().parents[2] / "proto" / "atout" / "v1"
 FATAL = {"replaced", "unsupported_version", "too_many_versions", "revoked"}
 
 
-def load_stubs():  # type: ignore[no-untyped-def]
+def load_stubs():
     out = tempfile.mkdtemp(prefix="atout-raw-")
     code = protoc.main(["protoc", f"-I{PROTO_DIR}", f"--python_out={out}", f"--grpc_python_out={out}",
                         str(PROTO_DIR / "atout.proto")])
@@ -47,7 +47,7 @@ def main(address: str, token: str) -> int:
         outgoing: queue.SimpleQueue = queue.SimpleQueue()
         outgoing.put(pb.BotMessage(hello=pb.Hello(protocol_version=1, client="raw-python-bot/0.1")))
 
-        def messages(q: queue.SimpleQueue = outgoing):  # type: ignore[no-untyped-def]
+        def messages(q: queue.SimpleQueue = outgoing):
             while (message := q.get()) is not None:
                 yield message
 

@@ -28,7 +28,7 @@ def journal(path: Path) -> list[dict]:
 
 def test_a_match_restarted_after_its_worker_died_ends_restarted_then_starts_again(
     arena_bots, start_worker, start_beat, run_tournament, sessions, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     path = tmp_path / "journal.jsonl"
     bots = arena_bots([f"{BOTS}:Journal"] * 2, ATOUT_TEST_THINK_S="0.1", ATOUT_TEST_JOURNAL=str(path))
     victim = start_worker("victim", concurrency=1)

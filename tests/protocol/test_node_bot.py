@@ -11,6 +11,7 @@ import re
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_helpers import wait_until
@@ -22,7 +23,7 @@ from atout_arena.core.relay import is_connected
 pytestmark = pytest.mark.timeout(240)
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "node"
-TOURNAMENTS = [
+TOURNAMENTS: list[tuple[str, dict[str, Any]]] = [
     # game, spec: each with the Node bot and two Python bots
     ("merde", {"players": 3, "options": {"deals": 3}}),
     ("tiercon", {"games_per_pairing": 2}),
@@ -40,10 +41,10 @@ def node() -> str:
 
 
 @pytest.fixture
-def node_bot(processes, make_bot, game_server, redis_client):  # type: ignore[no-untyped-def]
+def node_bot(processes, make_bot, game_server, redis_client):
     """``node_bot(address=None) -> (BotInfo, Process)``: the Node bot registered and connected."""
 
-    def start(address: str | None = None, name: str = "node"):  # type: ignore[no-untyped-def]
+    def start(address: str | None = None, name: str = "node"):
         info, token = make_bot(name)
         process = processes.start("node-bot", [node(), str(NODE_DIR / "bot.js"), "--server",
                                                address or game_server.info["address"], "--token", token], {})
@@ -56,7 +57,7 @@ def node_bot(processes, make_bot, game_server, redis_client):  # type: ignore[no
 
 def test_the_node_bot_plays_every_game_against_python_bots_with_no_fault(
     node_bot, arena_bots, start_worker, run_tournament, sessions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     js, process = node_bot()
     start_worker(concurrency=16)
     began = time.monotonic()
@@ -100,7 +101,7 @@ def test_the_node_bot_plays_every_game_against_python_bots_with_no_fault(
 
 def test_the_node_bot_reconnects_with_backoff_when_its_game_server_restarts(
     node_bot, start_game_server, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     server = start_game_server("gs-node")
     address = server.info["address"]
     info, process = node_bot(address, name="node-reconnect")
@@ -122,7 +123,7 @@ def test_the_node_bot_reconnects_with_backoff_when_its_game_server_restarts(
 def test_a_raw_grpc_bot_written_from_the_protocol_doc_plays_with_no_fault(
     processes, make_bot, game_server, arena_bots, start_worker, run_tournament, wait_finished, sessions,
     redis_client,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The doc's "done when": a second bot, from docs/protocol.md and the .proto alone (plain
     grpcio, stubs generated at start; tests/protocol/raw_python_bot.py)."""
     import sys

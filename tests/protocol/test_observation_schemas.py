@@ -117,6 +117,7 @@ def test_every_observation_of_random_playouts_matches_its_schema(
             if seed == 0 or state.is_terminal or not state.history:
                 seats = list(range(state.players))
             elif sample.randrange(SAMPLE) == 0:
+                assert state.current_player is not None  # not over
                 seats = [state.current_player]
             else:
                 seats = []

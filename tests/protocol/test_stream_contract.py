@@ -19,7 +19,7 @@ KEEPALIVE_S = 1.0  # tests/conftest.py TEST_KEEPALIVE_MS
 
 def test_a_silent_bot_is_closed_with_keepalive_timeout_and_a_wrong_pong_nonce_is_fine(
     game_server, make_bot
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     address = game_server.info["address"]
     _, silent_token = make_bot("silent")
     _, sloppy_token = make_bot("sloppy")
@@ -66,7 +66,7 @@ def test_a_silent_bot_is_closed_with_keepalive_timeout_and_a_wrong_pong_nonce_is
 
 def test_an_answer_without_match_id_and_spelled_loosely_is_accepted(
     game_server, make_bot, decisions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     info, token = make_bot("loose")
     bot = RawBot(game_server.info["address"], token)
     try:
@@ -75,12 +75,12 @@ def test_an_answer_without_match_id_and_spelled_loosely_is_accepted(
         rejections: list[pb.Rejection] = []
 
         def answer() -> None:
-            request = bot.recv().decision
+            request = bot.next().decision
             assert "bid 1" in request.legal_actions
             # a wrong match id: rejected, and the request stays open
             bot.send(pb.BotMessage(action=pb.Action(request_id=request.request_id, match_id="other",
                                                     action="bid 1")))
-            rejections.append(bot.recv().rejection)
+            rejections.append(bot.next().rejection)
             # no match id, odd spacing and case: the engine takes it as "bid 1"
             bot.send(pb.BotMessage(action=pb.Action(request_id=request.request_id, action="  BID 1 ")))
 

@@ -24,7 +24,7 @@ TOKEN = "s3cret-token"
 class FakeConnection:
     """One Connect call as the fake arena sees it."""
 
-    def __init__(self, metadata: dict[str, str]) -> None:
+    def __init__(self, metadata: dict[str, str | bytes]) -> None:
         self.metadata = metadata
         self.hello: pb.Hello | None = None
         self.outbox: queue.Queue[pb.ArenaMessage | None] = queue.Queue()

@@ -117,9 +117,11 @@ def test_process_plays_and_stops_cleanly_on_sigterm(arena: tuple[FakeArena, int]
         assert conn.metadata["authorization"] == f"Bearer {TOKEN}"
         # signalled once it says it is connected (the call reaches the arena before its Welcome
         # is even sent), not after a sleep that a slow machine may need more than
-        said = []
+        said: list[str] = []
+        stderr = proc.stderr
+        assert stderr is not None
         while not said or "connected as" not in said[-1]:
-            line = proc.stderr.readline()  # type: ignore[union-attr]
+            line = stderr.readline()
             if not line:
                 break
             said.append(line)
@@ -128,7 +130,7 @@ def test_process_plays_and_stops_cleanly_on_sigterm(arena: tuple[FakeArena, int]
         proc.wait(10)
         # (read from the file, not communicate(): that reads the pipe and would miss what
         # readline has buffered)
-        err = "".join(said) + proc.stderr.read()  # type: ignore[union-attr]
+        err = "".join(said) + stderr.read()
     finally:
         if proc.poll() is None:
             proc.kill()

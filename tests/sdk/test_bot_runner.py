@@ -26,6 +26,7 @@ from atout.runner import (
     NothingListensError,
     ProtocolError,
     Runner,
+    _Connection,
 )
 from atout.v1 import atout_pb2 as pb
 
@@ -110,6 +111,18 @@ class Recorder(Bot):
     def on_match_end(self, result: MatchResult) -> None:
         self.calls.append(("end", result))
 
+    @property
+    def match_id(self) -> str:
+        assert self.match is not None, "no match started"
+        return self.match.match_id
+
+
+def taken(conn: _Connection) -> pb.BotMessage:
+    """The next message the connection writes; there must be one."""
+    message = conn.take()
+    assert message is not None, "nothing queued"
+    return message
+
 
 @pytest.fixture(autouse=True)
 def _fresh_recorder() -> None:
@@ -154,7 +167,7 @@ def test_one_bot_per_match_with_hooks_in_order(arena: tuple[FakeArena, int]) -> 
     rt.stop()
 
     assert len(Recorder.instances) == 2
-    by_match = {b.match.match_id: b for b in Recorder.instances if b.match}
+    by_match = {b.match_id: b for b in Recorder.instances if b.match}
     m1 = by_match["m1"]
     assert [kind for kind, _ in m1.calls] == ["start", "act", "act", "end"]
     info = m1.calls[0][1]
@@ -521,7 +534,7 @@ def test_answers_handed_over_before_a_half_close_still_go() -> None:
         conn.loop = loop
         conn.put_threadsafe(_action("late"))  # from "another thread": the loop has not run it yet
         conn.half_close()
-        assert conn.take().action.request_id == "late"
+        assert taken(conn).action.request_id == "late"
         assert conn.take() is _END
     finally:
         loop.close()
@@ -757,7 +770,7 @@ def test_an_arena_bundle_is_played_as_its_messages_in_order(arena: tuple[FakeAre
         time.sleep(0.02)
     assert rt.runner.active_matches() == ["b2"]
     rt.stop()
-    calls = {b.match.match_id: [kind for kind, _ in b.calls] for b in Recorder.instances}
+    calls = {b.match_id: [kind for kind, _ in b.calls] for b in Recorder.instances}
     assert calls == {"b1": ["start", "act", "end"], "b2": ["start", "act", "act"]}
     assert rt.runner.stats["bundles"] == 2 and rt.runner.stats["bundled"] == 7
 
@@ -814,7 +827,7 @@ def test_a_decision_batch_is_played_as_its_requests(arena: tuple[FakeArena, int]
     assert {conn.expect("action").request_id for _ in range(2)} == {"r0", "r1"}
     conn.nothing("action")
     rt.stop()
-    acts = {b.match.match_id: [obs for kind, obs in b.calls if kind == "act"] for b in Recorder.instances}
+    acts = {b.match_id: [obs for kind, obs in b.calls if kind == "act"] for b in Recorder.instances}
     assert sorted(acts) == ["m0", "m1", "m2"] and len(Recorder.instances) == 3
     for match_id, observations in acts.items():
         i = int(match_id[1:])
@@ -835,21 +848,21 @@ def test_answers_queued_together_go_in_one_action_batch() -> None:
     conn = _Connection(batch=True)
     assert conn.take() is None  # nothing queued
     conn.put(_action("a"))
-    assert conn.take().WhichOneof("kind") == "action"  # alone: written at once, as a plain Action
+    assert taken(conn).WhichOneof("kind") == "action"  # alone: written at once, as a plain Action
     for rid in ("b", "c", "d"):
         conn.put(_action(rid))
     conn.put(pb.BotMessage(pong=pb.Pong(nonce=7)))
     conn.put(_action("e"))
-    batch = conn.take()
+    batch = taken(conn)
     assert [a.request_id for a in batch.actions.actions] == ["b", "c", "d"]
-    assert conn.take().pong.nonce == 7
-    assert conn.take().action.request_id == "e"
+    assert taken(conn).pong.nonce == 7
+    assert taken(conn).action.request_id == "e"
     for i in range(MAX_ACTION_BATCH + 2):
         conn.put(_action(str(i)))
     conn.half_close()
     conn.put(_action("late"))  # after the half-close: dropped
-    assert len(conn.take().actions.actions) == MAX_ACTION_BATCH
-    rest = [a.request_id for a in conn.take().actions.actions]
+    assert len(taken(conn).actions.actions) == MAX_ACTION_BATCH
+    rest = [a.request_id for a in taken(conn).actions.actions]
     assert rest == [str(MAX_ACTION_BATCH), str(MAX_ACTION_BATCH + 1)]
     assert conn.take() is _END  # the end of the queue ends the stream
     assert conn.take() is None
@@ -859,7 +872,7 @@ def test_answers_queued_together_go_in_one_action_batch() -> None:
     for rid in ("x", "y"):
         plain.put(_action(rid))
     plain.half_close()
-    assert [plain.take().action.request_id for _ in range(2)] == ["x", "y"]
+    assert [taken(plain).action.request_id for _ in range(2)] == ["x", "y"]
     assert plain.take() is _END
 
 
@@ -886,7 +899,7 @@ def test_answers_from_pool_threads_reach_the_loop_in_order_with_few_wake_ups() -
             wake_ups[0] += 1
             return original(*args)  # type: ignore[arg-type]
 
-        loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+        loop.call_soon_threadsafe = counting  # type: ignore[method-assign, assignment]
 
         def answer(t: int) -> None:
             for i in range(each):

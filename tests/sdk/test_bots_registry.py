@@ -55,4 +55,4 @@ def test_unknown_game_or_name() -> None:
     with pytest.raises(ValueError, match="no heuristic bot for game 'chess'"):
         heuristic_bot_class("chess")
     with pytest.raises(AttributeError):
-        _ = atout.bots.NoSuchBot
+        _ = atout.bots.NoSuchBot  # type: ignore[attr-defined]

@@ -73,7 +73,7 @@ def test_the_environment_of_a_child_that_imports_grpc_first() -> None:
     assert _grpc_engine.environment({**default, "GRPC_EXPERIMENTS": iomgr}) == default  # inherited
 
 
-def test_atout_bot_run_chooses_before_loading_the_bot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_atout_bot_run_chooses_before_loading_the_bot(tmp_path) -> None:
     """A bot's module may import gRPC itself: ``atout-bot run`` chooses before loading it."""
     seen = tmp_path / "seen.txt"
     bot = tmp_path / "grpc_bot.py"

@@ -97,9 +97,9 @@ def test_jobs_2_gives_the_same_result_as_jobs_1() -> None:
     assert one == two
     assert one["result"] in ("H0", "H1") and one["sets"] > 4
     # and without an SPRT, over a fixed number of games
-    args = ("random", "random", "--game", "regicide", "--players", "3", "--games", "60", "--seed", "2")
-    args = (*args, "--json")
-    one, two = _json(_match(*args)), _json(_match(*args, "--jobs", "2"))
+    fixed = ("random", "random", "--game", "regicide", "--players", "3", "--games", "60", "--seed", "2",
+             "--json")
+    one, two = _json(_match(*fixed)), _json(_match(*fixed, "--jobs", "2"))
     one.pop("seconds"), two.pop("seconds")
     assert one == two and one["games"] == 60
 

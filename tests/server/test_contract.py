@@ -34,7 +34,7 @@ def own_redis(tmp_path: Path) -> Iterator[tuple[str, redis.Redis]]:
         server.stop()
 
 
-def test_parts_of_one_version_share_a_redis_and_another_version_is_refused(own_redis) -> None:  # type: ignore[no-untyped-def]
+def test_parts_of_one_version_share_a_redis_and_another_version_is_refused(own_redis) -> None:
     _, client = own_redis
     check_contract(client, "game server gs-1")
     check_contract(client, "worker host:1")  # the same version: welcome
@@ -54,7 +54,7 @@ def test_parts_of_one_version_share_a_redis_and_another_version_is_refused(own_r
         check_contract(client, "API host:3", ttl_ms=0, version=CONTRACT_VERSION + 1)
 
 
-def test_a_part_gone_silent_stops_counting_and_a_new_version_may_start(own_redis) -> None:  # type: ignore[no-untyped-def]
+def test_a_part_gone_silent_stops_counting_and_a_new_version_may_start(own_redis) -> None:
     _, client = own_redis
     client.execute_command(*contract_command("game server old", ttl_ms=200, version=CONTRACT_VERSION - 1))
     with pytest.raises(ContractMismatch, match=r"game server old \(version "):
@@ -84,7 +84,7 @@ def _one_error_line(run: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
-def test_a_game_server_a_worker_and_the_api_of_another_version_refuse_to_start(  # type: ignore[no-untyped-def]
+def test_a_game_server_a_worker_and_the_api_of_another_version_refuse_to_start(
     own_redis, tmp_path: Path
 ) -> None:
     url, client = own_redis
@@ -107,7 +107,7 @@ def test_a_game_server_a_worker_and_the_api_of_another_version_refuse_to_start( 
     assert set(client.hgetall(CONTRACT_KEY)) == {b"worker newer:7"}  # none of them registered
 
 
-def test_a_game_server_registers_while_it_runs_and_leaves_when_it_stops(own_redis, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_game_server_registers_while_it_runs_and_leaves_when_it_stops(own_redis, tmp_path: Path) -> None:
     url, client = own_redis
     env = _env(url, tmp_path)
     command = [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"]

@@ -12,13 +12,8 @@ import pytest
 from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
-from atout_arena.core.relay import (
-    MAX_REJECTIONS,
-    notify_command,
-    pending_key,
-    push_decision_command,
-    reply_key,
-)
+from atout_arena.core.keys import pending_key, reply_key
+from atout_arena.core.relay import MAX_REJECTIONS, notify_command, push_decision_command
 from atout_arena.gateway.session import (
     MAX_ACTION_BATCH,
     MAX_DECISION_BATCH_BYTES,
@@ -31,7 +26,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 @pytest.fixture
-def address(game_server) -> str:  # type: ignore[no-untyped-def]
+def address(game_server) -> str:
     return game_server.info["address"]
 
 
@@ -114,7 +109,7 @@ PLAN = [("bm1", ""), ("bm1", "q1"), ("bm1", "q2"), ("bm2", ""), ("bm2", "q3"), (
 
 def test_a_batch_stream_gets_the_decisions_of_one_read_as_one_batch_in_order(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Welcome echoes the known features only; the decisions between two other messages go as
     one DecisionBatch, each with its own time left; one ActionBatch answers them all."""
     info, token = make_bot("batcher")
@@ -144,7 +139,7 @@ def test_a_batch_stream_gets_the_decisions_of_one_read_as_one_batch_in_order(
 
 def test_a_stream_without_batch_gets_single_messages_only(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A bot that does not list "batch" (the Node bot, grpcurl) sees exactly the old stream; it
     may still answer with an ActionBatch."""
     info, token = make_bot("single")
@@ -170,7 +165,7 @@ def test_a_stream_without_batch_gets_single_messages_only(
 
 def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A stream that lists "bundle" gets the MatchStarts, requests and MatchEnds of one read in
     one ArenaBundle, in their order, each request with its own time left; a match's MatchEnd in a
     bundle closes that match's requests (an answer after it is refused), not the others'."""
@@ -200,7 +195,7 @@ def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
         pipe.execute()
         assert shape(received(bot, 1)) == [("bundle", ["match_end bm1", rid["q6"]])]
         bot.send(actions((rid["q1"], "bm1", "pass"), (rid["q3"], "bm2", "pass")))
-        rejection = bot.recv()
+        rejection = bot.next()
         assert rejection.WhichOneof("kind") == "rejection" and rejection.rejection.request_id == rid["q1"]
         assert "unknown request_id" in rejection.rejection.reason
         wait_until(lambda: redis_client.lrange(reply_key(rid["q3"]), 0, -1) == [b"Apass"], what="q3 answered")
@@ -211,7 +206,7 @@ def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
 
 def test_a_bundle_stays_small_enough_for_any_grpc_client(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     info, token = make_bot("big-bundle")
     bot, _ = connect(address, token, ("bundle",))
     try:
@@ -229,7 +224,7 @@ def test_a_bundle_stays_small_enough_for_any_grpc_client(
 
 def test_a_decision_batch_stays_small_enough_for_any_grpc_client(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Big observations: the requests of one read are split into DecisionBatches of about
     MAX_DECISION_BATCH_BYTES, so a client with gRPC's default 4 MiB receive limit reads them."""
     info, token = make_bot("big-obs")
@@ -247,7 +242,7 @@ def test_a_decision_batch_stays_small_enough_for_any_grpc_client(
 
 def test_the_requests_resent_on_takeover_come_as_one_batch(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     info, token = make_bot("taker")
     first, _ = connect(address, token, ("batch",))
     second: RawBot | None = None
@@ -257,7 +252,7 @@ def test_the_requests_resent_on_takeover_come_as_one_batch(
         push_at_once(redis_client, info.bot_id, plan)
         assert len(received(first, 3)) == 2  # the start, then one batch; left unanswered
         second, _ = connect(address, token, ("batch",))
-        assert first.recv().error.code == "replaced"
+        assert first.next().error.code == "replaced"
         assert shape(received(second, 3)) == ["match_start tm1", [r for _, r in plan[1:]]]
     finally:
         first.close()
@@ -267,7 +262,7 @@ def test_the_requests_resent_on_takeover_come_as_one_batch(
 
 def test_each_action_of_a_batch_is_handled_as_if_alone(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Real decisions with the worker's legality check: in one ActionBatch an illegal action
     is rejected by the worker, an unknown request id and another bot's one by the game server,
     a duplicate is harmless; an empty or oversized batch gets a bad_message and nothing of it is
@@ -296,7 +291,7 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
 
         # another bot's request id, in a batch: refused as it is alone
         mallory.send(actions((r1.request_id, r1.match_id, r1.legal_actions[0])))
-        stolen = mallory.recv().rejection
+        stolen = mallory.next().rejection
         assert stolen.request_id == r1.request_id and "unknown request_id" in stolen.reason
 
         alice.send(actions(
@@ -306,9 +301,9 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
             ("no-such-request", "", "pass"),
             (r2.request_id, "another-match", r2.legal_actions[0]),  # a wrong match id
         ))
-        rejections = {}
+        rejections: dict[str, pb.Rejection] = {}
         while len(rejections) < 3:
-            message = alice.recv()
+            message = alice.next()
             assert message.WhichOneof("kind") == "rejection", message
             rejections[message.rejection.request_id] = message.rejection
         assert "unknown request_id" in rejections["no-such-request"].reason
@@ -318,16 +313,16 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
         assert results[1].ok and results[1].action == r1.legal_actions[-1]
 
         alice.send(pb.BotMessage(actions=pb.ActionBatch()))
-        error = alice.recv().error
+        error = alice.next().error
         assert (error.code, error.message) == ("bad_message", "empty ActionBatch: send at least one Action")
         huge = [(r2.request_id, r2.match_id, r2.legal_actions[0])] * (MAX_ACTION_BATCH + 1)
         alice.send(actions(*huge))
-        error = alice.recv().error
+        error = alice.next().error
         assert error.code == "bad_message" and f"at most {MAX_ACTION_BATCH} in one message" in error.message
         # a Ping after it is answered once the stream has read everything before it: an answer of
         # that batch would have been handed to Redis by then
         alice.send(pb.BotMessage(ping=pb.Ping(nonce=7)))
-        assert alice.recv().pong.nonce == 7
+        assert alice.next().pong.nonce == 7
         assert 2 not in results and redis_client.zscore(pending_key(alice_info.bot_id), r2.request_id)
 
         alice.send(actions((r0.request_id, r0.match_id, r0.legal_actions[0]),
@@ -338,7 +333,7 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
         assert [illegal for illegal, _ in results[0].rejected] == ["play 1x"]
         assert results[2].ok and results[2].action == r2.legal_actions[0]
         alice.send(pb.BotMessage(ping=pb.Ping(nonce=5)))
-        assert alice.recv().pong.nonce == 5
+        assert alice.next().pong.nonce == 5
     finally:
         alice.close()
         mallory.close()
@@ -346,7 +341,7 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
 
 def test_answers_in_a_batch_count_towards_the_rejection_limit(
     address: str, make_bot, decisions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """At most MAX_REJECTIONS + 1 answers to one request are forwarded, batched or not."""
     info, token = make_bot("many-b")
     bot, _ = connect(address, token, ("batch",))
@@ -358,7 +353,7 @@ def test_answers_in_a_batch_count_towards_the_rejection_limit(
         assert message.decision.request_id == rid
         bot.send(actions(*[(rid, "lim1", f"try {i}") for i in range(MAX_REJECTIONS + 3)]))
         bot.send(pb.BotMessage(ping=pb.Ping(nonce=9)))
-        assert bot.recv().pong.nonce == 9  # the batch was read before the ping
+        assert bot.next().pong.nonce == 9  # the batch was read before the ping
         # the answers of one ActionBatch go to Redis in one ANSWER call: all of them at once
         wait_until(lambda: redis_client.llen(reply_key(rid)) >= MAX_REJECTIONS + 1, what="the answers")
         expected = [f"Atry {i}".encode() for i in range(MAX_REJECTIONS + 1)]
@@ -376,7 +371,7 @@ def test_every_action_of_a_batch_takes_a_token(address: str, make_bot) -> None:
         began = time.monotonic()
         bot.send(actions(*[(f"nope-{i}", "", "pass") for i in range(count)]))
         for _ in range(count):
-            assert bot.recv().WhichOneof("kind") == "rejection"
+            assert bot.next().WhichOneof("kind") == "rejection"
         assert time.monotonic() - began >= 0.75 * 100 / MESSAGE_RATE
     finally:
         bot.close()
@@ -392,7 +387,7 @@ def test_the_token_bucket_takes_several_tokens_at_once() -> None:
 
 def test_an_sdk_bot_in_many_matches_gets_and_sends_batches(
     address: str, make_bot, spawn_bot, decisions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A real SDK bot (another process) in 24 matches at once, asked in bursts like a worker's
     coroutines would: ArenaBundles of several messages come (the runner lists "bundle"),
     ActionBatches go back (counted by the runner, which logs them when it stops), and every

@@ -272,7 +272,7 @@ def test_a_match_that_ends_while_the_bot_is_away_ends_for_it_when_it_is_back(
 
 def test_the_bot_reports_its_own_think_time_beside_the_latency_the_arena_sees(
     address, make_bot, spawn_bot, decisions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The SDK times ``act()`` and sends it with the action; the worker gets both figures: the
     difference is network and queueing time."""
     info, token = make_bot()
@@ -285,7 +285,7 @@ def test_the_bot_reports_its_own_think_time_beside_the_latency_the_arena_sees(
 
 
 def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_bot, decisions,
-                                                       redis_client, tmp_path) -> None:  # type: ignore[no-untyped-def]
+                                                       redis_client, tmp_path) -> None:
     """One stream per version; a seat asking for a version is played by that stream, a seat
     asking for none by the most recently connected one; the same version replaces its stream."""
     from atout_arena.core.keys import stream_address
@@ -317,7 +317,7 @@ def test_two_versions_of_one_bot_are_connected_at_once(address, make_bot, spawn_
     assert seat_address(redis_client, info.bot_id) == stream_address(info.bot_id, "v1")
 
 
-def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None:
     import subprocess
     import sys
 
@@ -329,7 +329,7 @@ def test_a_bad_version_label_is_one_line_and_exit_2(address, make_bot) -> None: 
     assert "Traceback" not in result.stderr
 
 
-def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot, redis_client) -> None:
     """Each version is a stream of its own: a fifth is refused, so one token cannot open streams
     without end."""
     from atout_arena.core.relay import is_connected
@@ -345,7 +345,7 @@ def test_a_bot_has_at_most_four_versions_connected(address, make_bot, spawn_bot,
     assert all(is_connected(redis_client, info.bot_id, f"v{n}") for n in range(1, 5))
 
 
-def test_a_decision_takes_a_bounded_number_of_rejected_answers(  # type: ignore[no-untyped-def]
+def test_a_decision_takes_a_bounded_number_of_rejected_answers(
     address, make_bot, decisions, redis_client
 ) -> None:
     """A bot flooding its stream with illegal answers: after MAX_REJECTIONS of them the

@@ -19,7 +19,7 @@ from atout_arena.services.humans import companion, companion_name, human_for
 from atout_arena.services.practice import start_practice
 
 
-def test_a_human_is_registered_with_its_own_move_time(registry, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_human_is_registered_with_its_own_move_time(registry, make_bot) -> None:
     bot, _ = make_bot("hum")
     human, token = registry.add(f"{bot.name}-person", kind="human")
     assert human.kind == "human" and human.move_ms == DEFAULT_HUMAN_MOVE_MS
@@ -33,7 +33,7 @@ def test_a_human_is_registered_with_its_own_move_time(registry, make_bot) -> Non
         registry.add(f"{bot.name}-slow", kind="human", move_ms=10**6)
 
 
-def test_a_bots_companion_is_made_once_and_a_human_plays_itself(sessions, registry, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_bots_companion_is_made_once_and_a_human_plays_itself(sessions, registry, make_bot) -> None:
     bot, _ = make_bot("comp")
     first = companion(sessions, bot)
     assert first.name == f"{bot.name}~you" and first.kind == "human" and first.owner == bot.owner
@@ -48,7 +48,7 @@ def test_a_bots_companion_is_made_once_and_a_human_plays_itself(sessions, regist
         human_for(sessions, disabled)
 
 
-def test_play_against_your_bot_seats_you_your_bot_and_house_bots(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_play_against_your_bot_seats_you_your_bot_and_house_bots(sessions, make_bot) -> None:
     bot, _ = make_bot("seat")
     me = companion(sessions, bot)
     for players, seat in [(4, 2), (2, 0), (3, None)]:
@@ -81,7 +81,7 @@ def test_a_seat_waits_the_longer_of_the_match_move_time_and_its_own() -> None:
     assert deadlines == {0: {500}, 1: {500}}  # never shorter than the match's
 
 
-def test_an_answer_without_a_stream_is_taken_only_while_pending(redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_an_answer_without_a_stream_is_taken_only_while_pending(redis_client) -> None:
     pool = redis_client.connection_pool
     address, rid = "human-test-9", f"rid-{now_ms()}"
     answer = RelayAnswer(address, rid, "play 9d", 10_000)

@@ -10,6 +10,7 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from atout_arena.core.keys import CONNECTED_KEY
 from atout_arena.core.metrics import (
     ALL_METRICS,
     BOTS_CONNECTED,
@@ -18,7 +19,7 @@ from atout_arena.core.metrics import (
     MetricsRecorder,
     metrics_registry,
 )
-from atout_arena.core.relay import CONNECTED_KEY, now_ms
+from atout_arena.core.relay import now_ms
 
 EXPECTED = {
     "atout_decision_seconds": ("histogram", ("game", "bot")),
@@ -33,7 +34,7 @@ EXPECTED = {
 
 
 @pytest.fixture
-def recorder(redis_client):  # type: ignore[no-untyped-def]
+def recorder(redis_client):
     recorder = MetricsRecorder(redis_client)
     recorder.reset()
     yield recorder
@@ -45,7 +46,7 @@ def test_the_names_of_design_md_with_help_text() -> None:
     assert all(len(m.help) > 20 for m in ALL_METRICS)
 
 
-def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:
     baseline_connected = connected_now(redis_client)
     recorder.decision("merde", "alice", 0.003)
     recorder.decision("merde", "alice", 0.2)
@@ -88,7 +89,7 @@ def test_the_scrape_holds_what_was_recorded(recorder, redis_client) -> None:  # 
                                             and dict(labels).get("bot") == "alice")
 
 
-def test_decisions_added_up_scrape_as_the_same_decisions_one_by_one(recorder, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_decisions_added_up_scrape_as_the_same_decisions_one_by_one(recorder, redis_client) -> None:
     """MetricsRecorder.decisions (a match's decisions of one bot, added up before writing)
     gives the very histogram that one decision() call per decision gives, in fewer commands."""
     times = [0.0004, 0.003, 0.003, 0.02, 0.2, 0.2, 0.2, 7.0, 99.0, 0.001]
@@ -114,7 +115,7 @@ def test_decisions_added_up_scrape_as_the_same_decisions_one_by_one(recorder, re
     assert scrape() == pytest.approx(one_by_one)
 
 
-def test_faults_and_limits_start_at_zero_for_every_bot_that_decided(recorder, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_faults_and_limits_start_at_zero_for_every_bot_that_decided(recorder, redis_client) -> None:
     """A healthy arena's fault and limit rates are 0, not "no data": the dashboard's fault
     panels have series to draw (the rehearsal, tests/deploy, queries them through Prometheus)."""
     from atout_arena.core.metrics import STREAM_LIMITS
@@ -134,7 +135,7 @@ def test_faults_and_limits_start_at_zero_for_every_bot_that_decided(recorder, re
     assert limited == {(("bot", "alice"), ("limit", limit)): 0.0 for limit in STREAM_LIMITS}
 
 
-def test_labels_are_bounded(recorder) -> None:  # type: ignore[no-untyped-def]
+def test_labels_are_bounded(recorder) -> None:
     with pytest.raises(ValueError, match="unknown game"):
         recorder.decision("chess", "alice", 0.1)
     with pytest.raises(ValueError, match="unknown outcome"):
@@ -143,7 +144,7 @@ def test_labels_are_bounded(recorder) -> None:  # type: ignore[no-untyped-def]
         recorder.fault("bob", "slow")
 
 
-def test_counts_of_several_processes_add_up(recorder, redis_client, redis_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_counts_of_several_processes_add_up(recorder, redis_client, redis_url: str) -> None:
     script = (
         "import redis, sys\n"
         "from atout_arena.core.metrics import MetricsRecorder\n"
@@ -164,14 +165,14 @@ def test_counts_of_several_processes_add_up(recorder, redis_client, redis_url: s
         pytest.approx(total))
 
 
-def connected_now(redis_client) -> float:  # type: ignore[no-untyped-def]
+def connected_now(redis_client) -> float:
     """``atout_bots_connected`` as a scrape of /metrics reports it."""
     return metrics_registry(redis_client).get_sample_value(BOTS_CONNECTED.name) or 0.0
 
 
 def test_bots_connected_counts_live_streams_across_game_servers(
     game_server, start_game_server, make_bot, spawn_bot, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Bots on two game servers (other processes) add up in one scrape; a bot that leaves is
     no longer counted, nor are those of a game server killed without a word, once their
     presence (three keep-alives) has expired."""
@@ -199,7 +200,7 @@ def test_bots_connected_counts_live_streams_across_game_servers(
     wait_until(lambda: counted(set(), set(bots)), 15, "the dead server's bots to expire")
 
 
-def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_queue_depth_counts_the_tasks_waiting_in_the_broker(celery_app, clean_queues, redis_client) -> None:
     """Tasks sent through Celery (no worker running) are counted by queue, priorities included."""
     from atout_arena.core.tasks import CONTROL_QUEUE, MATCH_QUEUE, PLAY_BATCH, PLAY_MATCH, QUEUES
 

@@ -9,8 +9,9 @@ import itertools
 
 import pytest
 
+from atout_arena.core.keys import conn_key
 from atout_arena.core.presence import Presence
-from atout_arena.core.relay import GatewayRelay, conn_key, make_async_redis
+from atout_arena.core.relay import GatewayRelay, make_async_redis
 
 pytestmark = pytest.mark.timeout(120)
 numbers = itertools.count(1)
@@ -28,7 +29,7 @@ async def _gone(relay: GatewayRelay, key: str) -> bool:
     return False
 
 
-def test_a_presence_cancelled_at_any_point_of_its_life_is_released(redis_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_a_presence_cancelled_at_any_point_of_its_life_is_released(redis_url: str) -> None:
     """Cancelled k turns of the loop after it starts, for every k from before the TAKEOVER is
     sent to while it reads, and again at every turn after: never left behind."""
 
@@ -60,7 +61,7 @@ def test_a_presence_cancelled_at_any_point_of_its_life_is_released(redis_url: st
     assert asyncio.run(scenario()) == []
 
 
-def test_a_newer_stream_takes_the_address_over(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_newer_stream_takes_the_address_over(redis_url: str, redis_client) -> None:
     """The older stream reads what came before the newer one took over, then learns who did;
     its heartbeat fails; its end releases nothing of the newer stream's presence."""
     from atout_workers.decisions import DecisionClient
@@ -93,7 +94,7 @@ def test_a_newer_stream_takes_the_address_over(redis_url: str, redis_client) -> 
     assert still_held and gone
 
 
-def test_the_hooks_run_around_the_release_and_a_failing_one_stops_nothing(redis_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_the_hooks_run_around_the_release_and_a_failing_one_stops_nothing(redis_url: str) -> None:
     address = _address()
     seen: list[tuple[str, bool]] = []
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+from collections.abc import Mapping
 
 import pytest
 
@@ -31,7 +32,7 @@ def plackett_luce(rng: random.Random, ratings: list[float]) -> list[int]:
     return ranking
 
 
-def tournament(rng: random.Random, truth: dict[str, float], players: int, games: int) -> list:
+def tournament(rng: random.Random, truth: Mapping[str, float], players: int, games: int) -> list:
     """Every table of ``players`` bots, ``games`` times, seats shuffled."""
     matches = []
     for table in itertools.combinations(truth, players):
@@ -42,7 +43,7 @@ def tournament(rng: random.Random, truth: dict[str, float], players: int, games:
     return matches
 
 
-def centred(truth: dict[str, float]) -> dict[str, float]:
+def centred(truth: Mapping[str, float]) -> dict[str, float]:
     mean = sum(truth.values()) / len(truth)
     return {b: r - mean + DEFAULT_RATING for b, r in truth.items()}
 

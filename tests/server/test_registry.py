@@ -62,7 +62,7 @@ NOT_IDS = ["²", "٣", "1²", "0", "-1", "9" * 19, "99999999999999999999999", 2*
 
 
 @pytest.mark.parametrize("ref", NOT_IDS)
-def test_what_is_no_id_is_looked_up_as_a_name(memory_registry, ref) -> None:  # type: ignore[no-untyped-def]
+def test_what_is_no_id_is_looked_up_as_a_name(memory_registry, ref) -> None:
     """Non-ASCII digits and ids no database can hold are names (found or not), never a crash."""
     registry, _ = memory_registry
     registry.add("alice")

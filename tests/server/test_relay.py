@@ -10,7 +10,7 @@ import pytest
 from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
-from atout_arena.core.relay import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
+from atout_arena.core.keys import conn_key, ended_key, matches_key, pending_key, reply_key, req_key
 from atout_arena.core.vocabulary import Fault
 from atout_workers.decisions import Decision
 
@@ -43,7 +43,7 @@ def test_a_legal_answer_leaves_no_keys_behind(address, make_bot, decisions, redi
     try:
         before = time.time() * 1000
         future = ask(decisions, info.bot_id, "m-keys", 5000)
-        request = bot.recv().decision
+        request = bot.next().decision
         after = time.time() * 1000
         assert redis_client.zscore(pending_key(info.bot_id), request.request_id) == request.deadline_unix_ms
         assert redis_client.exists(req_key(request.request_id))
@@ -69,13 +69,13 @@ def test_a_timeout_leaves_no_keys_behind_and_a_late_answer_is_refused(
         # received first: the game server drops a request whose deadline passed before it read
         # it, and a loaded machine's game server may read its inbox later than a short deadline
         future = ask(decisions, info.bot_id, "m-late", 1_500)
-        request = bot.recv().decision
+        request = bot.next().decision
         decision = future.result(10)
         assert decision.fault == Fault.TIMEOUT
         assert redis_client.zcard(pending_key(info.bot_id)) == 0
         assert not redis_client.exists(req_key(request.request_id))
         bot.answer(request, request.legal_actions[0])
-        rejection = bot.recv().rejection
+        rejection = bot.next().rejection
         assert rejection.request_id == request.request_id and rejection.reason.startswith("too late")
         assert not redis_client.exists(reply_key(request.request_id))
     finally:
@@ -90,9 +90,9 @@ def test_an_illegal_answer_is_rejected_with_the_reason_and_can_be_corrected(
     try:
         request_args = engine_request()
         future = ask(decisions, info.bot_id, "m-ill", 5000)
-        request = bot.recv().decision
+        request = bot.next().decision
         bot.answer(request, "bid 99")
-        rejection = bot.recv().rejection
+        rejection = bot.next().rejection
         assert (rejection.request_id, rejection.match_id, rejection.action) == (
             request.request_id,
             "m-ill",
@@ -117,14 +117,14 @@ def test_a_reconnecting_bot_gets_running_matches_and_open_requests_again(
     decisions.match_start(info.bot_id, "m-old", "merde", 0, 3, {}, ["a", "b", "c"])
     decisions.match_end(info.bot_id, "m-old", 0, [1, 2, 3], [3, 2, 1])
     decisions.match_start(info.bot_id, "m-re", "merde", 2, 3, {"deals": 3}, ["a", "b", info.name])
-    assert first.recv().match_start.match_id == "m-old"
-    assert first.recv().match_end.match_id == "m-old"
-    assert first.recv().match_start.match_id == "m-re"
+    assert first.next().match_start.match_id == "m-old"
+    assert first.next().match_end.match_id == "m-old"
+    assert first.next().match_start.match_id == "m-re"
     # 4 s: time for both requests to be sent and for the closed stream to be gone before the
     # first one's deadline (released, or at worst expired: the tests' presence TTL is 3 s)
     expired = ask(decisions, info.bot_id, "m-re", 4_000)
     future = ask(decisions, info.bot_id, "m-re", 30_000)
-    sent = {first.recv().decision.request_id, first.recv().decision.request_id}
+    sent = {first.next().decision.request_id, first.next().decision.request_id}
     first.close()
     wait_until(lambda: not decisions.is_connected(info.bot_id), timeout=10, what="release")
     assert not expired.done(), "the stream was gone only after the first request's deadline"
@@ -132,9 +132,9 @@ def test_a_reconnecting_bot_gets_running_matches_and_open_requests_again(
     second = RawBot(address, token)
     try:
         second.connect()
-        start = second.recv().match_start
+        start = second.next().match_start
         assert (start.match_id, start.seat, start.seat_names[2]) == ("m-re", 2, info.name)
-        again = second.recv().decision
+        again = second.next().decision
         assert again.request_id in sent and again.match_id == "m-re"
         assert 0 < again.deadline_ms < 30_000
         second.answer(again, again.legal_actions[0])
@@ -178,14 +178,14 @@ def test_match_messages_reach_a_connected_bot_in_order(address, make_bot, decisi
         decisions.match_start(info.bot_id, "m-order", "fool", 1, 2, {"deck": 36}, ["x", info.name])
         future = ask(decisions, info.bot_id, "m-order", 5000)
         kinds = []
-        start = bot.recv()
+        start = bot.next()
         kinds.append(start.WhichOneof("kind"))
-        request = bot.recv().decision
+        request = bot.next().decision
         kinds.append("decision")
         bot.answer(request, request.legal_actions[0])
         assert future.result(5).ok
         decisions.match_end(info.bot_id, "m-order", 1, [0, 1], [2, 1], reason="finished")
-        end = bot.recv().match_end
+        end = bot.next().match_end
         assert kinds == ["match_start", "decision"]
         assert (end.match_id, list(end.scores), list(end.ranking), end.reason) == (
             "m-order",
@@ -204,7 +204,7 @@ def test_many_requests_of_one_bot_in_flight(address, make_bot, decisions) -> Non
     bot = connect(address, token, decisions, info.bot_id)
     try:
         futures = [ask(decisions, info.bot_id, f"m-par-{i}", 5000) for i in range(4)]
-        requests = [bot.recv().decision for _ in futures]
+        requests = [bot.next().decision for _ in futures]
         for request in reversed(requests):  # answered in another order than asked
             bot.answer(request, request.legal_actions[-1])
         results = [f.result(5) for f in futures]
@@ -229,7 +229,7 @@ def test_unknown_message_kinds_do_not_reach_redis(address, make_bot, decisions, 
     bot = connect(address, token, decisions, info.bot_id)
     try:
         bot.send(pb.BotMessage(action=pb.Action(request_id="x" * 5000, action="play Th")))
-        assert "unknown request_id" in bot.recv().rejection.reason
+        assert "unknown request_id" in bot.next().rejection.reason
         assert not redis_client.exists(reply_key("x" * 5000))
         threading.Event().wait(0.05)
         assert decisions.is_connected(info.bot_id)
@@ -246,7 +246,7 @@ def test_a_match_end_sent_while_the_bot_was_away_is_sent_when_it_is_back_once(
     decisions.match_end(info.bot_id, "m-seen", 0, [1, 2, 3], [3, 2, 1])  # delivered: not kept
     decisions.match_start(info.bot_id, "m-away", "merde", 1, 3, {}, [])
     decisions.match_start(info.bot_id, "m-live", "merde", 2, 3, {}, [])
-    kinds = [first.recv().WhichOneof("kind") for _ in range(4)]
+    kinds = [first.next().WhichOneof("kind") for _ in range(4)]
     assert kinds == ["match_start", "match_end", "match_start", "match_start"]
     first.close()
     wait_until(lambda: not decisions.is_connected(info.bot_id), what="release")
@@ -255,9 +255,9 @@ def test_a_match_end_sent_while_the_bot_was_away_is_sent_when_it_is_back_once(
     second = RawBot(address, token)
     try:
         second.connect()
-        end = second.recv().match_end  # the end it missed first, then what still runs
+        end = second.next().match_end  # the end it missed first, then what still runs
         assert (end.match_id, end.seat, list(end.scores), end.reason) == ("m-away", 1, [3, 2, 1], "finished")
-        assert second.recv().match_start.match_id == "m-live"
+        assert second.next().match_start.match_id == "m-live"
         assert not redis_client.exists(ended_key(info.bot_id))  # sent: forgotten
     finally:
         second.close()
@@ -265,14 +265,14 @@ def test_a_match_end_sent_while_the_bot_was_away_is_sent_when_it_is_back_once(
     third = RawBot(address, token)
     try:
         third.connect()
-        assert third.recv().match_start.match_id == "m-live"  # no MatchEnd a second time
+        assert third.next().match_start.match_id == "m-live"  # no MatchEnd a second time
         with pytest.raises(AssertionError, match="no message"):
             third.recv(timeout=0.5)
     finally:
         third.close()
 
 
-def test_a_stream_is_live_only_while_its_game_server_is(redis_client, decisions) -> None:  # type: ignore[no-untyped-def]
+def test_a_stream_is_live_only_while_its_game_server_is(redis_client, decisions) -> None:
     from atout_arena.core.keys import CONNECTED_KEY, SERVERS_KEY, conn_key
     from atout_arena.core.relay import connected_streams, is_connected, now_ms
 
@@ -311,7 +311,7 @@ def test_the_seats_of_a_match_are_checked_for_a_live_stream_at_once(address, mak
     wait_until(lambda: are_connected(redis_client, seats[1:2]) == [False], timeout=10, what="release")
 
 
-def test_a_heartbeat_that_comes_after_its_streams_release_brings_nothing_back(redis_url: str, redis_client) -> None:  # type: ignore[no-untyped-def]  # noqa: E501
+def test_a_heartbeat_that_comes_after_its_streams_release_brings_nothing_back(redis_url: str, redis_client) -> None:  # noqa: E501
     """A HEARTBEAT of a closed stream still in flight (sent, then cancelled) may reach Redis
     after its RELEASE: it must not bring the stream's presence back for a whole TTL."""
     import asyncio

@@ -11,7 +11,8 @@ import pytest
 from gateway_helpers import hello
 
 from atout.v1 import atout_pb2 as pb
-from atout_arena.core.relay import GatewayRelay, conn_key, make_async_redis
+from atout_arena.core.keys import conn_key
+from atout_arena.core.relay import GatewayRelay, make_async_redis
 from atout_arena.gateway.session import BotSession
 from atout_arena.services.bots import BotInfo
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.mark.parametrize("cancels_after", [0, 1, 2, 3, 5, 8])
 def test_a_stream_that_ends_then_is_cancelled_releases_its_presence(
-    redis_url: str, redis_client, cancels_after: int,  # type: ignore[no-untyped-def]
+    redis_url: str, redis_client, cancels_after: int,
 ) -> None:
     """The bot half-closes (EOF), then its call is cancelled (the process exits): gRPC cancels
     the handler while the session winds up, ``cancels_after`` turns of the loop after the EOF,

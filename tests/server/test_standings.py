@@ -119,7 +119,7 @@ def test_points_hand_out_the_same_total_per_match_whatever_the_ties() -> None:
 
 
 def test_int_bot_ids_and_lists_are_accepted() -> None:
-    result = MatchResult([7, 3], [2, 1], [0, 1], [False, False])
+    result = MatchResult([7, 3], [2, 1], [0, 1], [False, False])  # type: ignore[arg-type]
     assert result.seats == (7, 3) and result.faults == (0, 1)
     assert [s.bot for s in standings([result])] == [3, 7]
 

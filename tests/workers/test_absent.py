@@ -24,7 +24,7 @@ pytestmark = pytest.mark.timeout(180)
 
 def test_a_bot_that_never_connects_is_absent_forfeited_and_unrated(
     arena_bots, start_worker, wait_finished, sessions, redis_client, celery_app, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     here_a, here_b, away = arena_bots(["random", "random", None], prefix="absent")
     start_worker("absent", concurrency=4)
     tid = create_tournament(sessions, name="with-absent", bots=[here_a.name, here_b.name, away.name],
@@ -59,7 +59,7 @@ def test_a_bot_that_never_connects_is_absent_forfeited_and_unrated(
 def test_a_match_waits_for_a_bot_that_connects_late(
     arena_bots, game_server, make_bot, spawn_bot, start_worker, wait_finished, sessions, redis_client,
     celery_app, clean_queues,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     (early,) = arena_bots(["random"], prefix="early")
     late, token = make_bot("late")
     start_worker("late", concurrency=2)
@@ -83,7 +83,7 @@ def test_a_match_waits_for_a_bot_that_connects_late(
 
 def test_a_worker_stopping_does_not_wait_out_the_absent_grace(
     arena_bots, make_bot, start_worker, sessions, celery_app, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A warm shutdown gives back a match that waits for an absent bot at once, not after
     the tournament's grace (up to minutes): the shutdown budget holds for it too."""
     (here,) = arena_bots(["random"], prefix="stopwait")

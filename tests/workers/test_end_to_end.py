@@ -10,18 +10,18 @@ import time
 from datetime import timedelta
 
 import pytest
-from e2e_helpers import wait_until
+from e2e_helpers import stored_match, wait_until
 from sqlalchemy import func, select
 
 from atout.games import SUITS, relabel_action
 from atout_arena.core.metrics import FAULTS_TOTAL, MATCHES_TOTAL, metrics_registry
 from atout_arena.core.models import Match, Rating, RatingChange, Tournament, as_utc, utcnow
-from atout_arena.core.replay import load_match, replay_match, replay_views
+from atout_arena.core.replay import replay_match, replay_views
 
 pytestmark = pytest.mark.timeout(180)
 
 
-def matches_of(sessions, tid: int) -> list[Match]:  # type: ignore[no-untyped-def]
+def matches_of(sessions, tid: int) -> list[Match]:
     with sessions() as session:
         query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
         matches = session.scalars(query).all()
@@ -30,12 +30,12 @@ def matches_of(sessions, tid: int) -> list[Match]:  # type: ignore[no-untyped-de
         return list(matches)
 
 
-def assert_one_result_each(sessions, tid: int, expected: int) -> list[Match]:  # type: ignore[no-untyped-def]
+def assert_one_result_each(sessions, tid: int, expected: int) -> list[Match]:
     matches = matches_of(sessions, tid)
     assert len(matches) == expected
     for m in matches:
         assert m.status == "finished", (m.id, m.status, m.error)
-        assert m.scores is not None and len(m.ranking) == len(m.seats) and m.actions
+        assert m.scores is not None and m.ranking is not None and len(m.ranking) == len(m.seats) and m.actions
         assert all(s.place is not None for s in m.seats)
     with sessions() as session:
         bots = {s.bot_id for m in matches for s in m.seats}
@@ -60,7 +60,7 @@ ROUND_ROBINS = [
 @pytest.mark.parametrize(("game", "spec", "expected"), ROUND_ROBINS, ids=[g for g, _, _ in ROUND_ROBINS])
 def test_a_round_robin_of_four_bots_ends_with_one_result_per_match(
     game, spec, expected, arena_bots, start_worker, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["random"] * 4, prefix=game)
     start_worker()
     tid = run_tournament(bots, game=game, move_ms=3000, **spec)
@@ -72,12 +72,12 @@ def test_a_round_robin_of_four_bots_ends_with_one_result_per_match(
         for s in m.seats:
             plays[s.bot_id] += 1
     assert len(set(plays.values())) == 1
-    assert replay_match(load_match(sessions, matches[0].id)).ok
+    assert replay_match(stored_match(sessions, matches[0].id)).ok
 
 
 def test_two_workers_share_a_tournament_and_their_metrics_add_up(
     arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     registry = metrics_registry(redis_client)
     labels = {"game": "merde", "outcome": "finished"}
     before = registry.get_sample_value(MATCHES_TOTAL.name, labels) or 0.0
@@ -104,7 +104,7 @@ def test_two_workers_share_a_tournament_and_their_metrics_add_up(
 
 def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     arena_bots, start_worker, start_beat, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["Sleepy"] * 4, "--max-workers", "32", ATOUT_TEST_THINK_S="0.03")
     victim = start_worker("victim", concurrency=4)
     start_worker("survivor", concurrency=4)
@@ -112,7 +112,7 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, games_per_pairing=16)
     mark = f"%:{victim.popen.pid}:%"
 
-    def victim_running():  # type: ignore[no-untyped-def]
+    def victim_running():
         return (select(Match.id, Match.started_at)
                 .where(Match.tournament_id == tid, Match.runner.like(mark), Match.status == "running"))
 
@@ -135,14 +135,14 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     matches = assert_one_result_each(sessions, tid, 32)
     rerun = [m for m in matches if m.id in interrupted]
     assert all(m.attempts >= 2 for m in rerun), {m.id: m.attempts for m in rerun}
-    assert all(f":{victim.popen.pid}:" not in m.runner for m in rerun)
+    assert all(m.runner is not None and f":{victim.popen.pid}:" not in m.runner for m in rerun)
     for m in rerun:
-        assert replay_match(load_match(sessions, m.id)).ok
+        assert replay_match(stored_match(sessions, m.id)).ok
 
 
 def test_a_bot_that_hangs_is_timed_out_and_forfeits(
     arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     quick = arena_bots(["random", "random"])
     hanging = arena_bots(["Slow"], ATOUT_TEST_SLEEP_S="1")[0]
     start_worker()
@@ -154,7 +154,7 @@ def test_a_bot_that_hangs_is_timed_out_and_forfeits(
     [match] = assert_one_result_each(sessions, tid, 1)
     seat = next(s for s in match.seats if s.bot_id == hanging.id)
     assert (seat.faults, seat.forfeited, seat.place) == (2, True, 3)
-    assert match.outcome == "forfeit"
+    assert match.outcome == "forfeit" and match.actions is not None
     steps = [a for a in match.actions if a[0] == seat.seat]
     assert [a[4] for a in steps[:2]] == [["timeout"], ["timeout"]] and all(a[2] == "fallback" for a in steps)
     assert all(a[5] == "forfeited" for a in steps[2:])
@@ -165,7 +165,7 @@ def test_a_bot_that_hangs_is_timed_out_and_forfeits(
 
 def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     quick = arena_bots(["random", "random"])
     quitter = arena_bots(["QuitAfter"], "--no-reconnect", ATOUT_TEST_QUIT_AFTER="2")[0]
     start_worker()
@@ -178,7 +178,7 @@ def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
     wait_finished(tid, 60)
     [match] = assert_one_result_each(sessions, tid, 1)
     seat = next(s for s in match.seats if s.bot_id == quitter.id)
-    assert (seat.forfeited, seat.place) == (True, 3)
+    assert (seat.forfeited, seat.place) == (True, 3) and match.actions is not None
     steps = [a for a in match.actions if a[0] == seat.seat]
     assert [a[2] for a in steps[:2]] == ["bot", "bot"]
     kinds = [k for a in steps for k in a[4]]
@@ -187,7 +187,7 @@ def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
 
 def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["random"] * 3)
     start_worker()
     tid = run_tournament(bots, game="merde", players=3, options={"deals": 2}, duplicate=True)
@@ -197,7 +197,7 @@ def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
     # every bot sits in every seat once
     for seat in range(3):
         assert {next(s.bot_id for s in m.seats if s.seat == seat) for m in matches} == {b.id for b in bots}
-    records = [load_match(sessions, m.id) for m in matches]
+    records = [stored_match(sessions, m.id) for m in matches]
     # each rotation under its own suit permutation: the same deal once the suits are
     # put back, and not the same look
     assert len({r.suits for r in records}) == 3
@@ -217,7 +217,7 @@ def test_duplicate_mode_seats_the_same_deals_in_every_rotation(
 
 def test_ratings_move_the_right_way_for_a_strong_bot(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The heuristic bot wins about 9 fool games in 10 against random bots. Thresholds from
     300 simulated tournaments of this size (atout.local, the same ratings code): the batch fit
     put it first every time (its lead was at least 11 Elo), its online rating ended at 1533 or
@@ -241,7 +241,7 @@ def test_ratings_move_the_right_way_for_a_strong_bot(
 
 def test_one_worker_process_keeps_many_matches_in_flight(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["Sleepy"] * 3, "--max-workers", "32", ATOUT_TEST_THINK_S="0.3")
     start_worker(concurrency=32)
     tid = run_tournament(bots, game="merde", players=3, options={"deals": 1}, games_per_pairing=20)
@@ -257,7 +257,7 @@ def test_one_worker_process_keeps_many_matches_in_flight(
 
 def test_a_league_runs_seasons_under_beat_with_standings_across_them(
     arena_bots, start_worker, start_beat, sessions, celery_app, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     from atout_arena.services.leagues import create_league, league_standings, set_members
 
     bots = arena_bots(["random"] * 3)
@@ -283,7 +283,7 @@ def test_a_league_runs_seasons_under_beat_with_standings_across_them(
 
 def test_a_practice_match_left_queued_is_played_by_a_worker_with_its_house_bots(
     arena_bots, start_worker, start_beat, sessions, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """A practice match stored but never sent (its API or game server died in between) stays
     queued: the sweeper sends it to the practice queue, where a worker plays the house seats
     in-process, unrated."""
@@ -307,4 +307,4 @@ def test_a_practice_match_left_queued_is_played_by_a_worker_with_its_house_bots(
     with sessions() as session:
         rated = select(func.count()).select_from(RatingChange).where(RatingChange.match_id == match_id)
         assert session.scalar(rated) == 0
-    assert replay_match(load_match(sessions, match_id)).ok
+    assert replay_match(stored_match(sessions, match_id)).ok

@@ -14,7 +14,7 @@ from atout_workers.events import LATEST_EVENTS_PER_S, LISTEN_CHECK_S, METRICS_FL
 
 
 @pytest.fixture
-def sink(redis_url: str):  # type: ignore[no-untyped-def]
+def sink(redis_url: str):
     client = redis.Redis.from_url(redis_url)
     sink = EventSink(client)
     yield sink
@@ -22,7 +22,7 @@ def sink(redis_url: str):  # type: ignore[no-untyped-def]
     client.close()
 
 
-def test_writes_keep_their_order_and_flush_waits_for_them(sink, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_writes_keep_their_order_and_flush_waits_for_them(sink, redis_client) -> None:
     key = f"test:events:{uuid.uuid4().hex}"
     for i in range(500):
         sink.put(lambda pipe, i=i: pipe.rpush(key, i))
@@ -31,7 +31,7 @@ def test_writes_keep_their_order_and_flush_waits_for_them(sink, redis_client) ->
     redis_client.delete(key)
 
 
-def test_a_failing_writer_costs_only_itself(sink, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_failing_writer_costs_only_itself(sink, redis_client) -> None:
     key = f"test:events:{uuid.uuid4().hex}"
 
     def broken(pipe: object) -> None:
@@ -47,7 +47,7 @@ def test_a_failing_writer_costs_only_itself(sink, redis_client) -> None:  # type
     redis_client.delete(key)
 
 
-def test_it_knows_which_channels_have_subscribers(sink, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_it_knows_which_channels_have_subscribers(sink, redis_client) -> None:
     heard, silent = f"test:ch:{uuid.uuid4().hex}", f"test:ch:{uuid.uuid4().hex}"
     pubsub = redis_client.pubsub()
     pubsub.subscribe(heard)
@@ -65,7 +65,7 @@ def test_it_knows_which_channels_have_subscribers(sink, redis_client) -> None:  
     pubsub.close()
 
 
-def test_the_latest_event_refreshes_of_a_process_keep_to_their_budget(sink) -> None:  # type: ignore[no-untyped-def]
+def test_the_latest_event_refreshes_of_a_process_keep_to_their_budget(sink) -> None:
     """However many unwatched matches ask, at most LATEST_EVENTS_PER_S refreshes a second (a
     burst of that many after a quiet while), and every asker gets its turn as tokens come."""
     start = time.monotonic()
@@ -86,12 +86,12 @@ class _CountingRecorder(MetricsRecorder):
 
     calls = 0
 
-    def decisions(self, game, bot, seconds, pipe=None):  # type: ignore[no-untyped-def]
+    def decisions(self, game, bot, seconds, pipe=None):
         self.calls += 1
         super().decisions(game, bot, seconds, pipe)
 
 
-def test_the_decisions_of_every_match_are_added_up_and_written_once_per_bot(redis_url, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_the_decisions_of_every_match_are_added_up_and_written_once_per_bot(redis_url, redis_client) -> None:
     """200 matches of 3 bots hand over their decisions from 4 threads: nothing is lost, and the
     sink writes one tally per bot (a few commands), not one per match."""
     client = redis.Redis.from_url(redis_url)
@@ -114,11 +114,10 @@ def test_the_decisions_of_every_match_are_added_up_and_written_once_per_bot(redi
         assert sink.flush(10)
         assert recorder.calls <= 2 * len(bots)  # one write per bot (two if a timed one came between)
         registry = metrics_registry(redis_client)
-        counts = [registry.get_sample_value(f"{DECISION_SECONDS.name}_count", {"game": "merde", "bot": b})
-                  for b in bots]
+        count, seconds = f"{DECISION_SECONDS.name}_count", f"{DECISION_SECONDS.name}_sum"
+        counts = [registry.get_sample_value(count, {"game": "merde", "bot": b}) or 0 for b in bots]
         assert sum(counts) == 200 * 14
-        total = sum(registry.get_sample_value(f"{DECISION_SECONDS.name}_sum", {"game": "merde", "bot": b})
-                    for b in bots)
+        total = sum(registry.get_sample_value(seconds, {"game": "merde", "bot": b}) or 0 for b in bots)
         assert abs(total - 200 * sum(0.001 * (i % 7) for i in range(14))) < 1e-6
 
         # without a flush: written within METRICS_FLUSH_S and the sink's wait

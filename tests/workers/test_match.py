@@ -33,7 +33,7 @@ def setup(game: str = "merde", options: dict | None = None, players: int = 3, se
                       FaultPolicy(**{"move_ms": 100, **policy}))
 
 
-def random_asker(seed: int = 1):  # type: ignore[no-untyped-def]
+def random_asker(seed: int = 1):
     rng = random.Random(seed)
     asks: list[DecisionAsk] = []
 
@@ -166,7 +166,7 @@ def test_on_step_sees_every_step_and_can_stop_the_match() -> None:
     class StopError(Exception):
         pass
 
-    def on_step(state, step):  # type: ignore[no-untyped-def]
+    def on_step(state, step):
         seen.append(step.ply)
         if step.ply == 4:
             raise StopError
@@ -217,7 +217,7 @@ def test_an_absent_seat_is_forfeited_from_the_start_never_asked_one_fault() -> N
     asked: list[int] = []
     inner = random_asker()
 
-    def ask(a):  # type: ignore[no-untyped-def]
+    def ask(a):
         asked.append(a.seat)
         return inner(a)
 
@@ -228,7 +228,7 @@ def test_an_absent_seat_is_forfeited_from_the_start_never_asked_one_fault() -> N
     assert absent_faults == [(1, "absent")] and outcome.faults[1] == 1
 
 
-def test_a_match_that_never_ends_is_given_up_with_its_reason(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_that_never_ends_is_given_up_with_its_reason(monkeypatch) -> None:
     """A game going round in circles (fool did, before rules version 2) must not hold a
     worker's slot for ever: past MAX_STEPS actions the match stops with an error saying so."""
     from atout_arena.core import match as core
@@ -285,7 +285,7 @@ def test_a_forfeit_in_fool_ranks_below_the_losers() -> None:
     assert ranking_with_forfeits([5, 3, 0, 0], [1, 2, 2, 2], [True, False, False, False]) == [4, 1, 1, 1]
 
 
-def _fool_record(players: int, seed: int, version: int, ranking: list[int] | None = None):  # type: ignore[no-untyped-def]
+def _fool_record(players: int, seed: int, version: int, ranking: list[int] | None = None):
     """A finished fool match as stored, played by random seats, under rules ``version``."""
     from atout.games import ranking_from_scores
     from atout_arena.core.replay import MatchRecord

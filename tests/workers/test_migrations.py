@@ -8,7 +8,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import inspect, text
 
-from atout_arena.core.db import Base, create_all, make_engine
+from atout_arena.core.db import create_all, make_engine
+from atout_arena.core.models import Base
 from atout_arena.migrations import upgrade
 
 
@@ -76,7 +77,7 @@ def test_upgrade_head_on_postgresql_matches_the_models(postgres_url: str) -> Non
     assert diff == []
 
 
-def _insert_an_old_match(engine, game: str) -> None:  # type: ignore[no-untyped-def]
+def _insert_an_old_match(engine, game: str) -> None:
     """Match 1, finished, as an arena of revision 0001 stored it (no rules_version column)."""
     with engine.begin() as connection:
         connection.execute(text(

@@ -28,19 +28,19 @@ pytestmark = pytest.mark.timeout(240)
 NO_FAST_STALE = {"ATOUT_MATCH_STALE_S": "120"}  # only the workers' liveness can recover in seconds
 
 
-def _status(sessions, tid: int) -> dict[str, int]:  # type: ignore[no-untyped-def]
+def _status(sessions, tid: int) -> dict[str, int]:
     with sessions() as session:
         rows = session.execute(select(Match.status, func.count()).where(Match.tournament_id == tid)
                                .group_by(Match.status)).all()
-    return dict(rows)  # type: ignore[arg-type]
+    return dict(rows)
 
 
-def _finished(sessions, tid: int) -> bool:  # type: ignore[no-untyped-def]
+def _finished(sessions, tid: int) -> bool:
     with sessions() as session:
         return session.get(Tournament, tid).status == "finished"
 
 
-def _outage_damage(sessions, tid: int) -> tuple[int, int, int, int]:  # type: ignore[no-untyped-def]
+def _outage_damage(sessions, tid: int) -> tuple[int, int, int, int]:
     """(forfeited seats, disconnected faults, other faults, rated results with every seat forfeited)."""
     with sessions() as session:
         matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
@@ -55,7 +55,7 @@ def _outage_damage(sessions, tid: int) -> tuple[int, int, int, int]:  # type: ig
     return int(forfeits or 0), disconnected, others, int(rated or 0)
 
 
-def _victim_busy(sessions, tid: int, pid: int) -> bool:  # type: ignore[no-untyped-def]
+def _victim_busy(sessions, tid: int, pid: int) -> bool:
     with sessions() as session:
         return bool(session.scalar(
             select(func.count()).select_from(Match)
@@ -64,7 +64,7 @@ def _victim_busy(sessions, tid: int, pid: int) -> bool:  # type: ignore[no-untyp
 
 def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_elsewhere(
     arena_bots, start_worker, run_tournament, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["Sleepy"] * 3, "--max-workers", "16", ATOUT_TEST_THINK_S="0.02")
     victim = start_worker("victim", concurrency=4, **NO_FAST_STALE)
     start_worker("survivor", concurrency=4, **NO_FAST_STALE)
@@ -103,7 +103,7 @@ def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_el
 
 def test_a_worker_killed_in_a_loop_leaves_no_failed_match(
     arena_bots, start_worker, run_tournament, sessions
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["Sleepy"] * 3, "--max-workers", "16", ATOUT_TEST_THINK_S="0.02")
     tid = run_tournament(bots, game="regicide", players=3, games_per_pairing=6)
     deaths = 0
@@ -129,13 +129,13 @@ def test_a_worker_killed_in_a_loop_leaves_no_failed_match(
 def test_a_game_server_down_for_5_s_costs_the_bots_nothing(
     how, processes, make_bot, spawn_bot, start_worker, sessions, redis_client, redis_url, database_url,
     celery_app, clean_queues,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     port = free_tcp_port()
     address = f"127.0.0.1:{port}"
     env = {"ATOUT_REDIS_URL": redis_url, "ATOUT_DATABASE_URL": database_url, "ATOUT_KEEPALIVE_MS": "1000",
            "ATOUT_SHUTDOWN_GRACE_S": "1"}
 
-    def game_server():  # type: ignore[no-untyped-def]
+    def game_server():
         args = [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", address]
         process = processes.start(f"gateway-{how}", args, {**env, "ATOUT_SERVER_ID": f"gs-{how}"})
         process.wait_for_log(r"listening on 127\.0\.0\.1")
@@ -185,7 +185,7 @@ def test_a_game_server_down_for_5_s_costs_the_bots_nothing(
 @pytest.mark.parametrize("transport", ["unix", "tcp"])
 def test_a_worker_and_a_game_server_survive_a_redis_restart(
     transport, tmp_path, processes, make_bot, spawn_bot, sessions, database_url, registry
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     own = EmbeddedRedis(tmp_path / "redis", tcp_port=free_tcp_port(), persist=True).start()
     url = own.url if transport == "unix" else own.tcp_url
     assert url is not None
@@ -252,7 +252,7 @@ def test_a_worker_and_a_game_server_survive_a_redis_restart(
 
 def test_a_failed_match_is_retried_and_its_tournament_finalized_again(
     arena_bots, start_worker, run_tournament, wait_finished, sessions, celery_app
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     bots = arena_bots(["random"] * 3)
     start_worker("retry", concurrency=2)
     tid = run_tournament(bots, game="regicide", players=3, games_per_pairing=2)

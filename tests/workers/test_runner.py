@@ -10,14 +10,15 @@ import threading
 import time
 
 import pytest
+from e2e_helpers import stored_match
 from sqlalchemy import select
 
-from atout_arena.core.keys import conn_key, current_key, public_channel, seat_channel
+from atout_arena.core.keys import SERVERS_KEY, conn_key, current_key, public_channel, seat_channel
 from atout_arena.core.match import Answer, DecisionAsk
 from atout_arena.core.metrics import DECISION_SECONDS, MATCHES_TOTAL, metrics_registry
 from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
-from atout_arena.core.relay import SERVERS_KEY, now_ms
-from atout_arena.core.replay import load_match, replay_match, replay_views
+from atout_arena.core.relay import now_ms
+from atout_arena.core.replay import replay_match, replay_views
 from atout_arena.core.settings import Settings
 from atout_arena.services.tournaments import (
     cancel_tournament,
@@ -39,14 +40,14 @@ from atout_workers.world import build_world
 
 
 @pytest.fixture
-def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+def world(database_url: str, redis_url: str):
     w = build_world(Settings(database_url=database_url, redis_url=redis_url, heartbeat_s=0.1,
                              match_stale_s=0.5))
     yield w
     w.close()
 
 
-def random_asker(seed: int = 0, think_ms: float = 2.0):  # type: ignore[no-untyped-def]
+def random_asker(seed: int = 0, think_ms: float = 2.0):
     rng = random.Random(seed)
 
     def ask(a: DecisionAsk) -> Answer:
@@ -55,14 +56,14 @@ def random_asker(seed: int = 0, think_ms: float = 2.0):  # type: ignore[no-untyp
     return ask
 
 
-def _tournament(world, make_bot, n_bots: int = 3, **spec):  # type: ignore[no-untyped-def]
+def _tournament(world, make_bot, n_bots: int = 3, **spec):
     bots = [make_bot("fake")[0] for _ in range(n_bots)]
     spec = {"game": "merde", "players": 3, "options": {"deals": 2}, **spec}
     tid = create_tournament(world.sessions, name="unit", bots=[b.name for b in bots], seed=3, **spec)
     return tid, bots, start_tournament(world.sessions, tid)
 
 
-def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_replays(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_replays(world, make_bot) -> None:
     tid, bots, ids = _tournament(world, make_bot, n_bots=4, games_per_pairing=2)
     assert start_tournament(world.sessions, tid) == []  # starting twice sends nothing more
     finalized: list[int] = []
@@ -87,16 +88,16 @@ def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_repl
         fitted = session.scalars(select(TournamentRating).where(TournamentRating.tournament_id == tid))
         assert len(fitted.all()) == 4
     for mid in ids:
-        report = replay_match(load_match(world.sessions, mid))
+        report = replay_match(stored_match(world.sessions, mid))
         assert report.ok, report.divergence
-        assert report.plies == len(load_match(world.sessions, mid).actions) > 0
+        assert report.plies == len(stored_match(world.sessions, mid).actions) > 0
 
 
-def test_a_duplicate_rotation_is_played_and_replayed_under_its_suits(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_duplicate_rotation_is_played_and_replayed_under_its_suits(world, make_bot) -> None:
     from atout_arena.services.deals import release_next
 
     _, _, ids = _tournament(world, make_bot, duplicate=True)
-    records = [load_match(world.sessions, mid) for mid in ids]
+    records = [stored_match(world.sessions, mid) for mid in ids]
     assert all(r.suits is not None and sorted(r.suits) == sorted("cdhs") for r in records)
     # The identity is one of the 24 (the deal key is new each run): a rotation may keep the plain
     # deal, its siblings then do not. Only rotation 0 is queued at the start: when it keeps the
@@ -105,19 +106,19 @@ def test_a_duplicate_rotation_is_played_and_replayed_under_its_suits(world, make
     if records[0].suits == "cdhs":
         assert run_match(world, mid, asker=random_asker()) == "finished"
         (mid,) = release_next(world.sessions, mid)
-        assert load_match(world.sessions, mid).suits not in (None, "cdhs")
+        assert stored_match(world.sessions, mid).suits not in (None, "cdhs")
     assert run_match(world, mid, asker=random_asker()) == "finished"
-    record = load_match(world.sessions, mid)
+    record = stored_match(world.sessions, mid)
     assert replay_match(record).ok
     # the log is of the disguised deal: on the plain deal of the same seed it diverges
     plain = dataclasses.replace(record, suits=None)
     assert not replay_match(plain).ok
 
 
-def test_replay_reports_the_first_divergence(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_replay_reports_the_first_divergence(world, make_bot) -> None:
     _, _, ids = _tournament(world, make_bot)
     assert run_match(world, ids[0], asker=random_asker()) == "finished"
-    record = load_match(world.sessions, ids[0])
+    record = stored_match(world.sessions, ids[0])
     assert replay_match(record).ok
     with world.sessions() as session:
         match = session.get(Match, ids[0])
@@ -125,18 +126,19 @@ def test_replay_reports_the_first_divergence(world, make_bot) -> None:  # type: 
         actions[1][1] = "bid 13"  # an action the engine refuses there
         match.actions = actions
         session.commit()
-    report = replay_match(load_match(world.sessions, ids[0]))
-    assert not report.ok and report.divergence.startswith("action 1 ")
+    report = replay_match(stored_match(world.sessions, ids[0]))
+    assert not report.ok and str(report.divergence).startswith("action 1 ")
     with world.sessions() as session:
         match = session.get(Match, ids[0])
         match.actions = record.actions
+        assert record.scores is not None
         match.scores = [s + 1 for s in record.scores]
         session.commit()
-    report = replay_match(load_match(world.sessions, ids[0]))
-    assert not report.ok and "final scores" in report.divergence
+    report = replay_match(stored_match(world.sessions, ids[0]))
+    assert not report.ok and "final scores" in str(report.divergence)
 
 
-def test_spectators_see_every_step_without_hidden_cards(world, make_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_spectators_see_every_step_without_hidden_cards(world, make_bot, redis_client) -> None:
     _, _, ids = _tournament(world, make_bot)
     mid = ids[0]
     pubsub = redis_client.pubsub()
@@ -149,7 +151,7 @@ def test_spectators_see_every_step_without_hidden_cards(world, make_bot, redis_c
         if message["type"] == "message":
             events.setdefault(message["channel"].decode(), []).append(json.loads(message["data"]))
     pubsub.close()
-    record = load_match(world.sessions, mid)
+    record = stored_match(world.sessions, mid)
     public = events[public_channel(mid)]
     assert [e["type"] for e in public] == ["start"] + ["step"] * len(record.actions) + ["end"]
     assert [e["action"] for e in public[1:-1]] == [a[1] for a in record.actions]
@@ -167,7 +169,7 @@ def test_spectators_see_every_step_without_hidden_cards(world, make_bot, redis_c
         replay_views(record, 3)
 
 
-def test_a_match_taken_over_stops_and_stores_nothing(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_taken_over_stops_and_stores_nothing(world, make_bot) -> None:
     _, _, ids = _tournament(world, make_bot)
     mid = ids[0]
     started = threading.Event()
@@ -195,7 +197,7 @@ def test_a_match_taken_over_stops_and_stores_nothing(world, make_bot) -> None:  
         session.commit()
 
 
-def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(world, make_bot) -> None:
     tid, _, ids = _tournament(world, make_bot)
 
     def broken(a: DecisionAsk) -> Answer:
@@ -213,7 +215,7 @@ def test_a_match_that_keeps_failing_is_given_up_and_its_tournament_still_ends(wo
         assert session.get(Tournament, tid).status == "finished"
 
 
-def test_worker_deaths_are_not_attempts_but_a_crash_loop_is_bounded(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_worker_deaths_are_not_attempts_but_a_crash_loop_is_bounded(world, make_bot) -> None:
     _, _, ids = _tournament(world, make_bot, games_per_pairing=2)
     with world.sessions() as session:
         session.get(Match, ids[0]).attempts = world.settings.match_attempts  # 3 workers died under it
@@ -229,7 +231,7 @@ def _cut_off(a: DecisionAsk) -> Answer:
     return Answer(None, 0.0, fault="disconnected", detail="not connected")
 
 
-def test_a_match_whose_every_seat_was_cut_off_is_played_again_never_stored(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_whose_every_seat_was_cut_off_is_played_again_never_stored(world, make_bot) -> None:
     tid, _, ids = _tournament(world, make_bot)
     finalized: list[int] = []
     for attempt in range(1, world.settings.match_attempts):
@@ -246,16 +248,16 @@ def test_a_match_whose_every_seat_was_cut_off_is_played_again_never_stored(world
     assert finalized == [tid]
 
 
-def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> None:
     world.metrics.reset()
     _, bots, ids = _tournament(world, make_bot)
     for mid in ids:
         run_match(world, mid, asker=random_asker(think_ms=3.0))
-    decisions = sum(len(load_match(world.sessions, mid).actions) for mid in ids)
+    decisions = sum(len(stored_match(world.sessions, mid).actions) for mid in ids)
     registry = metrics_registry(redis_client)
     assert registry.get_sample_value(MATCHES_TOTAL.name, {"game": "merde", "outcome": "finished"}) == len(ids)
     name = f"{DECISION_SECONDS.name}_count"
-    counted = sum(registry.get_sample_value(name, {"game": "merde", "bot": b.name}) for b in bots)
+    counted = sum(registry.get_sample_value(name, {"game": "merde", "bot": b.name}) or 0 for b in bots)
     assert counted == decisions
     assert registry.get_sample_value("atout_rating", {"game": "merde", "bot": bots[0].name}) is not None
 
@@ -265,12 +267,12 @@ def test_metrics_count_decisions_and_matches(world, make_bot, redis_client) -> N
 
 def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process(
     world, make_bot, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """What a worker does with a practice match (from the practice queue, or the sweeper):
     ``run_match`` plays the house seats in-process
     (never faulted ``disconnected``), asks only the visiting seat, stores it unrated."""
+    from atout_arena.core.keys import ended_key, inbox_key, matches_key
     from atout_arena.core.models import RatingChange
-    from atout_arena.core.relay import ended_key, inbox_key, matches_key
     from atout_arena.services.practice import house_bots, start_practice
 
     bot, _ = make_bot("practice")
@@ -284,7 +286,7 @@ def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process
 
     assert run_match(world, match_id, asker=visitor) == "finished"
     assert set(asked) == {1}
-    record = load_match(world.sessions, match_id)
+    record = stored_match(world.sessions, match_id)
     assert {seat for seat, *_ in record.actions} == {0, 1, 2}
     steps = record.steps()
     assert all(step.by == "bot" and not step.faults for step in steps), record.actions
@@ -304,7 +306,7 @@ def test_a_practice_match_is_played_by_the_runner_with_its_house_bots_in_process
     assert run_match(world, match_id, asker=visitor) == "skipped"
 
 
-def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, make_bot) -> None:
     from atout_arena.services.practice import start_practice
 
     bot, _ = make_bot("practice-stop")
@@ -325,7 +327,7 @@ def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, ma
 # -- the start of a match: the streams chosen at the claim -------------------------------------
 
 
-def _live(redis_client, server: str, bot_id: str, address: str = "") -> None:  # type: ignore[no-untyped-def]
+def _live(redis_client, server: str, bot_id: str, address: str = "") -> None:
     """The stream ``address`` (by default the bot's unversioned one) connected, as its bot's
     current stream, on game server ``server``, alive for a minute."""
     address = address or bot_id
@@ -336,7 +338,7 @@ def _live(redis_client, server: str, bot_id: str, address: str = "") -> None:  #
 
 def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
     world, make_bot, redis_client
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The usual start: every stream chosen at the claim is live, no seat is absent, and the
     streams are not chosen again. A bot not connected at the claim is looked for in full."""
     tid, bots, ids = _tournament(world, make_bot, absent_grace_s=30.0)
@@ -347,7 +349,7 @@ def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
     assert not isinstance(claimed, str)
     try:
         assert [s.address for s in claimed.setup.seats] == [str(s.bot_id) for s in claimed.setup.seats]
-        def absent(setup):  # type: ignore[no-untyped-def]
+        def absent(setup):
             return world.matches.call(absent_seats(world, setup, claimed.lease))
 
         assert absent(claimed.setup) == ([], False)

@@ -214,11 +214,11 @@ def test_indices_are_positions_and_bot_ids_may_be_ints() -> None:
         (lambda: round_robin([], 1), "need at least 2 bots"),
         (lambda: tables(bots(5), 3, 0), "games_per_pairing must be an integer >= 1, not 0"),
         (lambda: round_robin(bots(5), -2), "games_per_pairing must be an integer >= 1, not -2"),
-        (lambda: round_robin(bots(5), 1.5), "games_per_pairing must be an integer >= 1"),
+        (lambda: round_robin(bots(5), 1.5), "games_per_pairing must be an integer >= 1"),  # type: ignore[arg-type]
         (lambda: tables(["a", "b", "a", "c", "b"], 3, 1), "entered more than once: 'a', 'b'"),
         (lambda: round_robin(["a", "a"], 1), "entered more than once: 'a'"),
         (lambda: tables(bots(5), 1, 1), "players_per_table must be an integer >= 2, not 1"),
-        (lambda: tables(bots(5), 3, 1, seed="x"), "seed must be an integer"),
+        (lambda: tables(bots(5), 3, 1, seed="x"), "seed must be an integer"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_input(call: Callable[[], object], message: str) -> None:

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text
 
-from atout_arena.core.db import Base, create_all, make_engine, make_session_factory
+from atout_arena.core.db import create_all, make_engine, make_session_factory
 from atout_arena.core.match import MatchOutcome, Step
-from atout_arena.core.models import Bot, Match, MatchSeat, Rating, RatingChange, Tournament
+from atout_arena.core.models import Base, Bot, Match, MatchSeat, Rating, RatingChange, Tournament
 from atout_workers import store
 
 DATABASES = ["sqlite", "postgresql"]
@@ -38,13 +38,13 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def sessions(db_url: str):  # type: ignore[no-untyped-def]
+def sessions(db_url: str):
     engine = make_engine(db_url)
     yield make_session_factory(engine)
     engine.dispose()
 
 
-def add_bots(sessions, n: int) -> list[int]:  # type: ignore[no-untyped-def]
+def add_bots(sessions, n: int) -> list[int]:
     with sessions() as session:
         bots = [Bot(name=f"b{i}-{random.random()}", owner="t", token_hash=f"{random.random()}")
                 for i in range(n)]
@@ -54,7 +54,7 @@ def add_bots(sessions, n: int) -> list[int]:  # type: ignore[no-untyped-def]
 
 
 def add_match(sessions, seats: list[int], status: str = "queued", tournament_id: int | None = None,
-              number: int | None = None) -> int:  # type: ignore[no-untyped-def]
+              number: int | None = None) -> int:
     """A match of ``seats`` (in a new running tournament unless one is given: rated)."""
     with sessions() as session:
         if tournament_id is None:
@@ -78,7 +78,7 @@ def outcome(ranking: list[int]) -> MatchOutcome:
                         steps=[Step(0, 0, "bid 0", "bot", 1.0)])
 
 
-def test_a_match_is_claimed_once_and_stored_once(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_is_claimed_once_and_stored_once(sessions) -> None:
     bots = add_bots(sessions, 3)
     mid = add_match(sessions, bots)
     claimed = store.claim_match(sessions, mid, "r1", stale_s=30)
@@ -98,7 +98,7 @@ def test_a_match_is_claimed_once_and_stored_once(sessions) -> None:  # type: ign
         assert len(session.scalars(select(RatingChange).where(RatingChange.match_id == mid)).all()) == 3
 
 
-def test_practice_matches_are_not_rated(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_practice_matches_are_not_rated(sessions) -> None:
     bots = add_bots(sessions, 2)
     with sessions() as session:
         match = Match(game="fool", options={}, seed=1, status="queued")
@@ -113,7 +113,7 @@ def test_practice_matches_are_not_rated(sessions) -> None:  # type: ignore[no-un
         assert session.scalars(select(Rating).where(Rating.bot_id.in_(bots))).all() == []
 
 
-def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:
     bots = add_bots(sessions, 3)
     mid = add_match(sessions, bots)
     assert store.claim_match(sessions, mid, "r1", stale_s=30)
@@ -128,7 +128,7 @@ def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:  # type:
     assert store.store_result(sessions, mid, "r2", outcome([1, 2, 3])) is not None
 
 
-def test_a_heartbeat_renews_only_the_matches_it_names(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_heartbeat_renews_only_the_matches_it_names(sessions) -> None:
     bots = add_bots(sessions, 3)
     named, other = add_match(sessions, bots), add_match(sessions, bots)
     for mid in (named, other):
@@ -142,7 +142,7 @@ def test_a_heartbeat_renews_only_the_matches_it_names(sessions) -> None:  # type
     assert beaten[named] > claimed_at[named] and beaten[other] == claimed_at[other]
 
 
-def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> None:  # type: ignore[no-untyped-def]
+def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> None:
     from atout_workers.world import Heartbeater
 
     bots = add_bots(sessions, 3)
@@ -169,7 +169,7 @@ def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> No
     assert len(warnings) == 2 and all(f"match {taken}:" in w for w in warnings), warnings
 
 
-def test_a_running_match_with_a_stale_heartbeat_can_be_claimed_directly(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_running_match_with_a_stale_heartbeat_can_be_claimed_directly(sessions) -> None:
     bots = add_bots(sessions, 3)
     mid = add_match(sessions, bots)
     assert store.claim_match(sessions, mid, "r1", stale_s=30)
@@ -178,7 +178,7 @@ def test_a_running_match_with_a_stale_heartbeat_can_be_claimed_directly(sessions
     assert store.claim_match(sessions, mid, "r2", stale_s=0.01) is not None
 
 
-def test_the_last_result_of_a_tournament_says_so(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_the_last_result_of_a_tournament_says_so(sessions) -> None:
     bots = add_bots(sessions, 3)
     with sessions() as session:
         t = Tournament(name="t", game="merde", options={}, players=3, status="running")
@@ -190,9 +190,11 @@ def test_the_last_result_of_a_tournament_says_so(sessions) -> None:  # type: ign
     for i, mid in enumerate(ids):
         assert store.claim_match(sessions, mid, f"r{i}", 30)
         if i == 1:
-            flags.append(store.fail_match(sessions, mid, f"r{i}", "boom").tournament_done)
+            done = store.fail_match(sessions, mid, f"r{i}", "boom")
         else:
-            flags.append(store.store_result(sessions, mid, f"r{i}", outcome([1, 2, 3])).tournament_done)
+            done = store.store_result(sessions, mid, f"r{i}", outcome([1, 2, 3]))
+        assert done is not None
+        flags.append(done.tournament_done)
     assert flags == [False, False, True]
     assert store.unfinalized_tournaments(sessions) == [tid]
 
@@ -214,7 +216,7 @@ def _store_many(url: str, jobs: list[tuple[int, str, list[int]]]) -> int:
     return stored
 
 
-def test_concurrent_results_never_lose_a_rating_update(sessions, db_url: str) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_results_never_lose_a_rating_update(sessions, db_url: str) -> None:
     """Many matches between the same few bots stored at once by 6 threads and 2 processes:
     every rating change is chained on the one before it (no lost update), the ratings add up
     (Elo is zero-sum) and each bot counts every one of its matches."""
@@ -260,7 +262,7 @@ def test_concurrent_results_never_lose_a_rating_update(sessions, db_url: str) ->
         assert session.execute(text("SELECT count(*) FROM rating_history")).scalar() == sum(per_bot.values())
 
 
-def test_a_bulk_stored_schedule_reads_back_as_orm_rows(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_bulk_stored_schedule_reads_back_as_orm_rows(sessions) -> None:
     """``create_tournament`` stores its schedule through ``insert_many`` (the driver's
     executemany): every value must read back as the ORM would have written it, on both
     databases (types processed, defaults filled, columns in the right places)."""
@@ -289,7 +291,7 @@ def test_a_bulk_stored_schedule_reads_back_as_orm_rows(sessions) -> None:  # typ
         assert len(rotations) == len(matches)  # every rotation of every deal group once
 
 
-def test_insert_many_puts_values_in_their_columns_and_asks_for_computed_defaults(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_insert_many_puts_values_in_their_columns_and_asks_for_computed_defaults(sessions) -> None:
     import datetime
 
     from atout_arena.core.db import insert_many
@@ -313,7 +315,7 @@ def test_insert_many_puts_values_in_their_columns_and_asks_for_computed_defaults
         assert all(m.created_at.replace(tzinfo=datetime.UTC) == when for m in rows)
 
 
-def test_a_claim_reads_the_whole_setup_and_a_result_writes_every_seat(sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_claim_reads_the_whole_setup_and_a_result_writes_every_seat(sessions) -> None:
     """The claim and the result are Core statements (no ORM objects): every field they read
     and write is checked here, on both databases."""
     from dataclasses import replace as copy
@@ -333,7 +335,9 @@ def test_a_claim_reads_the_whole_setup_and_a_result_writes_every_seat(sessions) 
         session.get(Bot, bots[2]).move_ms = 4000
         session.commit()
         mid, names = match.id, [session.get(Bot, b).name for b in bots]
-    setup, attempts = store.claim_match(sessions, mid, "r1", stale_s=30)  # type: ignore[misc]
+    claimed = store.claim_match(sessions, mid, "r1", stale_s=30)
+    assert claimed is not None
+    setup, attempts = claimed
     assert (setup.match_id, setup.game, setup.options, setup.seed, setup.suits) == \
         (str(mid), "merde", {"deals": 2}, 2**62 + 5, "hdsc")
     assert (setup.absent_grace_s, attempts) == (7.5, 1)

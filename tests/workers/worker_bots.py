@@ -51,7 +51,7 @@ class HalfHeuristic(Bot):
 
         self.heuristic = HeuristicBot()
 
-    def on_match_start(self, match) -> None:  # type: ignore[no-untyped-def]
+    def on_match_start(self, match) -> None:
         self.heuristic.rng = self.rng
         self.heuristic.match = match
         self.heuristic.on_match_start(match)
