@@ -113,7 +113,7 @@ class Bot:
         Return another action to try again before the deadline, or ``None`` (the default) to
         leave it: the arena then plays its fallback for this decision and counts a fault.
         Only called by the runner (locally, :func:`atout.local.play` raises instead, or with
-        ``fallback=True`` records a fault and plays the first legal action, as ``atout-bot match``
+        ``fallback=True`` records a fault and plays the first legal action, as ``atout-bot test``
         and ``validate`` do).
         """
         return None

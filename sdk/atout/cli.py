@@ -1,7 +1,7 @@
 """The ``atout-bot`` command: check a bot, measure it against another, run it against an arena.
 
     atout-bot validate mybot:MyBot --game merde           # faults, think time, determinism
-    atout-bot match mybot:MyBot heuristic --game merde --sprt 0,50 --jobs 2
+    atout-bot test mybot:MyBot heuristic --game merde --sprt 0,50 --jobs 2
     atout-bot run mybot:MyBot --server arena.example.org:50051 --token T
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
@@ -9,7 +9,8 @@
 Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up
 reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
 missing or refused token; 3 another connection with the same token took over the bot; 4 the
-server does not speak this protocol. match: 0 whatever the verdict (also on Ctrl-C), 2 bad usage.
+server does not speak this protocol. test (also ``match``, its name before): 0 whatever the
+verdict (also on Ctrl-C), 2 bad usage.
 validate: 0 no fault found, 1 a fault found, 2 bad usage.
 """
 
@@ -27,14 +28,14 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from .loading import BotLoadError, load_bot
 
 if TYPE_CHECKING:
-    from .match import MatchOutcome, SetResult
+    from .sprt import SetResult, TestOutcome
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REPLACED, EXIT_PROTOCOL = 0, 1, 2, 3, 4
 EXIT_FAULT = 1  # validate found a fault
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors in one line (``atout-bot match: error: ...``), exit code 2."""
+    """Usage errors in one line (``atout-bot test: error: ...``), exit code 2."""
 
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
@@ -126,30 +127,32 @@ def _parser() -> argparse.ArgumentParser:
     )
 
     bot_help = "module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic)"
-    match = commands.add_parser(
-        "match",
+    # A *test*, as in the arena (/v1/tests, atout-arena test); `match`, its name before, still works.
+    test = commands.add_parser(
+        "test",
+        aliases=["match"],
         help="bot A against bot B, locally, in duplicate sets, until an SPRT decides",
         description="Play bot A against bot B locally at engine speed, in duplicate sets (the same deals "
         "in every seat rotation), and report A's score, Elo with a 95%% interval, LOS and, with --sprt, "
         "the GSPRT's verdict. Exit code 0 whatever the verdict.",
     )
-    match.add_argument("bot_a", metavar="BOT_A", help=bot_help)
-    match.add_argument("bot_b", metavar="BOT_B", help=bot_help)
-    _add_game_arguments(match)
-    match.add_argument("--players", type=_positive, help="seats at the table (default: the game's default)")
-    match.add_argument(
+    test.add_argument("bot_a", metavar="BOT_A", help=bot_help)
+    test.add_argument("bot_b", metavar="BOT_B", help=bot_help)
+    _add_game_arguments(test)
+    test.add_argument("--players", type=_positive, help="seats at the table (default: the game's default)")
+    test.add_argument(
         "--field", default="heuristic", metavar="BOT", help="the bot of the other seats (default: heuristic)"
     )
-    match.add_argument(
+    test.add_argument(
         "--games", type=_positive, default=20000, help="at most this many games (default: %(default)s)"
     )
-    match.add_argument(
+    test.add_argument(
         "--sprt", type=_elos, metavar="ELO0,ELO1", help="stop when the SPRT of elo0 against elo1 decides"
     )
-    match.add_argument("--alpha", type=float, default=0.05, help="SPRT false positive rate (default: 0.05)")
-    match.add_argument("--beta", type=float, default=0.05, help="SPRT false negative rate (default: 0.05)")
-    match.add_argument("--jobs", type=_positive, default=1, help="processes playing sets (default: 1)")
-    match.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    test.add_argument("--alpha", type=float, default=0.05, help="SPRT false positive rate (default: 0.05)")
+    test.add_argument("--beta", type=float, default=0.05, help="SPRT false negative rate (default: 0.05)")
+    test.add_argument("--jobs", type=_positive, default=1, help="processes playing sets (default: 1)")
+    test.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
 
     validate = commands.add_parser(
         "validate",
@@ -175,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
-    if args.command == "match":
-        return _match(args)
+    if args.command in ("test", "match"):
+        return _test(args)
     if args.command == "validate":
         return _validate(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -240,13 +243,13 @@ class _Progress:
         self.told: set[tuple[str, str]] = set()
         self.pending = False  # a line was written in place and not ended
 
-    def __call__(self, outcome: MatchOutcome, result: SetResult | None = None) -> None:
-        from .match import describe_fault, progress_line
+    def __call__(self, outcome: TestOutcome, result: SetResult | None = None) -> None:
+        from .sprt import describe_fault, progress_line
 
         for key in outcome.first_faults.keys() - self.told:
             self.told.add(key)
             self._end_line()
-            print(f"atout-bot match: {describe_fault(outcome, *key)}", file=self.stream, flush=True)
+            print(f"atout-bot test: {describe_fault(outcome, *key)}", file=self.stream, flush=True)
         now = time.monotonic()
         if result is None or now - self.last >= self.every_s:
             self.last = now
@@ -258,7 +261,7 @@ class _Progress:
                 self.stream.write(line + "\n")
             self.stream.flush()
 
-    def close(self, outcome: MatchOutcome) -> None:
+    def close(self, outcome: TestOutcome) -> None:
         self(outcome)
         self._end_line()
 
@@ -268,8 +271,8 @@ class _Progress:
             self.pending = False
 
 
-def _match(args: argparse.Namespace) -> int:
-    from .match import MatchConfig, run_match, summary
+def _test(args: argparse.Namespace) -> int:
+    from .sprt import TestConfig, run_test, summary
     from .stats import Sprt
 
     try:
@@ -277,7 +280,7 @@ def _match(args: argparse.Namespace) -> int:
         if args.sprt is not None:
             elo0, elo1 = args.sprt
             sprt = Sprt(elo0, elo1, alpha=args.alpha, beta=args.beta)
-        config = MatchConfig(
+        config = TestConfig(
             args.game, args.bot_a, args.bot_b, args.players, dict(args.option), args.field, args.seed
         ).checked()
         if args.games < config.set_size:
@@ -285,9 +288,9 @@ def _match(args: argparse.Namespace) -> int:
         for spec in (args.bot_a, args.bot_b, args.field):
             load_bot(spec)
     except (ValueError, BotLoadError) as exc:
-        return _usage_error("match", exc)
+        return _usage_error("test", exc)
     progress = _Progress()
-    outcome = run_match(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress)
+    outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress)
     progress.close(outcome)
     if args.json:
         print(json.dumps(outcome.to_dict()))

@@ -64,7 +64,7 @@ def test_readme_validate_and_match_outputs_are_real(tmp_path: Path) -> None:
     (tmp_path / "mybot.py").write_text(bot_code)
     commands = _console_commands()
     assert any(c.startswith("atout-bot validate mybot:CautiousBot") for c, _ in commands)
-    assert sum(c.startswith("atout-bot match") for c, _ in commands) >= 3
+    assert sum(c.startswith("atout-bot test") for c, _ in commands) >= 3
     for command, expected in commands:
         args = shlex.split(command.replace(" 2>/dev/null", ""))
         assert args[0] == "atout-bot"

@@ -140,6 +140,7 @@ def test_built_wheel_depends_on_grpcio_and_protobuf_only(tmp_path: Path) -> None
         "atout/runner.py",
         "atout/stats.py",
         "atout/match.py",
+        "atout/sprt.py",
         "atout/validate.py",
     ):
         assert needed in names, f"{needed} missing from the wheel"

@@ -1,6 +1,7 @@
-"""atout-bot match: duplicate sets, the SPRT's verdicts, faults, --jobs, Ctrl-C and bad arguments.
+"""atout-bot test (A against B locally until an SPRT decides): duplicate sets, the SPRT's
+verdicts, faults, --jobs, Ctrl-C and bad arguments.
 
-The command runs as a real process (``python -m atout.cli match ...``); the false positive rate
+The command runs as a real process (``python -m atout.cli test ...``); the false positive rate
 of the SPRT is measured in-process over many seeds.
 """
 
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from atout.match import MatchConfig, progress_line, run_match, set_tables
+from atout.sprt import TestConfig, progress_line, run_test, set_tables
 from atout.stats import Sprt
 
 pytestmark = pytest.mark.timeout(120)
@@ -35,9 +36,9 @@ FAST = {
 }
 
 
-def _match(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _run_test(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "atout.cli", "match", *args],
+        [sys.executable, "-m", "atout.cli", "test", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -54,7 +55,7 @@ def _json(proc: subprocess.CompletedProcess[str]) -> dict:
 
 @pytest.mark.parametrize("game", list(FAST))
 def test_heuristic_against_random_accepts_h1(game: str) -> None:
-    proc = _match("heuristic", "random", "--game", game, *FAST[game], "--sprt", "0,50", "--json")
+    proc = _run_test("heuristic", "random", "--game", game, *FAST[game], "--sprt", "0,50", "--json")
     result = _json(proc)
     assert result["result"] == "H1", result
     assert result["llr"] >= result["upper"]
@@ -66,7 +67,7 @@ def test_heuristic_against_random_accepts_h1(game: str) -> None:
 
 
 def test_plain_output_and_progress_lines() -> None:
-    proc = _match("heuristic", "random", "--game", "tiercon", "--sprt", "0,50", "--seed", "3")
+    proc = _run_test("heuristic", "random", "--game", "tiercon", "--sprt", "0,50", "--seed", "3")
     assert proc.returncode == 0, proc.stderr
     assert "heuristic (A) vs random (B): tiercon, 2 players, seed 3, 2 games per duplicate set" in proc.stdout
     assert "SPRT [0, 50], alpha 0.05, beta 0.05: H1 accepted" in proc.stdout
@@ -76,14 +77,14 @@ def test_plain_output_and_progress_lines() -> None:
 
 
 def test_the_games_run_out_before_the_sprt_decides() -> None:
-    proc = _match("random", "random", "--game", "tiercon", "--sprt", "0,5", "--games", "20", "--json")
+    proc = _run_test("random", "random", "--game", "tiercon", "--sprt", "0,5", "--games", "20", "--json")
     result = _json(proc)
     assert (result["games"], result["sets"], result["result"]) == (20, 10, "inconclusive")
     assert result["lower"] < result["llr"] < result["upper"]
 
 
 def test_without_sprt_plays_every_game() -> None:
-    proc = _match("random", "heuristic", "--game", "fool", "--players", "2", "--games", "13", "--json")
+    proc = _run_test("random", "heuristic", "--game", "fool", "--players", "2", "--games", "13", "--json")
     result = _json(proc)
     assert (result["games"], result["sets"]) == (12, 6)  # whole sets only
     assert result["llr"] is None and result["result"] is None
@@ -91,15 +92,15 @@ def test_without_sprt_plays_every_game() -> None:
 
 def test_jobs_2_gives_the_same_result_as_jobs_1() -> None:
     args = ("heuristic", "random", "--game", "merde", "--option", "deals=2", "--sprt", "0,30", "--seed", "11")
-    one = _json(_match(*args, "--json"))
-    two = _json(_match(*args, "--json", "--jobs", "2"))
+    one = _json(_run_test(*args, "--json"))
+    two = _json(_run_test(*args, "--json", "--jobs", "2"))
     one.pop("seconds"), two.pop("seconds")
     assert one == two
     assert one["result"] in ("H0", "H1") and one["sets"] > 4
     # and without an SPRT, over a fixed number of games
     fixed = ("random", "random", "--game", "regicide", "--players", "3", "--games", "60", "--seed", "2",
              "--json")
-    one, two = _json(_match(*fixed)), _json(_match(*fixed, "--jobs", "2"))
+    one, two = _json(_run_test(*fixed)), _json(_run_test(*fixed, "--jobs", "2"))
     one.pop("seconds"), two.pop("seconds")
     assert one == two and one["games"] == 60
 
@@ -128,16 +129,16 @@ M = ["random", "random", "--game", "merde"]
     ],
 )
 def test_bad_arguments_exit_2_with_one_line(args: list[str], message: str) -> None:
-    proc = _match(*args)
+    proc = _run_test(*args)
     assert proc.returncode == 2, proc.stderr
     assert proc.stdout == ""
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith("atout-bot match: error: ") and message in lines[0], lines[0]
+    assert lines[0].startswith("atout-bot test: error: ") and message in lines[0], lines[0]
 
 
 def test_faults_are_told_counted_and_the_game_goes_on() -> None:
-    proc = _match(f"{SAMPLE_BOTS}:Raising", "random", "--game", "tiercon", "--games", "10", "--json")
+    proc = _run_test(f"{SAMPLE_BOTS}:Raising", "random", "--game", "tiercon", "--games", "10", "--json")
     result = _json(proc)
     assert result["games"] == 10
     assert result["faults"]["A"] == {"exception": 10, "illegal": 0}  # one per game: its third decision
@@ -147,7 +148,8 @@ def test_faults_are_told_counted_and_the_game_goes_on() -> None:
     assert proc.stderr.count("Traceback") == 1  # the first one only; the others are counted
     assert "faults A 10" in proc.stderr
 
-    proc = _match("random", f"{SAMPLE_BOTS}:Illegal", "--game", "merde", "--option", "deals=2", "--games=8")
+    proc = _run_test("random", f"{SAMPLE_BOTS}:Illegal", "--game", "merde", "--option", "deals=2",
+                     "--games=8")
     assert proc.returncode == 0
     assert "bot B (" in proc.stderr and "played an illegal action" in proc.stderr
     assert "illegal action 'fly away'" in proc.stderr and "faults B 8" in proc.stderr
@@ -155,7 +157,7 @@ def test_faults_are_told_counted_and_the_game_goes_on() -> None:
 
 def test_ctrl_c_prints_the_result_so_far() -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "atout.cli", "match", "random", "random", "--game", "merde", "--json"],
+        [sys.executable, "-m", "atout.cli", "test", "random", "random", "--game", "merde", "--json"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -185,8 +187,8 @@ def test_ctrl_c_prints_the_result_so_far() -> None:
 def test_a_set_seats_a_and_b_everywhere_and_in_both_orders() -> None:
     assert set_tables(2) == [["A", "B"]]
     assert set_tables(4) == [["A", "B", "field", "field"], ["B", "A", "field", "field"]]
-    assert MatchConfig("merde", "random", "random", players=4).checked().set_size == 8
-    assert MatchConfig("tiercon", "random", "random").checked().set_size == 2
+    assert TestConfig("merde", "random", "random", players=4).checked().set_size == 8
+    assert TestConfig("tiercon", "random", "random").checked().set_size == 2
     # each table in its every rotation: A and B each hold every seat, B left of A and A left of B
     n = 4
     seatings = [[table[(i + r) % n] for i in range(n)] for table in set_tables(n) for r in range(n)]
@@ -201,8 +203,8 @@ def test_equal_bots_are_even_where_the_seat_order_matters() -> None:
     # 4-player fool: the attacker leads to the seat on their left, and with seat rotations alone
     # (B always on A's left) random scored +61 Elo [55, 67] against random over 8000 games. With
     # the mirror table in every set the two are even.
-    config = MatchConfig("fool", "random", "random", players=4, field="random", seed=5)
-    outcome = run_match(config, max_games=8 * 60)
+    config = TestConfig("fool", "random", "random", players=4, field="random", seed=5)
+    outcome = run_test(config, max_games=8 * 60)
     low, high = outcome.analysis.elo_ci95
     assert outcome.analysis.sets == 60 and low < 0 < high, progress_line(outcome)
     assert abs(outcome.analysis.elo) < 30
@@ -210,8 +212,8 @@ def test_equal_bots_are_even_where_the_seat_order_matters() -> None:
 
 def test_run_match_reports_each_set_and_stops_on_the_verdict() -> None:
     seen: list[int] = []
-    outcome = run_match(
-        MatchConfig("merde", "heuristic", "random", options={"deals": 2}, seed=4),
+    outcome = run_test(
+        TestConfig("merde", "heuristic", "random", options={"deals": 2}, seed=4),
         Sprt(0, 50),
         on_set=lambda o, r: seen.append(r.index),
     )
@@ -233,8 +235,8 @@ def test_the_false_positive_rate_of_random_against_random_is_near_alpha() -> Non
     seeds = 400
     verdicts: Counter[str] = Counter()
     for seed in range(seeds):
-        config = MatchConfig("merde", "random", "random", players=4, options={"deals": 1}, seed=seed)
-        verdicts[run_match(config, Sprt(0, 50), max_games=4000).analysis.result or ""] += 1
+        config = TestConfig("merde", "random", "random", players=4, options={"deals": 1}, seed=seed)
+        verdicts[run_test(config, Sprt(0, 50), max_games=4000).analysis.result or ""] += 1
     rate = verdicts["H1"] / seeds
     print(f"false positives: {verdicts['H1']} of {seeds} ({rate:.1%}); {dict(verdicts)}")
     assert rate <= 2 * 0.05, verdicts
@@ -242,7 +244,7 @@ def test_the_false_positive_rate_of_random_against_random_is_near_alpha() -> Non
 
 
 def test_a_first_ctrl_c_asks_the_match_to_stop_and_a_second_stops_it_at_once() -> None:
-    from atout.match import _Stop
+    from atout.sprt import _Stop
 
     stop = _Stop()
     previous = stop.install()
@@ -257,3 +259,19 @@ def test_a_first_ctrl_c_asks_the_match_to_stop_and_a_second_stops_it_at_once() -
     finally:
         stop.uninstall(previous)
     assert signal.getsignal(signal.SIGINT) == previous
+
+
+def test_its_old_names_still_work() -> None:
+    """``atout-bot match`` (the command's name before) runs the same test; ``atout.match``'s
+    names are the new ones, with a DeprecationWarning."""
+    args = ("random", "heuristic", "--game", "tiercon", "--games", "8", "--seed", "2", "--json")
+    old = subprocess.run([sys.executable, "-m", "atout.cli", "match", *args], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert _json(old) == _json(_run_test(*args)) | {"seconds": _json(old)["seconds"]}
+    import importlib
+    import sys as system
+
+    system.modules.pop("atout.match", None)
+    with pytest.warns(DeprecationWarning, match="atout.match is now atout.sprt"):
+        old_module = importlib.import_module("atout.match")
+    assert (old_module.MatchConfig, old_module.run_match) == (TestConfig, run_test)
