@@ -1,7 +1,7 @@
 """The worker-side call: ask a bot for a decision, get an action or a typed fault.
 
 >>> client = DecisionClient(redis_url)                                        # doctest: +SKIP
->>> decision = client.request(bot_id, match_id, "merde", seat, state.observation(seat),
+>>> decision = client.request(address, match_id, "merde", seat, state.observation(seat),
 ...                           state.legal_actions(), deadline_ms=1000, check=legality_check(state))
 >>> decision.action if decision.ok else decision.fault                         # doctest: +SKIP
 
@@ -104,7 +104,7 @@ class _Exchange:
 
     def __init__(
         self,
-        bot_id: str,
+        address: str,
         match_id: str,
         game: str,
         seat: int,
@@ -117,7 +117,7 @@ class _Exchange:
     ) -> None:
         if not 0 < deadline_ms <= max_deadline_ms:
             raise ValueError(f"deadline_ms={deadline_ms}: must be in 1..{max_deadline_ms}")
-        self.bot_id = bot_id
+        self.address = address
         self.check = check
         self.request_id = request_id or new_request_id()
         self.reply_key = reply_key(self.request_id)
@@ -141,7 +141,7 @@ class _Exchange:
 
     def push(self) -> tuple[Any, ...]:
         return push_decision_command(
-            self.bot_id, self.request_id, self.deadline_unix_ms, self.request, self.ttl_ms
+            self.address, self.request_id, self.deadline_unix_ms, self.request, self.ttl_ms
         )
 
     def wait_s(self) -> float:
@@ -175,7 +175,7 @@ class _Exchange:
             )
         ).SerializeToString()
         return reject_command(
-            self.bot_id, self.request_id, self.deadline_unix_ms, self.request, rejection, self.ttl_ms
+            self.address, self.request_id, self.deadline_unix_ms, self.request, rejection, self.ttl_ms
         )
 
     def expired(self, still_connected: bool) -> Decision:
@@ -252,7 +252,7 @@ class DecisionClient:
 
     def request(
         self,
-        bot_id: str,
+        address: str,
         match_id: str,
         game: str,
         seat: int,
@@ -264,15 +264,15 @@ class DecisionClient:
     ) -> Decision:
         """:meth:`AsyncDecisionClient.request`, waited for on this thread."""
         return self._call(lambda client: client.request(
-            bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check, grace_s=grace_s))
+            address, match_id, game, seat, observation, legal_actions, deadline_ms, check, grace_s=grace_s))
 
-    def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for ``bot_id`` to have a live stream."""
-        return self._call(lambda client: client.wait_connected(bot_id, timeout_s))
+    def wait_connected(self, address: str, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for ``address`` to have a live stream."""
+        return self._call(lambda client: client.wait_connected(address, timeout_s))
 
     def match_start(
         self,
-        bot_id: str,
+        address: str,
         match_id: str,
         game: str,
         seat: int,
@@ -282,29 +282,29 @@ class DecisionClient:
     ) -> None:
         """Tell the bot a match starts (sent again if it reconnects while the match runs)."""
         message = _match_start(match_id, game, seat, players, options, seat_names)
-        self.redis.eval(*notify_command(bot_id, "start", match_id, message))
+        self.redis.eval(*notify_command(address, "start", match_id, message))
 
     def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`match_start` of each ``(bot_id, match_id, game, seat, players, options,
+        """:meth:`match_start` of each ``(address, match_id, game, seat, players, options,
         seat_names)``, in one round trip."""
         pipe = self.redis.pipeline(transaction=False)
-        for bot_id, match_id, game, seat, players, options, seat_names in starts:
+        for address, match_id, game, seat, players, options, seat_names in starts:
             message = _match_start(match_id, game, seat, players, options, seat_names)
-            pipe.eval(*notify_command(bot_id, "start", match_id, message))
+            pipe.eval(*notify_command(address, "start", match_id, message))
         pipe.execute()
 
     def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`match_end` of each ``(bot_id, match_id, seat, scores, ranking, reason)``, in one
+        """:meth:`match_end` of each ``(address, match_id, seat, scores, ranking, reason)``, in one
         round trip."""
         pipe = self.redis.pipeline(transaction=False)
-        for bot_id, match_id, seat, scores, ranking, reason in ends:
+        for address, match_id, seat, scores, ranking, reason in ends:
             message = _match_end(match_id, seat, scores, ranking, reason)
-            pipe.eval(*notify_command(bot_id, "end", match_id, message))
+            pipe.eval(*notify_command(address, "end", match_id, message))
         pipe.execute()
 
     def match_end(
         self,
-        bot_id: str,
+        address: str,
         match_id: str,
         seat: int,
         scores: Sequence[int],
@@ -312,18 +312,18 @@ class DecisionClient:
         reason: str = "finished",
     ) -> None:
         message = _match_end(match_id, seat, scores, ranking, reason)
-        self.redis.eval(*notify_command(bot_id, "end", match_id, message))
+        self.redis.eval(*notify_command(address, "end", match_id, message))
 
-    def match_aborted(self, bot_id: str, match_id: str, seat: int, players: int, reason: str) -> bool:
+    def match_aborted(self, address: str, match_id: str, seat: int, players: int, reason: str) -> bool:
         """Tell the bot that a run of a match it was told had started is over without a result
         (``restarted``: it is played again from its seed; ``cancelled``: given up). Nothing is
         sent to a bot that was not told the match started, or was told its end. True when sent."""
         message = _match_end(match_id, seat, [0] * players, [0] * players, reason)
-        return bool(self.redis.eval(*notify_if_started_command(bot_id, match_id, message)))
+        return bool(self.redis.eval(*notify_if_started_command(address, match_id, message)))
 
-    def is_connected(self, bot_id: str) -> bool:
+    def is_connected(self, address: str) -> bool:
         """A live stream: present, on a game server that is alive."""
-        return bool(self.redis.eval(*live_conn_command(bot_id)))
+        return bool(self.redis.eval(*live_conn_command(address)))
 
     def close(self) -> None:
         with self._lock:
@@ -533,22 +533,22 @@ class AsyncDecisionClient:
         self.wire.flush()
 
     async def request(
-        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
+        self, address: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check, grace_s: float = 0.0,
     ) -> Decision:
-        """Ask ``bot_id`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
+        """Ask ``address`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
         up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
         self._start()
         decision = None
         for _ in range(MAX_ASKS):
             decision, stream_changed, deadline_unix_ms = await self._ask_once(
-                bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check
+                address, match_id, game, seat, observation, legal_actions, deadline_ms, check
             )
             if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
-                    and not await self._server_alive_after(bot_id, deadline_unix_ms)):
+                    and not await self._server_alive_after(address, deadline_unix_ms)):
                 decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
             if decision.fault == Fault.DISCONNECTED:
-                if grace_s <= 0 or not await self.wait_connected(bot_id, grace_s):
+                if grace_s <= 0 or not await self.wait_connected(address, grace_s):
                     return decision
             elif decision.fault is None or not stream_changed:
                 return decision
@@ -556,12 +556,12 @@ class AsyncDecisionClient:
         return decision
 
     async def _ask_once(
-        self, bot_id: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
+        self, address: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check,
     ) -> tuple[Decision, bool, int]:
         """One request; returns its decision, whether the bot's stream changed meanwhile
         (it reconnected: the request may have been lost with the old stream), its deadline."""
-        ex = _Exchange(bot_id, match_id, game, seat, observation, legal_actions, deadline_ms, check,
+        ex = _Exchange(address, match_id, game, seat, observation, legal_actions, deadline_ms, check,
                        self.max_deadline_ms, request_id=self._new_request_id())
         key = ex.request_id.encode()
         slot = self._slots[key] = _Slot(self._deadlines)
@@ -576,8 +576,8 @@ class AsyncDecisionClient:
                 if isinstance(step, Decision):
                     return step, False, ex.deadline_unix_ms
                 if step is None:
-                    live, _ = await asyncio.gather(wire.eval(*live_conn_command(bot_id)),
-                                                   wire.eval(*cancel_command(bot_id, ex.request_id)))
+                    live, _ = await asyncio.gather(wire.eval(*live_conn_command(address)),
+                                                   wire.eval(*cancel_command(address, ex.request_id)))
                     now_conn = _text(live)
                     return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
                 await wire.eval(*step)  # the rejection: then wait again
@@ -587,13 +587,13 @@ class AsyncDecisionClient:
             if pushed is not None and not pushed.done():  # given up (cancelled): its error is nobody's
                 pushed.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    async def _server_alive_after(self, bot_id: str, deadline_unix_ms: int) -> bool:
+    async def _server_alive_after(self, address: str, deadline_unix_ms: int) -> bool:
         """Before a timeout is charged: whether the bot's game server renewed its liveness
         after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
         streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
         limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
         while True:
-            conn = _text(await self.wire.eval(*live_conn_command(bot_id)))
+            conn = _text(await self.wire.eval(*live_conn_command(address)))
             if conn is None:
                 return False
             server = conn.rpartition("/")[0]
@@ -604,28 +604,28 @@ class AsyncDecisionClient:
                 return True
             await asyncio.sleep(RECONNECT_POLL_S)
 
-    async def wait_connected(self, bot_id: str, timeout_s: float) -> bool:
+    async def wait_connected(self, address: str, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
         while True:
-            if await self.is_connected(bot_id):
+            if await self.is_connected(address):
                 return True
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
             await asyncio.sleep(min(RECONNECT_POLL_S, left))
 
-    async def is_connected(self, bot_id: str) -> bool:
-        return bool(await self.wire.eval(*live_conn_command(bot_id)))
+    async def is_connected(self, address: str) -> bool:
+        return bool(await self.wire.eval(*live_conn_command(address)))
 
-    async def match_start(self, bot_id: str, match_id: str, game: str, seat: int, players: int,
+    async def match_start(self, address: str, match_id: str, game: str, seat: int, players: int,
                           options: dict[str, Any], seat_names: Sequence[str] = ()) -> None:
         message = _match_start(match_id, game, seat, players, options, seat_names)
-        await self.wire.eval(*notify_command(bot_id, "start", match_id, message))
+        await self.wire.eval(*notify_command(address, "start", match_id, message))
 
-    async def match_end(self, bot_id: str, match_id: str, seat: int, scores: Sequence[int],
+    async def match_end(self, address: str, match_id: str, seat: int, scores: Sequence[int],
                         ranking: Sequence[int], reason: str = "finished") -> None:
         message = _match_end(match_id, seat, scores, ranking, reason)
-        await self.wire.eval(*notify_command(bot_id, "end", match_id, message))
+        await self.wire.eval(*notify_command(address, "end", match_id, message))
 
     async def close(self) -> None:
         self._closed = True

@@ -99,19 +99,12 @@ import asyncio
 import json
 import math
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
-
-from atout_arena.core.wire import Wire
-
-try:  # hiredis packs commands in C (redis-py's asyncio client packs them in Python)
-    from hiredis import pack_command as _hiredis_pack
-except ImportError:  # pragma: no cover - hiredis is a dependency, but stay usable without it
-    _hiredis_pack = None
 
 from atout_arena.core.keys import (  # the key space is defined there; re-exported for the relay's users
     CONNECTED_KEY,
@@ -136,6 +129,13 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     split_address,
     stream_address,
 )
+from atout_arena.core.wire import Wire
+
+_hiredis_pack: Callable[[tuple[Any, ...]], bytes] | None
+try:  # hiredis packs commands in C (redis-py's asyncio client packs them in Python)
+    from hiredis import pack_command as _hiredis_pack
+except ImportError:  # pragma: no cover - hiredis is a dependency, but stay usable without it
+    _hiredis_pack = None
 
 INBOX_MAXLEN = 1000
 MATCHES_TTL_MS = 24 * 3600 * 1000  # a match hash left by a dead worker goes away
@@ -369,12 +369,13 @@ return faulted
 
 
 def push_decision_command(
-    bot_id: str, request_id: str, deadline_unix_ms: int, message: bytes, ttl_ms: int
+    address: str, request_id: str, deadline_unix_ms: int, message: bytes, ttl_ms: int
 ) -> tuple[Any, ...]:
     return (
         PUSH_DECISION, 6,
-        conn_key(bot_id), req_key(request_id), pending_key(bot_id), inbox_key(bot_id), reply_key(request_id),
-        SERVERS_KEY, request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
+        conn_key(address), req_key(request_id), pending_key(address), inbox_key(address),
+        reply_key(request_id), SERVERS_KEY,
+        request_id, deadline_unix_ms, message, ttl_ms, INBOX_MAXLEN, now_ms(),
         reply_entry(request_id, REPLY_DISCONNECTED),
     )  # fmt: skip
 
@@ -390,40 +391,40 @@ def push_decisions_command(pushes: Sequence[tuple[Any, ...]]) -> tuple[Any, ...]
 
 
 def reject_command(
-    bot_id: str, request_id: str, deadline_unix_ms: int, request: bytes, rejection: bytes, ttl_ms: int
+    address: str, request_id: str, deadline_unix_ms: int, request: bytes, rejection: bytes, ttl_ms: int
 ) -> tuple[Any, ...]:
     return (
         REJECT, 3,
-        req_key(request_id), pending_key(bot_id), inbox_key(bot_id),
+        req_key(request_id), pending_key(address), inbox_key(address),
         request_id, deadline_unix_ms, request, ttl_ms, rejection, INBOX_MAXLEN,
     )  # fmt: skip
 
 
-def live_conn_command(bot_id: str) -> tuple[Any, ...]:
+def live_conn_command(address: str) -> tuple[Any, ...]:
     """The stream's live connection id (its game server alive), or nil."""
-    return (LIVE_CONN, 2, conn_key(bot_id), SERVERS_KEY, now_ms())
+    return (LIVE_CONN, 2, conn_key(address), SERVERS_KEY, now_ms())
 
 
-def cancel_command(bot_id: str, request_id: str) -> tuple[Any, ...]:
+def cancel_command(address: str, request_id: str) -> tuple[Any, ...]:
     # a mailbox is shared by a worker's requests: only a reply list of its own is dropped
     replies = req_key(request_id) if mailbox_of(request_id) is not None else reply_key(request_id)
-    return (CANCEL, 3, pending_key(bot_id), req_key(request_id), replies, request_id)
+    return (CANCEL, 3, pending_key(address), req_key(request_id), replies, request_id)
 
 
-def notify_command(bot_id: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:
+def notify_command(address: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:
     """``what``: ``start`` (remembered for reconnects while the match runs), ``end`` (the start
     is forgotten; the end is kept for a bot that is not connected) or ``other``."""
     return (
-        NOTIFY, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
+        NOTIFY, 4, matches_key(address), inbox_key(address), conn_key(address), ended_key(address),
         what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX,
     )  # fmt: skip
 
 
-def notify_if_started_command(bot_id: str, match_id: str, message: bytes) -> tuple[Any, ...]:
+def notify_if_started_command(address: str, match_id: str, message: bytes) -> tuple[Any, ...]:
     """The MatchEnd ``message`` of an aborted run, for a stream that was told the match started
     (:data:`NOTIFY_IF_STARTED`)."""
     return (
-        NOTIFY_IF_STARTED, 4, matches_key(bot_id), inbox_key(bot_id), conn_key(bot_id), ended_key(bot_id),
+        NOTIFY_IF_STARTED, 4, matches_key(address), inbox_key(address), conn_key(address), ended_key(address),
         match_id, message, INBOX_MAXLEN, ENDED_TTL_MS, ENDED_MAX,
     )  # fmt: skip
 
@@ -443,7 +444,7 @@ class Takeover:
 
 @dataclass(frozen=True)
 class Answer:
-    bot_id: str  # the stream address
+    address: str  # the stream address
     request_id: str
     action: str
     ttl_ms: int
@@ -482,9 +483,9 @@ async def to_the_end(work: Coroutine[Any, Any, None]) -> None:
 class InboxReader:
     """Reads one bot's inbox on a Redis connection of its own (``XREAD BLOCK`` holds it)."""
 
-    def __init__(self, options: dict[str, Any], bot_id: str) -> None:
+    def __init__(self, options: dict[str, Any], address: str) -> None:
         self._options = options
-        self._key = inbox_key(bot_id).encode()
+        self._key = inbox_key(address).encode()
         self._wire: Wire | None = None
 
     async def read(self, cursor: bytes, block_ms: int) -> list[tuple[bytes, bytes, bytes]]:
@@ -533,14 +534,14 @@ class GatewayRelay:
         await self.wire.close()
         await self.redis.aclose()
 
-    async def takeover(self, bot_id: str, conn_id: str) -> Takeover:
-        """``bot_id`` is the stream's address (:func:`~atout_arena.core.keys.stream_address`);
+    async def takeover(self, address: str, conn_id: str) -> Takeover:
+        """``address`` is the stream's (:func:`~atout_arena.core.keys.stream_address`);
         the bot's ``current`` pointer moves to it: seats that ask for no version come here."""
         ((cursor, starts, requests, ends),) = await self._call(
             "EVAL", TAKEOVER, 7,
-            conn_key(bot_id), inbox_key(bot_id), pending_key(bot_id), matches_key(bot_id), CONNECTED_KEY,
-            ended_key(bot_id), current_key(split_address(bot_id)[0]),
-            conn_id, self.presence_ttl_ms, now_ms(), INBOX_MAXLEN, bot_id, REQ_KEY_PREFIX,
+            conn_key(address), inbox_key(address), pending_key(address), matches_key(address), CONNECTED_KEY,
+            ended_key(address), current_key(split_address(address)[0]),
+            conn_id, self.presence_ttl_ms, now_ms(), INBOX_MAXLEN, address, REQ_KEY_PREFIX,
         )  # fmt: skip
         return Takeover(cursor, list(starts), list(requests), list(ends))
 
@@ -550,8 +551,8 @@ class GatewayRelay:
         addresses = (a.decode() if isinstance(a, bytes) else a for a in live)
         return [a for a in addresses if split_address(a)[0] == bot_id]
 
-    def inbox(self, bot_id: str) -> InboxReader:
-        return InboxReader(self.options, bot_id)
+    def inbox(self, address: str) -> InboxReader:
+        return InboxReader(self.options, address)
 
     def post_answers(self, answers: Sequence[Answer]) -> asyncio.Future[Any]:
         """Hand the bots' answers to the workers waiting on them: one :data:`ANSWER` call,
@@ -561,39 +562,39 @@ class GatewayRelay:
         argv: list[Any] = []
         for a in answers:
             rid = a.request_id
-            keys += (reply_key(rid), pending_key(a.bot_id), req_key(rid))
+            keys += (reply_key(rid), pending_key(a.address), req_key(rid))
             argv += (rid, reply_entry(rid, a.reply()), a.ttl_ms)
         return self.wire.eval_soon(ANSWER, len(keys), *keys, *argv)
 
-    async def heartbeat(self, bot_id: str, conn_id: str) -> bool:
+    async def heartbeat(self, address: str, conn_id: str) -> bool:
         """Renew the bot's presence; False when this stream is no longer the bot's live one."""
         (renewed,) = await self._call(
             "EVAL",
             HEARTBEAT,
             3,
-            conn_key(bot_id),
+            conn_key(address),
             CONNECTED_KEY,
             released_key(conn_id),
             conn_id,
             self.presence_ttl_ms,
             now_ms(),
-            bot_id,
+            address,
         )
         return bool(renewed)
 
-    async def release(self, bot_id: str, conn_id: str) -> None:
-        await self._call("EVAL", RELEASE, 3, conn_key(bot_id), CONNECTED_KEY, released_key(conn_id), conn_id,
-                         bot_id, self.presence_ttl_ms)
+    async def release(self, address: str, conn_id: str) -> None:
+        await self._call("EVAL", RELEASE, 3, conn_key(address), CONNECTED_KEY, released_key(conn_id), conn_id,
+                         address, self.presence_ttl_ms)
 
     async def count(self, key: str, field: str, amount: int) -> None:
         """``HINCRBY key field amount`` (a metric of :mod:`atout_arena.core.metrics`)."""
         await self._call("HINCRBY", key, field, amount)
 
-    async def fault_pending(self, bot_id: str) -> int:
-        """Answer every decision waiting for the stream ``bot_id`` (an address) with
+    async def fault_pending(self, address: str) -> int:
+        """Answer every decision waiting for the stream at ``address`` with
         ``disconnected``, at once (a revoked bot: its workers stop waiting). Returns how many."""
         (faulted,) = await self._call(
-            "EVAL", FAULT_PENDING, 1, pending_key(bot_id), reply_prefix(), REQ_KEY_PREFIX, 60_000,
+            "EVAL", FAULT_PENDING, 1, pending_key(address), reply_prefix(), REQ_KEY_PREFIX, 60_000,
             MAILBOX_PREFIX)
         return int(faulted)
 
@@ -605,7 +606,7 @@ def answer_if_pending_command(answer: Answer) -> tuple[Any, ...]:
     """The whole ``EVAL`` of :data:`ANSWER_IF_PENDING` for ``answer`` (the API's human seats)."""
     return (
         "EVAL", ANSWER_IF_PENDING, 3,
-        reply_key(answer.request_id), pending_key(answer.bot_id), req_key(answer.request_id),
+        reply_key(answer.request_id), pending_key(answer.address), req_key(answer.request_id),
         answer.request_id, reply_entry(answer.request_id, answer.reply()), answer.ttl_ms, now_ms(),
     )  # fmt: skip
 
@@ -805,7 +806,7 @@ async def call_async(
     pool: aioredis.ConnectionPool, commands: Sequence[tuple[Any, ...]], timeout_s: float
 ) -> list[Any]:
     """:func:`call_sync` for asyncio (one timer for the whole exchange)."""
-    conn = await pool.get_connection()
+    conn = await pool.get_connection()  # type: ignore[no-untyped-call]  # (redis-py: no annotations)
     error = None
     replies: list[Any] = []
     try:
