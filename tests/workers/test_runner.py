@@ -20,6 +20,7 @@ from atout_arena.core.models import Match, Rating, Tournament, TournamentRating
 from atout_arena.core.relay import now_ms
 from atout_arena.core.replay import replay_match, replay_views
 from atout_arena.core.settings import Settings
+from atout_arena.core.vocabulary import RunResult
 from atout_arena.services.tournaments import (
     cancel_tournament,
     create_tournament,
@@ -346,7 +347,7 @@ def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
     for bot in bots:
         _live(redis_client, server, str(bot.bot_id))
     claimed = claim(world, ids[0])
-    assert not isinstance(claimed, str)
+    assert not isinstance(claimed, RunResult)
     try:
         assert [s.address for s in claimed.setup.seats] == [str(s.bot_id) for s in claimed.setup.seats]
         def absent(setup):

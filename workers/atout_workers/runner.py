@@ -54,7 +54,7 @@ from atout_arena.core.match import (
 )
 from atout_arena.core.relay import are_connected, live_conn_command, seat_addresses
 from atout_arena.core.views import StepViews
-from atout_arena.core.vocabulary import Fault, PlayedBy
+from atout_arena.core.vocabulary import Fault, PlayedBy, RunResult
 from atout_arena.services.bots import is_house
 from atout_workers import store
 from atout_workers.decisions import AsyncDecisionClient, Decision
@@ -379,13 +379,13 @@ class Claimed:
 
 
 def claim(world: World, match_id: int, in_process: bool = False,
-          follow_ups: FollowUps = FollowUps()) -> Claimed | str:
+          follow_ups: FollowUps = FollowUps()) -> Claimed | RunResult:
     """Claim match ``match_id`` for this process: a :class:`Claimed` to play, or what happened
     instead (``skipped``: not ours; ``failed``: claimed too many times by workers that died)."""
     runner = world.new_runner()
     claimed = store.claim_match(world.sessions, match_id, runner, world.settings.match_stale_s)
     if claimed is None:
-        return "skipped"
+        return RunResult.SKIPPED
     setup, attempts = claimed
     setup = with_stream_addresses(world.redis, setup)
     if attempts > world.settings.match_attempts * CLAIMS_PER_ATTEMPT:
@@ -395,7 +395,7 @@ def claim(world: World, match_id: int, in_process: bool = False,
         _notify_aborted(world, setup, "cancelled")
         world.metrics.match(setup.game, "error", 0.0)
         follow_ups.after(completion)
-        return "failed"
+        return RunResult.FAILED
     if attempts > 1:
         _notify_aborted(world, setup, RESTARTED)
     if in_process:  # the seats are answered in-process: nobody to wait for
@@ -444,28 +444,28 @@ def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: boo
 
 
 def _stopped(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None, exc: Exception,
-             started: float, follow_ups: FollowUps) -> str:
+             started: float, follow_ups: FollowUps) -> RunResult:
     """A match that stopped before its end: lost, released, or failed with its reason."""
     match_id, runner = claimed.match_id, claimed.runner
     if isinstance(exc, LeaseLost):
         log.warning("match %s: taken over by another worker; stopping", match_id)
-        return "lost"
+        return RunResult.LOST
     if isinstance(exc, Stopped):
         log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
         store.release_match(world.sessions, match_id, runner)
         _notify_end(world, setup, None, RESTARTED, house)  # its bots see it start again elsewhere
-        return "released"
+        return RunResult.RELEASED
     log.error("match %s failed", match_id, exc_info=exc)
     completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
     world.metrics.match(setup.game, "error", time.perf_counter() - started)
     claimed.publisher.end(None, "error")
     _notify_end(world, setup, None, "cancelled", house)
     follow_ups.after(completion)
-    return "failed"
+    return RunResult.FAILED
 
 
 def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None,
-              outcome: MatchOutcome, absent: list[int], started: float, follow_ups: FollowUps) -> str:
+              outcome: MatchOutcome, absent: list[int], started: float, follow_ups: FollowUps) -> RunResult:
     """A match played to its end: its result stored once, then told to everyone."""
     match_id, runner, publisher = claimed.match_id, claimed.runner, claimed.publisher
     if is_outage(setup, outcome):
@@ -473,7 +473,7 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsk
     completion = store.store_result(world.sessions, match_id, runner, outcome,
                                     played_versions=[s.played_version for s in setup.seats], absent=absent)
     if completion is None:
-        return "duplicate"
+        return RunResult.DUPLICATE
     elapsed = time.perf_counter() - started
     metrics, game = world.metrics, setup.game
     names_after = [(completion.bot_names.get(bot, str(bot)), after)
@@ -488,7 +488,7 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsk
     publisher.end(outcome, outcome.outcome)
     _notify_end(world, setup, outcome, outcome.outcome, house)
     follow_ups.after(completion)
-    return "finished"
+    return RunResult.FINISHED
 
 
 # ------------------------------------------------------------------ the one way a match is played
@@ -496,7 +496,7 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsk
 
 def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None] | None = None,
                  on_test: Callable[[int], None] | None = None,
-                 then: Callable[[str], None] | None = None) -> str:
+                 then: Callable[[RunResult], None] | None = None) -> RunResult:
     """Claim match ``match_id`` on this (Celery) thread and, when it is ours, hand it to the
     process's event loop (:class:`atout_workers.loop.MatchLoop`) and return ``playing`` at once;
     otherwise return what happened (``skipped``, ``failed``). ``then(result)`` runs on a
@@ -510,13 +510,13 @@ def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None]
     except BaseException:
         matches.release()
         raise
-    if isinstance(claimed, str):
+    if isinstance(claimed, RunResult):
         matches.release()
         if then is not None:
             then(claimed)
         return claimed
     matches.start(_play_async(world, claimed, follow_ups, then))
-    return "playing"
+    return RunResult.PLAYING
 
 
 def run_match(
@@ -526,7 +526,7 @@ def run_match(
     on_finalize: Callable[[int], None] | None = None,
     stop: threading.Event | None = None,
     on_test: Callable[[int], None] | None = None,
-) -> str:
+) -> RunResult:
     """:func:`play_on_loop`, waited for on this thread: the same match on the process's event
     loop, with ``asker`` (blocking, called on the loop's threads) answering every visiting
     seat in-process instead of the bots. Returns what happened: ``finished``, ``skipped`` (not
@@ -542,7 +542,7 @@ def run_match(
     except BaseException:
         matches.release()
         raise
-    if isinstance(claimed, str):
+    if isinstance(claimed, RunResult):
         matches.release()
         return claimed
     in_process: AsyncAsker | None = None
@@ -562,16 +562,16 @@ def run_match(
 
 
 async def _play_async(world: World, claimed: Claimed, follow_ups: FollowUps,
-                      then: Callable[[str], None] | None) -> str:
+                      then: Callable[[RunResult], None] | None) -> RunResult:
     matches = world.matches
-    result = "failed"
+    result = RunResult.FAILED
     try:
         result = await _play_and_store(world, claimed, follow_ups)
-        if result == "released":  # the process stops: another worker plays it at once
+        if result == RunResult.RELEASED:  # the process stops: another worker plays it at once
             await matches.run_sync(_send_again, world, claimed.match_id)
     except TRANSIENT_ERRORS as exc:  # given back: played again after a while (like a task's retry)
         log.warning("match %s: %s; it goes back to the queue", claimed.match_id, exc)
-        result = "released"
+        result = RunResult.RELEASED
         await matches.run_sync(_give_back, world, claimed)
     except Exception:
         log.exception("match %s: unexpected error around the match", claimed.match_id)
@@ -601,7 +601,8 @@ def _give_back(world: World, claimed: Claimed) -> None:
 
 
 async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
-                          in_process: AsyncAsker | None = None, stop: threading.Event | None = None) -> str:
+                          in_process: AsyncAsker | None = None,
+                          stop: threading.Event | None = None) -> RunResult:
     """Play the claimed match on the loop and store its result (or say why it stopped). Every
     visiting seat is asked through the relay, or through ``in_process`` when given; house seats
     are played here. ``stop`` (default: the process's) stops it at its next step."""
@@ -641,7 +642,7 @@ def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
 
 
 def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, publisher: Publisher,
-                   house: HouseAsker | None, follow_ups: FollowUps) -> str:
+                   house: HouseAsker | None, follow_ups: FollowUps) -> RunResult:
     """Store nothing: the match is played again from its seed (it counts one error), or fails
     after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
     reason = "every seat was disconnected (an outage of the arena): no result"
@@ -651,11 +652,11 @@ def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, 
     if what == "queued":
         log.warning("match %s: %s; playing it again from its seed", match_id, reason)
         world.send_match(match_id)
-        return "replayed"
+        return RunResult.REPLAYED
     if what == "lost":
-        return "lost"
+        return RunResult.LOST
     errors = world.settings.match_attempts
     completion = store.fail_match(world.sessions, match_id, runner, f"{reason} ({errors} times)")
     world.metrics.match(setup.game, "error", 0.0)
     follow_ups.after(completion)
-    return "failed"
+    return RunResult.FAILED

@@ -25,6 +25,7 @@ from celery import shared_task
 from atout_arena.core import tasks as contract
 from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.relay import connected_bots, is_connected
+from atout_arena.core.vocabulary import RunResult
 from atout_arena.services import deals, ladders, leagues, sprt, tournaments
 from atout_workers.keeper import sweep_world
 from atout_workers.runner import TRANSIENT_ERRORS, play_on_loop
@@ -72,7 +73,7 @@ def play_match(*match_ids: int) -> str:
 
 
 def _play_one(world: Any, match_id: int) -> str:
-    def then(result: str) -> None:
+    def then(result: RunResult) -> None:
         after_match(world, match_id)
 
     return play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,

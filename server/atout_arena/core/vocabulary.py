@@ -1,6 +1,6 @@
 """The arena's words, each defined once: fault kinds, who played a step, match outcomes and
-statuses, tournament statuses. (The stored step row is :class:`atout_arena.core.match.Step`,
-read with ``Step.from_json``, never by position.)
+statuses, what came of a worker's run of a match, tournament statuses. (The stored step row is
+:class:`atout_arena.core.match.Step`, read with ``Step.from_json``, never by position.)
 
 Every module that writes or reads one of these imports it from here: the match loop, the
 store, the metrics, the API's queries and schemas, the demo's report. They are ``StrEnum``
@@ -41,6 +41,20 @@ class Outcome(StrEnum):
 
 
 OUTCOMES: tuple[str, ...] = tuple(Outcome)
+
+
+class RunResult(StrEnum):
+    """What came of a worker's run of a stored match (``atout_workers.runner``): the task's
+    result, in the workers' logs."""
+
+    PLAYING = "playing"  # handed to the process's event loop (play_on_loop returns at once)
+    FINISHED = "finished"  # played and its result stored
+    SKIPPED = "skipped"  # not this worker's to play: done, or alive elsewhere
+    LOST = "lost"  # another worker took it over mid-way: nothing stored
+    DUPLICATE = "duplicate"  # played, but someone stored its result first
+    RELEASED = "released"  # the process stops (or Redis or the database failed): back in the queue
+    REPLAYED = "replayed"  # an outage of the arena: played again from its seed, nothing stored
+    FAILED = "failed"  # given up with its reason (an organizer may retry it)
 
 
 class MatchStatus(StrEnum):
