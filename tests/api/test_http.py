@@ -211,6 +211,11 @@ def test_a_league_has_members_and_needs_enough_of_them(api, new_bot) -> None:  #
     )
     assert twice.status_code == 200, twice.text
     assert twice.json()["members"] == [names[0], *names[1:]]
+    both = api.organizer.post(  # one bot by its id (an integer) in both lists: a 422 that names it
+        f"/v1/leagues/{league_name}/members",
+        json={"join": [twice_id, names[1]], "leave": [names[1], twice_id]},
+    )
+    assert both.status_code == 422 and f"join and leave: {twice_id}, {names[1]}" in detail(both), both.text
     left = api.organizer.post(f"/v1/leagues/{league_name}/members", json={"leave": [names[0]]})
     assert left.json()["members"] == names[1:]
     standings = api.client.get(f"/v1/leagues/{league_name}/standings").json()

@@ -421,7 +421,7 @@ class MembersUpdate(Strict):
 
     @model_validator(mode="after")
     def _distinct(self) -> MembersUpdate:
-        both = sorted(set(self.join) & set(self.leave))
+        both = sorted(str(bot) for bot in set(self.join) & set(self.leave))  # ids are ints
         if both:
             raise ValueError(f"a bot cannot both join and leave: {', '.join(both)}")
         return self
