@@ -110,6 +110,21 @@ def test_a_disabled_bot_cannot_practise_and_can_be_enabled(api, new_bot) -> None
     assert enabled.json()["disabled"] is False
 
 
+def test_a_human_is_shown_as_one_everywhere(api, new_bot) -> None:
+    """Before: only the registration said "human"; the list, the details, disable and enable
+    said "bot" (BotPublic's default)."""
+    bot = new_bot("kind")[0]
+    name = f"person-{time.monotonic_ns()}"
+    created = api.organizer.post("/v1/bots", json={"name": name, "kind": "human"})
+    assert created.status_code == 201 and created.json()["kind"] == "human", created.text
+    listed = {b["name"]: b for b in api.organizer.get("/v1/bots").json()}
+    assert listed[name]["kind"] == "human"
+    assert api.organizer.get(f"/v1/bots/{name}").json()["kind"] == "human"
+    assert api.organizer.post(f"/v1/bots/{name}/disable").json()["kind"] == "human"
+    assert api.organizer.post(f"/v1/bots/{name}/enable").json()["kind"] == "human"
+    assert listed[bot]["kind"] == "bot" and api.organizer.get(f"/v1/bots/{bot}").json()["kind"] == "bot"
+
+
 # -- tournaments ------------------------------------------------------------------------------
 
 

@@ -54,6 +54,7 @@ def bot_public(bot: Bot, connected: set[str]) -> dict[str, Any]:
         "disabled": bot.disabled,
         "house": is_house(bot.name),
         "connected": str(bot.id) in connected,
+        "kind": bot.kind or "bot",
     }
 
 

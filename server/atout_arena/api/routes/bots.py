@@ -118,6 +118,7 @@ def _set_disabled(arena: ArenaDep, session: Session, bot: str, disabled: bool) -
         disabled=info.disabled,
         house=False,
         connected=str(info.id) in queries.connected_set(arena.redis),
+        kind=info.kind,
     )
 
 
