@@ -29,7 +29,7 @@ def is_api_error(response: httpx.Response) -> bool:
     return (
         set(body) == {"detail", "errors"}
         and isinstance(body["detail"], str)
-        and body["detail"]
+        and bool(body["detail"])
         and isinstance(body["errors"], list)
     )
 
@@ -125,6 +125,22 @@ def test_the_schema_has_enums_patterns_and_examples_the_api_accepts(api: httpx.C
         model.model_validate(example)
         created = api.post(path, json=example)
         assert created.status_code == 201, (path, created.text)
+
+
+def test_the_enums_are_the_vocabulary_and_the_games() -> None:
+    """The Literals of the schemas are spelled out (for the type checker): the vocabulary's
+    statuses and outcomes and the rulesets' ids, in their order."""
+    from typing import get_args
+
+    from atout.games import GAMES
+    from atout_arena.api import schemas
+    from atout_arena.core import vocabulary
+
+    assert get_args(schemas.MatchStatusName) == vocabulary.MATCH_STATUSES
+    assert get_args(schemas.TournamentStatusName) == vocabulary.TOURNAMENT_STATUSES
+    assert get_args(schemas.TestStatusName) == vocabulary.SPRT_STATUSES
+    assert get_args(schemas.OutcomeName) == vocabulary.OUTCOMES
+    assert get_args(schemas.GameId) == tuple(GAMES)
 
 
 def test_types_are_strict_and_names_are_not_ids(api: httpx.Client) -> None:

@@ -112,6 +112,9 @@ OrganizerDep = Annotated[Caller, Depends(require_organizer)]
 # view): its security also lists "no token" (FastAPI adds this to the bearer's entry).
 TOKEN_OPTIONAL: dict[str, Any] = {"security": [{}]}
 
+# A route's documented answers by status code (``responses=``), as FastAPI types them.
+Responses = dict[int | str, dict[str, Any]]
+
 
 def require_bot(caller: CallerDep) -> BotInfo:
     if caller.bot is None:

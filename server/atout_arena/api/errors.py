@@ -232,7 +232,7 @@ def install(app: FastAPI) -> None:
     async def competition_error(_: Request, exc: CompetitionError) -> JSONResponse:
         return JSONResponse(error_body(str(exc)), status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)
 
-    app.add_middleware(HttpRules, openapi=lambda: app.openapi())  # type: ignore[arg-type]
+    app.add_middleware(HttpRules, openapi=lambda: app.openapi())
 
 
 # -- the OpenAPI ----------------------------------------------------------------------------------

@@ -21,22 +21,17 @@ from pydantic import (
     model_validator,
 )
 
-from atout.games import GAMES
-from atout_arena.core.vocabulary import (
-    MATCH_STATUSES,
-    OUTCOMES,
-    SPRT_STATUSES,
-    TOURNAMENT_STATUSES,
-)
 from atout_arena.services.bots import BOT_NAME_REGEX, BOT_REF_REGEX
 
 MAX_ID = 2**62  # ids and seeds are 64-bit integers in the database
 
-# The statuses, as enums in the OpenAPI.
-MatchStatusName = Literal[tuple(str(x) for x in MATCH_STATUSES)]  # type: ignore[valid-type]
-TournamentStatusName = Literal[tuple(str(x) for x in TOURNAMENT_STATUSES)]  # type: ignore[valid-type]
-TestStatusName = Literal[tuple(str(x) for x in SPRT_STATUSES)]  # type: ignore[valid-type]
-OutcomeName = Literal[tuple(str(x) for x in OUTCOMES)]  # type: ignore[valid-type]
+# The statuses, as enums in the OpenAPI. Spelled out, as a type checker reads a Literal (one built
+# from the vocabulary at run time is no type to it); test_openapi checks they are the vocabulary's
+# (core.vocabulary), in its order.
+MatchStatusName = Literal["pending", "queued", "running", "finished", "failed", "cancelled"]
+TournamentStatusName = Literal["created", "running", "finished", "cancelled"]
+TestStatusName = Literal["running", "finished", "cancelled"]
+OutcomeName = Literal["finished", "forfeit", "error"]
 
 BotRef = Annotated[
     Annotated[int, Field(ge=1, le=MAX_ID, description="a bot's id")]
@@ -44,8 +39,9 @@ BotRef = Annotated[
                 Field(description="a bot's name, or its id as a string of digits")],
     Field(description="a bot: its name, or its id (an integer or a string of digits)"),
 ]
-# The rulesets' ids, as an enum in the OpenAPI (an unknown game is a 422 that lists them).
-GameId = Literal[tuple(GAMES)]  # type: ignore[valid-type]
+# The rulesets' ids, as an enum in the OpenAPI (an unknown game is a 422 that lists them); those of
+# atout.games.GAMES, in its order (test_openapi checks it).
+GameId = Literal["merde", "tiercon", "regicide", "fool"]
 Options = Annotated[
     dict[str, Any],
     Field(
@@ -122,7 +118,8 @@ class BotCreate(Strict):
         ),
     ]
     owner: Annotated[str, StringConstraints(max_length=128)] = ""
-    kind: Literal["bot", "human"] = Field("bot", description="human: a person who plays at the dashboard")
+    kind: Literal["bot", "human"] = Field(
+        default="bot", description="human: a person who plays at the dashboard")
     move_ms: Annotated[
         int | None,
         Field(ge=1, le=240_000, description="its own move time, when longer than a match's (human: 60000)"),
@@ -137,7 +134,7 @@ class BotPublic(BaseModel):
     disabled: bool
     house: bool = Field(description="an arena-run house bot (practice opponent)")
     connected: bool = Field(description="has a live stream to a game server now")
-    kind: str = Field("bot", description="bot, or human (a person at the dashboard)")
+    kind: str = Field(default="bot", description="bot, or human (a person at the dashboard)")
 
 
 class BotCreated(BotPublic):
@@ -221,7 +218,7 @@ class CompetitionCreate(Strict):
     )
     options: Options = Field(default_factory=dict)
     games_per_pairing: Annotated[int, Field(ge=1, le=100)] = 1
-    duplicate: bool = Field(False, description="play each seeded deal in every seat rotation")
+    duplicate: bool = Field(default=False, description="play each seeded deal in every seat rotation")
     move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
     time_bank_ms: Annotated[int, Field(ge=0, le=300_000)] = 0
     max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
@@ -244,8 +241,8 @@ class CompetitionCreate(Strict):
 class TournamentCreate(CompetitionCreate):
     name: Annotated[str, StringConstraints(min_length=1, max_length=128), Field(examples=["spring cup"])]
     bots: Annotated[list[BotRef], Field(min_length=2, max_length=64)]
-    seed: Seed | None = Field(None, description="the schedule's seed (default: random, stored)")
-    start: bool = Field(False, description="start it at once")
+    seed: Seed | None = Field(default=None, description="the schedule's seed (default: random, stored)")
+    start: bool = Field(default=False, description="start it at once")
     absent_grace_s: Annotated[float, Field(
         ge=0, le=3600, allow_inf_nan=False,
         description="how long a match waits at its start for an entrant that is not connected, "
@@ -277,7 +274,8 @@ class StandingRow(BaseModel):
     faults: int
     forfeits: int
     direct: float
-    absent: bool = Field(False, description="never connected: each of its seats forfeited as absent, unrated")
+    absent: bool = Field(
+        default=False, description="never connected: each of its seats forfeited as absent, unrated")
 
 
 class FittedRating(BaseModel):
@@ -309,10 +307,12 @@ class TournamentPublic(BaseModel):
     finished_at: datetime | None
     entrants: list[str]
     progress: Progress
-    absent_grace_s: float = Field(10.0, description="how long a match waits for an entrant not connected")
-    failed_matches: int = Field(0, description="matches that failed (an organizer can retry them)")
+    absent_grace_s: float = Field(
+        default=10.0, description="how long a match waits for an entrant not connected")
+    failed_matches: int = Field(default=0, description="matches that failed (an organizer can retry them)")
     finished_with_failures: bool = Field(
-        False, description="finished, but some matches failed: POST /v1/matches/{id}/retry plays them again")
+        default=False,
+        description="finished, but some matches failed: POST /v1/matches/{id}/retry plays them again")
 
 
 class TournamentDetail(TournamentPublic):
@@ -322,9 +322,11 @@ class TournamentDetail(TournamentPublic):
                     "absent_grace_s for them, then forfeit their seats as 'absent')")
     seed: int | None = Field(description="the schedule's seed: the organizer's until the tournament is over")
     deal_key: str | None = Field(
-        None, description="the secret its match seeds derive from (hex): shown once the tournament is over")
-    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
-    deals_public: bool = Field(True, description="whether the seeds and the deal key are public yet")
+        default=None,
+        description="the secret its match seeds derive from (hex): shown once the tournament is over")
+    deal_commitment: str | None = Field(
+        default=None, description="SHA-256 of deal_key (hex), shown from the start")
+    deals_public: bool = Field(default=True, description="whether the seeds and the deal key are public yet")
     standings: list[StandingRow]
     ratings: list[FittedRating]
 
@@ -357,10 +359,10 @@ ContenderRef = Annotated[
 
 
 class SprtBounds(Strict):
-    elo0: float = Field(0.0, ge=-1000, le=1000, description="H0: A is at most this much stronger")
-    elo1: float = Field(5.0, ge=-1000, le=1000, description="H1: A is at least this much stronger")
-    alpha: float = Field(0.05, gt=0, lt=1, description="the chance of accepting H1 when H0 holds")
-    beta: float = Field(0.05, gt=0, lt=1, description="the chance of accepting H0 when H1 holds")
+    elo0: float = Field(default=0.0, ge=-1000, le=1000, description="H0: A is at most this much stronger")
+    elo1: float = Field(default=5.0, ge=-1000, le=1000, description="H1: A is at least this much stronger")
+    alpha: float = Field(default=0.05, gt=0, lt=1, description="the chance of accepting H1 when H0 holds")
+    beta: float = Field(default=0.05, gt=0, lt=1, description="the chance of accepting H0 when H1 holds")
 
 
 class TestCreate(Strict):
@@ -372,7 +374,8 @@ class TestCreate(Strict):
     a: ContenderRef = Field(description="the bot (or version) under test", examples=["alice@v2"])
     b: ContenderRef = Field(description="its opponent: another bot or version, or 'house'",
                             examples=["alice@v1"])
-    field: Literal["heuristic"] = Field("heuristic", description="who fills the other seats: the house bots")
+    field: Literal["heuristic"] = Field(
+        default="heuristic", description="who fills the other seats: the house bots")
     sprt: SprtBounds = Field(default_factory=SprtBounds)
     max_games: Annotated[int, Field(ge=1, le=100_000)] = 20_000
     sets_in_flight: Annotated[int, Field(ge=1, le=64, description="duplicate sets played at once")] = 8
@@ -399,8 +402,10 @@ class TestPublic(BaseModel):
     sets_in_flight: int
     matches: dict[str, int] = Field(description="the test's matches by status")
     seed: int | None = Field(description="shown once the test is over")
-    deal_key: str | None = Field(None, description="the secret its match seeds derive from, once it is over")
-    deal_commitment: str | None = Field(None, description="SHA-256 of deal_key (hex), shown from the start")
+    deal_key: str | None = Field(
+        default=None, description="the secret its match seeds derive from, once it is over")
+    deal_commitment: str | None = Field(
+        default=None, description="SHA-256 of deal_key (hex), shown from the start")
     created_by: str
     created_at: UtcDatetime
     finished_at: UtcDatetime | None
@@ -492,11 +497,13 @@ class MatchPublic(BaseModel):
     id: int
     tournament_id: int | None
     number: int
-    deal_group: int = Field(0, description="matches of one deal group share their deal (duplicate rotations)")
-    rotation: int = Field(0, description="its seat rotation within the deal group")
+    deal_group: int = Field(
+        default=0, description="matches of one deal group share their deal (duplicate rotations)")
+    rotation: int = Field(default=0, description="its seat rotation within the deal group")
     practice: bool
-    test_id: int | None = Field(None, description="the test it belongs to (a bot against a bot, SPRT)")
-    ladder_id: int | None = Field(None, description="the ladder it belongs to")
+    test_id: int | None = Field(
+        default=None, description="the test it belongs to (a bot against a bot, SPRT)")
+    ladder_id: int | None = Field(default=None, description="the ladder it belongs to")
     game: str
     options: dict[str, Any]
     players: int
@@ -504,7 +511,7 @@ class MatchPublic(BaseModel):
     outcome: OutcomeName | None
     seed: int | None = Field(
         description="shown once nothing sharing its deals is still to be played (it deals every card)")
-    suits: str | None = Field(None, description=(
+    suits: str | None = Field(default=None, description=(
         "the suit permutation disguising its deal (a duplicate rotation's; the seed's c d h s become "
         "these), shown with the seed"))
     move_ms: int

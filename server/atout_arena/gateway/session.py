@@ -159,13 +159,14 @@ class BotSession:
 
     async def run(self) -> str:
         """Serve the stream until it ends; returns why (an Error code, or ``eof``)."""
-        self._stopped = asyncio.get_running_loop().create_future()
+        stopped: asyncio.Future[SessionEnd] = asyncio.get_running_loop().create_future()
+        self._stopped = stopped
         try:
             hello = await asyncio.wait_for(self._recv(), self.hello_timeout_ms / 1000)
         except TimeoutError:
             return await self._close(SessionEnd("bad_message", f"no Hello within {self.hello_timeout_ms} ms"))
-        except SessionEnd as end:
-            return await self._close(end)
+        except SessionEnd as refused:
+            return await self._close(refused)
         if hello is None:
             return "eof"
         if hello.WhichOneof("kind") != "hello":
@@ -230,7 +231,8 @@ class BotSession:
                 asyncio.create_task(self._read_inbox(presence), name=f"bot-{self.bot_id}-inbox"),
                 asyncio.create_task(self._keep_alive(presence), name=f"bot-{self.bot_id}-keepalive"),
             ]
-            done, _ = await asyncio.wait([*tasks, self._stopped], return_when=asyncio.FIRST_COMPLETED)
+            waiting: list[asyncio.Future[Any]] = [*tasks, stopped]
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
             end: SessionEnd | None = None
             for finished in done:
                 exc = finished.exception()
@@ -238,7 +240,7 @@ class BotSession:
                     end = exc
                 elif exc is not None:
                     raise exc
-                elif finished is self._stopped:
+                elif finished is stopped:
                     end = finished.result()
             return await self._close(end) if end else "eof"
 

@@ -113,7 +113,7 @@ def open_ladder_sets(session: Session, matches: Iterable[Match]) -> set[tuple[in
     rows = session.execute(select(Match.ladder_id, Match.deal_group).where(
         Match.ladder_id.in_({p[0] for p in pairs}), Match.deal_group.in_({p[1] for p in pairs}),
         Match.status.in_(MATCH_IN_FLIGHT)).distinct()).all()
-    return {(lid, group) for lid, group in rows} & pairs
+    return pairs & {(lid, group) for lid, group in rows}
 
 
 def secret_matches(session: Session, matches: Iterable[Match]) -> set[int]:

@@ -29,11 +29,11 @@ import random
 import secrets
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
@@ -153,27 +153,28 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
         void = len(group) < size or any(
             m.status != MatchStatus.FINISHED or m.ranking is None or _absent(m) for m in group)
         bots: list[int] = list(ladder_set.bots)
-        claimed = session.execute(
+        claimed = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
             update(LadderSet).where(LadderSet.id == ladder_set.id, LadderSet.status == SET_RUNNING)
             .values(status=SET_VOID if void else SET_RATED, rated_at=utcnow())
-            .execution_options(synchronize_session=False))
+            .execution_options(synchronize_session=False)))
         if claimed.rowcount != 1 or void:
             continue
         seats_of = [[next(s.seat for s in m.seats if s.bot_id == bot) for bot in bots] for m in group]
-        ranks = set_ranks([m.ranking for m in group], seats_of)  # type: ignore[misc]
+        # every game has its ranking: a set with one without is void
+        ranks = set_ranks([m.ranking for m in group if m.ranking is not None], seats_of)
         # Read after the claim, locked (PostgreSQL; SQLite holds its write lock already): two
         # ticks rating sets of one bot at once apply both updates, neither from a stale rating.
         members = {m.bot_id: m for m in session.scalars(
             select(LadderMember).where(LadderMember.ladder_id == ladder.id, LadderMember.bot_id.in_(bots))
             .with_for_update().execution_options(populate_existing=True))}
-        rows = [members.get(bot) for bot in bots]
-        if any(row is None for row in rows):
+        if any(bot not in members for bot in bots):
             continue
-        after = rate([(row.mu, row.sigma) for row in rows], ranks)  # type: ignore[union-attr]
+        rows = [members[bot] for bot in bots]
+        after = rate([(row.mu, row.sigma) for row in rows], ranks)
         for row, (mu, sigma) in zip(rows, after, strict=True):
-            row.mu, row.sigma = mu, sigma  # type: ignore[union-attr]
-            row.games += size  # type: ignore[union-attr]
-            row.sets += 1  # type: ignore[union-attr]
+            row.mu, row.sigma = mu, sigma
+            row.games += size
+            row.sets += 1
         session.execute(update(LadderSet).where(LadderSet.id == ladder_set.id).values(ranks=ranks)
                         .execution_options(synchronize_session=False))
         rated += 1
@@ -290,10 +291,10 @@ def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember]
             load[bot] += size
     if not tables:
         return []
-    claimed = session.execute(
+    claimed = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
         update(Ladder).where(Ladder.id == ladder.id, Ladder.next_set == first,
                              Ladder.status == LadderStatus.RUNNING)
-        .values(next_set=first + len(tables)).execution_options(synchronize_session=False))
+        .values(next_set=first + len(tables)).execution_options(synchronize_session=False)))
     if claimed.rowcount != 1:  # another tick took these set numbers first
         session.rollback()
         return []
@@ -338,7 +339,7 @@ def standings(session: Session, ladder_id: int, live: set[int] | None = None) ->
             LadderSet.ladder_id == ladder_id, LadderSet.status == SET_RUNNING)):
         for bot in bots:
             seated[bot] = seated.get(bot, 0) + 1
-    table = [{
+    table: list[dict[str, Any]] = [{
         "bot": name, "bot_id": m.bot_id, "mu": round(m.mu, 4), "sigma": round(m.sigma, 4),
         "ordinal": round(ordinal(m.mu, m.sigma), 4), "games": m.games, "sets": m.sets,
         "sets_in_flight": seated.get(m.bot_id, 0), "disabled": bool(disabled),

@@ -224,11 +224,11 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         test_view = analysis_of(sessions, test_id)
         games_scheduled = test.next_set * set_size(test)
         result = test_view.analysis.result
-        decided = result in ("H0", "H1")
+        decided = result if result in ("H0", "H1") else None  # the SPRT's verdict, if it has one
         max_sets = test.max_games // set_size(test)
         exhausted = test.next_set >= max_sets and test_view.complete_sets >= test.next_set
         if decided or exhausted or test_view.analysis.games >= test.max_games:
-            _finish(session, test, result if decided else "inconclusive", test_view.analysis)
+            _finish(session, test, decided or "inconclusive", test_view.analysis)
             session.commit()
             return []
         in_flight = test.next_set - test_view.complete_sets
@@ -338,6 +338,7 @@ def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
                 a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
                 b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
                 absent = absent or _absent(m, seats, (a, b))
+                assert m.ranking is not None  # a set with a game without one is left out above
                 scores.append(pairwise_score(m.ranking, a, b))
             if absent:  # A or B was not there: the set says nothing about their strength
                 skipped += 1

@@ -17,7 +17,7 @@ games, balanced tables with rotated seats for 3 to 7 players, and ``duplicate`` 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, TypedDict
 
@@ -111,7 +111,7 @@ def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
     ), tournament_id=tournament_id, game=spec.game, options=spec.options, move_ms=spec.move_ms,
         time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults, rules_version=version,
         status=MatchStatus.PENDING.value, attempts=0, created_at=utcnow())
-    ids = dict(connection.execute(  # type: ignore[arg-type]
+    ids = dict(connection.execute(
         select(Match.number, Match.id).where(Match.tournament_id == tournament_id)).all())
     insert_many(connection, MatchSeat.__table__, ("match_id", "seat", "bot_id"), (
         (ids[m.index], s, b) for m in schedule for s, b in enumerate(m.seats)
@@ -245,14 +245,17 @@ def match_results(session: Session, tournament_ids: Sequence[int]) -> list[Match
     for match in matches:
         seats = sorted(match.seats, key=lambda s: s.seat)
         results.append(MatchResult(
-            seats=tuple(s.bot_id for s in seats), ranking=tuple(s.place for s in seats),
+            # a finished match's seats all have their place (0, as None, is refused: not a place)
+            seats=tuple(s.bot_id for s in seats), ranking=tuple(s.place or 0 for s in seats),
             faults=tuple(s.faults for s in seats), forfeited=tuple(s.forfeited for s in seats),
             sides=sides_of(match.options or {}, len(seats)),
         ))
     return results
 
 
-def rated_results(session: Session, tournament_ids: Sequence[int]) -> list[tuple[tuple[int, ...], ...]]:
+def rated_results(
+    session: Session, tournament_ids: Sequence[int]
+) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """``(seats, ranking)`` of the finished matches for the batch fit, without their absent
     seats (an absent bot is not rated by its forfeits); matches left with one seat are skipped."""
     matches = session.scalars(
@@ -293,7 +296,8 @@ def not_connected(sessions: sessionmaker, redis: Any, tournament_id: int) -> lis
 def standing_rows(session: Session, table: list[Standing],
                   absent: set[int] | None = None) -> list[dict[str, Any]]:
     """Standings as JSON-ready dicts, with the bots' names; ``absent``: bots that never came."""
-    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot for s in table]))).all())
+    names: dict[Hashable, str] = dict(
+        session.execute(select(Bot.id, Bot.name).where(Bot.id.in_([s.bot for s in table]))).all())
     rows = []
     for line in table:
         row = asdict(line)

@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from atout_arena.api import queries
-from atout_arena.api.deps import ArenaDep, BotPath, CallerDep, OrganizerDep, SessionDep
+from atout_arena.api.deps import ArenaDep, BotPath, CallerDep, OrganizerDep, Responses, SessionDep
 from atout_arena.api.errors import refused
 from atout_arena.api.routes.ratings import cached_leaderboard
 from atout_arena.api.schemas import BotCreate, BotCreated, BotDetail, BotPublic, BotToken
@@ -18,8 +18,8 @@ from atout_arena.services.revocation import set_disabled
 
 router = APIRouter(prefix="/v1/bots", tags=["bots"])
 
-NOT_FOUND = {404: {"description": "no such bot"}}
-AUTH = {
+NOT_FOUND: Responses = {404: {"description": "no such bot"}}
+AUTH: Responses = {
     401: {"description": "no token, or an unknown one"},
     403: {"description": "a token without the right"},
 }

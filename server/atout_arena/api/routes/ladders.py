@@ -12,7 +12,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy import select
 
-from atout_arena.api.deps import ArenaDep, OrganizerDep, SessionDep, known_id
+from atout_arena.api.deps import ArenaDep, OrganizerDep, Responses, SessionDep, known_id
 from atout_arena.api.schemas import LadderCreate, LadderPublic, LadderStanding
 from atout_arena.core.models import Ladder
 from atout_arena.core.relay import connected_bots
@@ -22,8 +22,11 @@ from atout_arena.services.ladders import create_ladder, ladder_summary, set_stat
 
 router = APIRouter(prefix="/v1/ladders", tags=["ladders"])
 
-NOT_FOUND = {404: {"description": "no such ladder"}}
-AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
+NOT_FOUND: Responses = {404: {"description": "no such ladder"}}
+AUTH: Responses = {
+    401: {"description": "no token, or an unknown one"},
+    403: {"description": "not the organizer"},
+}
 CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
          "conflict": status.HTTP_409_CONFLICT}
 EVENT_POLL_S = 1.0  # how often the live stream looks for a change
@@ -122,7 +125,9 @@ def _event(arena: ArenaDep, ladder_id: int) -> str:
     return json.dumps(jsonable_encoder(LadderPublic.model_validate(summary)), separators=(",", ":"))
 
 
-STREAM = {200: {"content": {"text/event-stream": {}}, "description": "a stream of server-sent events"}}
+STREAM: Responses = {
+    200: {"content": {"text/event-stream": {}}, "description": "a stream of server-sent events"},
+}
 
 
 @router.get("/{ladder_id}/events", response_class=EventSourceResponse, responses={**NOT_FOUND, **STREAM})

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import queries
-from atout_arena.api.deps import ArenaDep, LeaguePath, OrganizerDep, SessionDep
+from atout_arena.api.deps import ArenaDep, LeaguePath, OrganizerDep, Responses, SessionDep
 from atout_arena.api.schemas import (
     LeagueCreate,
     LeagueMembers,
@@ -30,10 +30,13 @@ from atout_arena.services.leagues import (
 
 router = APIRouter(prefix="/v1/leagues", tags=["leagues"])
 
-NOT_FOUND = {404: {"description": "no such league"}}
+NOT_FOUND: Responses = {404: {"description": "no such league"}}
 CODES = {"invalid": status.HTTP_422_UNPROCESSABLE_CONTENT, "not_found": status.HTTP_404_NOT_FOUND,
          "conflict": status.HTTP_409_CONFLICT}
-AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
+AUTH: Responses = {
+    401: {"description": "no token, or an unknown one"},
+    403: {"description": "not the organizer"},
+}
 
 
 def _league(session: Session, ref: str) -> League:

@@ -21,6 +21,7 @@ from atout_arena.api.deps import (
     CallerDep,
     MatchIdPath,
     OrganizerDep,
+    Responses,
     SessionDep,
     known_id,
 )
@@ -44,8 +45,8 @@ from atout_arena.services.tournaments import TournamentError, retry_and_send
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
 
-NOT_FOUND = {404: {"description": "no such match"}}
-SEAT_AUTH = {
+NOT_FOUND: Responses = {404: {"description": "no such match"}}
+SEAT_AUTH: Responses = {
     401: {"description": "a seat's view without a token"},
     403: {"description": "a seat's view with another bot's token"},
 }
@@ -60,7 +61,9 @@ SeatQuery = Annotated[
         "that seat's bot only); none: the spectators' public view",
     ),
 ]
-NOT_REPLAYABLE = {409: {"description": "the match is not finished, or was played under other rules"}}
+NOT_REPLAYABLE: Responses = {
+    409: {"description": "the match is not finished, or was played under other rules"},
+}
 
 
 def _match(session: Session, match_id: int) -> Match:
@@ -201,7 +204,7 @@ def replay(
 def check(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> ReplayCheck:
     """Re-run a finished match from its seed and action log and compare the result with the
     stored one (``atout-arena replay``): ``ok`` false says where it diverges."""
-    _, record = _record(arena, session, match_id)
+    record = _record(arena, session, match_id)[1]
     report = replay_match(record)
     return ReplayCheck(match_id=report.match_id, ok=report.ok, plies=report.plies, scores=report.scores,
                        ranking=report.ranking, divergence=report.divergence, summary=report.summary())

@@ -32,7 +32,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request, status
@@ -135,7 +135,7 @@ def message_event(payload: bytes) -> ServerSentEvent | None:
 )
 async def play_events(
     request: Request, arena: ArenaDep, human: HumanDep, caller: BotCallerDep
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncGenerator[ServerSentEvent, None]:
     """The human's seats, as server-sent events (see the module's text): while this stream is
     open the human counts as connected, and its decisions come here. ``hello`` names the human
     and, for a bot's token, the bot (``POST /v1/play/practice`` then starts a match against it).

@@ -7,7 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import select
 
-from atout_arena.api.deps import TOKEN_OPTIONAL, ArenaDep, CallerDep, OrganizerDep, SessionDep, known_id
+from atout_arena.api.deps import (
+    TOKEN_OPTIONAL,
+    ArenaDep,
+    CallerDep,
+    OrganizerDep,
+    Responses,
+    SessionDep,
+    known_id,
+)
 from atout_arena.api.errors import refused
 from atout_arena.api.schemas import TestCreate, TestPublic
 from atout_arena.core.models import SprtTest
@@ -16,7 +24,7 @@ from atout_arena.services.sprt import cancel_test, check_tester, create_test, sp
 
 router = APIRouter(prefix="/v1/tests", tags=["tests"])
 
-NOT_FOUND = {404: {"description": "no such test"}}
+NOT_FOUND: Responses = {404: {"description": "no such test"}}
 
 
 def _summary(arena: ArenaDep, test_id: int, organizer: bool = True) -> TestPublic:

@@ -14,6 +14,7 @@ from atout_arena.api.deps import (
     ArenaDep,
     CallerDep,
     OrganizerDep,
+    Responses,
     SessionDep,
     TournamentIdPath,
     known_id,
@@ -42,8 +43,11 @@ from atout_arena.services.tournaments import (
 
 router = APIRouter(prefix="/v1/tournaments", tags=["tournaments"])
 
-NOT_FOUND = {404: {"description": "no such tournament"}}
-AUTH = {401: {"description": "no token, or an unknown one"}, 403: {"description": "not the organizer"}}
+NOT_FOUND: Responses = {404: {"description": "no such tournament"}}
+AUTH: Responses = {
+    401: {"description": "no token, or an unknown one"},
+    403: {"description": "not the organizer"},
+}
 
 
 def _tournament(session: Session, tournament_id: int) -> Tournament:
@@ -175,13 +179,13 @@ def standings(tournament_id: TournamentIdPath, arena: ArenaDep, session: Session
     false); with the batch rating fit once it is finished."""
     t = _tournament(session, tournament_id)
     summary = tournament_summary(arena.sessions, tournament_id)
-    return Standings(
-        tournament_id=t.id,
-        status=summary.status,
-        final=summary.final,
-        standings=summary.standings,
-        ratings=summary.ratings,
-    )
+    return Standings.model_validate({
+        "tournament_id": t.id,
+        "status": summary.status,
+        "final": summary.final,
+        "standings": summary.standings,
+        "ratings": summary.ratings,
+    })
 
 
 @router.get("/{tournament_id}/matches", response_model=MatchPage, responses=NOT_FOUND,
