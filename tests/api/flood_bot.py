@@ -29,7 +29,8 @@ def main() -> None:
         yield pb.BotMessage(hello=pb.Hello(protocol_version=1, client="flood"))
         while time.monotonic() - started < seconds and not stop.is_set():
             counts["sent"] += 1
-            yield pb.BotMessage(action=pb.Action(action="nonsense", **latest))
+            yield pb.BotMessage(action=pb.Action(
+                action="nonsense", request_id=latest["request_id"], match_id=latest["match_id"]))
 
     channel = grpc.insecure_channel(address)
     auth = (("authorization", f"Bearer {token}"),)

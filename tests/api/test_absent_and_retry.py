@@ -9,7 +9,7 @@ from sqlalchemy import select
 from atout_arena.core.models import Match, Tournament
 
 
-def test_creating_and_starting_a_tournament_names_the_entrants_not_connected(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_creating_and_starting_a_tournament_names_the_entrants_not_connected(api, new_bot) -> None:
     names = [new_bot("away")[0] for _ in range(3)]
     created = api.organizer.post("/v1/tournaments", json={"name": "absent", "game": "fool", "players": 2,
                                                           "bots": names, "absent_grace_s": 2.5})
@@ -25,7 +25,7 @@ def test_creating_and_starting_a_tournament_names_the_entrants_not_connected(api
     assert bad.status_code == 422
 
 
-def test_a_failed_match_is_retried_by_the_organizer_only(api, new_bot, sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_match_is_retried_by_the_organizer_only(api, new_bot, sessions) -> None:
     names = [new_bot("retry")[0] for _ in range(2)]
     created = api.organizer.post("/v1/tournaments", json={"name": "retry", "game": "fool", "players": 2,
                                                           "bots": names, "games_per_pairing": 2})

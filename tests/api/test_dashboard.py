@@ -54,7 +54,7 @@ def shots(tmp_path: Path) -> Path:
 
 def test_the_dashboard_follows_a_running_tournament(
     api, start_worker, connected_bots, clean_queues, shots
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     executable = chromium()
     sync_playwright = playwright()
     start_worker("dash", concurrency=2)

@@ -15,7 +15,7 @@ from e2e_helpers import wait_until
 from atout_arena.core.models import Match, as_utc
 
 
-def test_no_bot_plays_two_rotations_of_one_deal_at_once(  # type: ignore[no-untyped-def]
+def test_no_bot_plays_two_rotations_of_one_deal_at_once(
     api, start_worker, connected_bots, clean_queues, sessions
 ) -> None:
     start_worker("dup", concurrency=12)
@@ -37,6 +37,7 @@ def test_no_bot_plays_two_rotations_of_one_deal_at_once(  # type: ignore[no-unty
         group.sort(key=lambda m: m.rotation)
         assert [m.rotation for m in group] == list(range(3)) and all(m.status == "finished" for m in group)
         for before, after in itertools.pairwise(group):
+            assert after.started_at is not None and before.finished_at is not None
             gap = (as_utc(after.started_at) - as_utc(before.finished_at)).total_seconds()
             gaps.append(gap)
             overlaps += gap < 0

@@ -22,7 +22,7 @@ from atout_arena.core.relay import is_connected
 FLOOD_BOT = Path(__file__).with_name("flood_bot.py")
 
 
-def _control(api, names: list[str], name: str) -> float:  # type: ignore[no-untyped-def]
+def _control(api, names: list[str], name: str) -> float:
     """Seconds a control tournament takes, from its creation to its end."""
     started = time.monotonic()
     created = api.organizer.post("/v1/tournaments", json={
@@ -34,12 +34,12 @@ def _control(api, names: list[str], name: str) -> float:  # type: ignore[no-unty
     return time.monotonic() - started
 
 
-def _cpu(process) -> float:  # type: ignore[no-untyped-def]
+def _cpu(process) -> float:
     times = process.cpu_times()
     return float(times.user + times.system)
 
 
-def test_a_flooding_bot_does_not_slow_a_control_tournament(  # type: ignore[no-untyped-def]
+def test_a_flooding_bot_does_not_slow_a_control_tournament(
     api, game_server, start_worker, connected_bots, new_bot, clean_queues, redis_client, tmp_path
 ) -> None:
     start_worker("flood", concurrency=4)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import Any
 
 import httpx
 import pytest
@@ -24,7 +25,7 @@ def detail(response: httpx.Response) -> str:
 # -- games ------------------------------------------------------------------------------------
 
 
-def test_games_describe_every_ruleset(api) -> None:  # type: ignore[no-untyped-def]
+def test_games_describe_every_ruleset(api) -> None:
     games = api.client.get("/v1/games").json()
     assert [g["id"] for g in games] == list(GAMES)
     merde = api.client.get("/v1/games/merde").json()
@@ -40,7 +41,7 @@ def test_games_describe_every_ruleset(api) -> None:  # type: ignore[no-untyped-d
 # -- tokens -----------------------------------------------------------------------------------
 
 
-def test_mutating_endpoints_need_the_organizer_token(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_mutating_endpoints_need_the_organizer_token(api, new_bot) -> None:
     body = {"name": "nobody-registers-me"}
     anonymous = api.client.post("/v1/bots", json=body)
     assert anonymous.status_code == 401 and "organizer token" in detail(anonymous)
@@ -57,7 +58,7 @@ def test_mutating_endpoints_need_the_organizer_token(api, new_bot) -> None:  # t
         assert api.as_bot(token).post(path, json={}).status_code == 403
 
 
-def test_a_bot_is_registered_once_and_its_token_shown_once(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_bot_is_registered_once_and_its_token_shown_once(api, new_bot) -> None:
     name, bot_id, token = new_bot("reg")
     assert token.startswith("atout_")
     listed = {b["name"]: b for b in api.organizer.get("/v1/bots").json()}
@@ -74,7 +75,7 @@ def test_a_bot_is_registered_once_and_its_token_shown_once(api, new_bot) -> None
     assert extra.status_code == 422
 
 
-def test_a_bot_token_sees_its_own_details_only(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_bot_token_sees_its_own_details_only(api, new_bot) -> None:
     name, bot_id, token = new_bot("own")
     other, other_id, _ = new_bot("other")
     mine = api.as_bot(token).get(f"/v1/bots/{name}")
@@ -89,7 +90,7 @@ def test_a_bot_token_sees_its_own_details_only(api, new_bot) -> None:  # type: i
     assert api.as_bot(token).get("/v1/bots").status_code == 403
 
 
-def test_rotating_a_token_retires_the_old_one(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_rotating_a_token_retires_the_old_one(api, new_bot) -> None:
     name, _, old = new_bot("rot")
     assert api.as_bot(old).get(f"/v1/bots/{name}").status_code == 200
     rotated = api.organizer.post(f"/v1/bots/{name}/token")
@@ -100,7 +101,7 @@ def test_rotating_a_token_retires_the_old_one(api, new_bot) -> None:  # type: ig
     assert api.as_bot(new).get(f"/v1/bots/{name}").status_code == 200
 
 
-def test_a_disabled_bot_cannot_practise_and_can_be_enabled(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_disabled_bot_cannot_practise_and_can_be_enabled(api, new_bot) -> None:
     name, _, token = new_bot("dis")
     disabled = api.organizer.post(f"/v1/bots/{name}/disable")
     assert disabled.status_code == 200 and disabled.json()["disabled"] is True
@@ -128,10 +129,10 @@ def test_a_human_is_shown_as_one_everywhere(api, new_bot) -> None:
 # -- tournaments ------------------------------------------------------------------------------
 
 
-def test_bad_tournaments_are_422s_that_say_why(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_bad_tournaments_are_422s_that_say_why(api, new_bot) -> None:
     names = [new_bot("t")[0] for _ in range(3)]
     base = {"name": "bad", "game": "merde", "bots": names, "players": 3}
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"options": {"deals": 20}}, "option 'deals': 20"),  # the engine's ValueError text
         ({"options": {"trumps": 1}}, "unknown option 'trumps'"),
         ({"options": {"zero_bid": "seven"}}, "'ten' or 'five_plus_tricks'"),
@@ -152,7 +153,7 @@ def test_bad_tournaments_are_422s_that_say_why(api, new_bot) -> None:  # type: i
         assert api.organizer.post("/v1/tournaments", json={**base, **change}).status_code == 422, change
 
 
-def test_a_tournament_is_created_shown_and_cancelled(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_is_created_shown_and_cancelled(api, new_bot) -> None:
     names = [new_bot("tc")[0] for _ in range(4)]
     created = api.organizer.post(
         "/v1/tournaments",
@@ -192,7 +193,7 @@ def test_a_tournament_is_created_shown_and_cancelled(api, new_bot) -> None:  # t
 # -- leagues ----------------------------------------------------------------------------------
 
 
-def test_a_league_has_members_and_needs_enough_of_them(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_league_has_members_and_needs_enough_of_them(api, new_bot) -> None:
     names = [new_bot("lg")[0] for _ in range(3)]
     league_name = f"league-{time.monotonic_ns()}"
     created = api.organizer.post(
@@ -267,7 +268,7 @@ UNKNOWN = [
 
 
 @pytest.mark.parametrize("path", UNKNOWN)
-def test_unknown_ids_are_404s(api, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_ids_are_404s(api, path: str) -> None:
     response = api.organizer.get(path)
     assert response.status_code == 404, response.text
     assert detail(response).startswith("no ")
@@ -283,12 +284,12 @@ def test_unknown_ids_are_404s(api, path: str) -> None:  # type: ignore[no-untype
         "/v1/leagues/nobody-at-all/seasons",
     ],
 )
-def test_unknown_ids_are_404s_for_the_organizer_too(api, path: str) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_ids_are_404s_for_the_organizer_too(api, path: str) -> None:
     response = api.organizer.post(path)
     assert response.status_code == 404, response.text
 
 
-def test_ratings_need_a_known_game(api) -> None:  # type: ignore[no-untyped-def]
+def test_ratings_need_a_known_game(api) -> None:
     assert api.client.get("/v1/ratings").status_code == 422
     unknown = api.client.get("/v1/ratings?game=poker")
     assert unknown.status_code == 422 and "query.game: Input should be 'merde'" in detail(unknown)
@@ -297,13 +298,13 @@ def test_ratings_need_a_known_game(api) -> None:  # type: ignore[no-untyped-def]
     assert board["game"] == "fool" and isinstance(board["rows"], list)
 
 
-def test_match_filters_say_what_is_wrong(api) -> None:  # type: ignore[no-untyped-def]
+def test_match_filters_say_what_is_wrong(api) -> None:
     assert "query.status: Input should be 'pending'" in detail(api.client.get("/v1/matches?status=done"))
     assert api.client.get("/v1/matches?bot=nobody-at-all").status_code == 404
     assert api.client.get("/v1/matches?limit=0").status_code == 422
 
 
-def test_health_metrics_docs_and_dashboard(api) -> None:  # type: ignore[no-untyped-def]
+def test_health_metrics_docs_and_dashboard(api) -> None:
     assert api.client.get("/healthz").json() == {"status": "ok", "database": "ok", "redis": "ok"}
     metrics = api.client.get("/metrics")
     assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
@@ -352,7 +353,7 @@ def test_the_organizer_token_comes_from_the_settings(redis_url: str, database_ur
             app.state.arena.close()
 
 
-def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str, tmp_path) -> None:
     """``serve_api(host, 0)`` (what ``atout-arena api`` runs): says where it listens, makes up an
     organizer token when none is set, answers, and stops on SIGTERM."""
     env = {
@@ -369,12 +370,13 @@ def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str
         stderr=subprocess.STDOUT,
         text=True,
     )
+    assert process.stdout is not None
     try:
         lines = []
         url = token = None
         deadline = time.monotonic() + 20
         while (url is None or token is None) and time.monotonic() < deadline:
-            line = process.stdout.readline()  # type: ignore[union-attr]
+            line = process.stdout.readline()
             if not line:
                 break
             lines.append(line)
@@ -401,7 +403,7 @@ def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str
     finally:
         process.terminate()
         code = process.wait(15)
-    rest = process.stdout.read()  # type: ignore[union-attr]
+    rest = process.stdout.read()
     # uvicorn shuts down gracefully (the lifespan closes the arena), then re-raises SIGTERM
     assert code in (0, -15), rest
     assert "Application shutdown complete" in rest, rest

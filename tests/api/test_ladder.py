@@ -14,6 +14,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from api_helpers import ADMIN_TOKEN
@@ -33,7 +34,7 @@ MAX_MATCHES = 600  # the bound within which the three bots must be ordered
 
 
 @pytest.fixture(autouse=True)
-def no_ladder_left_running(sessions):  # type: ignore[no-untyped-def]
+def no_ladder_left_running(sessions):
     """Even when a test fails: a running ladder would go on seating bots of later tests."""
     yield
     from sqlalchemy import update
@@ -51,7 +52,7 @@ def _order(ladder: dict) -> list[str]:
     return [r["bot"] for r in ladder["standings"]]
 
 
-def _a_tick_ran_since_now(redis_client, ladder_id: int) -> None:  # type: ignore[no-untyped-def]
+def _a_tick_ran_since_now(redis_client, ladder_id: int) -> None:
     """Wait until a tick of the ladder's chain ran wholly after this call: each tick of the
     chain arms the next with a new token once it is done, so the second new token is set by a
     tick that started after the first one (the first may have started before this call)."""
@@ -67,7 +68,7 @@ def _a_tick_ran_since_now(redis_client, ladder_id: int) -> None:  # type: ignore
     wait_until(moved, 30, "two ticks of the ladder's chain")
 
 
-def _sets_after(sessions, ladder_id: int, since: datetime) -> list[list[int]]:  # type: ignore[no-untyped-def]
+def _sets_after(sessions, ladder_id: int, since: datetime) -> list[list[int]]:
     with sessions() as session:
         rows = session.execute(select(LadderSet.bots, LadderSet.created_at)
                                .where(LadderSet.ladder_id == ladder_id)).all()
@@ -77,7 +78,7 @@ def _sets_after(sessions, ladder_id: int, since: datetime) -> list[list[int]]:  
 def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, database_url, redis_url,
     tmp_path,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     start_worker("ladder", concurrency=8, ATOUT_LADDER_TICK_S=str(TICK_S))
     address = game_server.info["address"]
     strong, half, weak, late = (new_bot(p) for p in ("lad-heuristic", "lad-half", "lad-random", "lad-late"))
@@ -85,7 +86,7 @@ def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
         spawn_bot(address, token, spec)
         wait_until(lambda b=bot_id: is_connected(redis_client, b), 30, f"bot {bot_id} to connect")
 
-    body = {"name": f"ladder-{os.getpid()}-{time.monotonic_ns()}", "game": "tiercon",
+    body: dict[str, Any] = {"name": f"ladder-{os.getpid()}-{time.monotonic_ns()}", "game": "tiercon",
             "bots": [strong[0], half[0], weak[0], late[0]], "target_in_flight": 6, "move_ms": 3000}
     assert api.client.post("/v1/ladders", json=body).status_code == 401  # the organizer's
     bad = api.organizer.post("/v1/ladders", json={**body, "bots": [strong[0], "nobody-here"]})
@@ -199,7 +200,7 @@ def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
 
 def test_a_bot_that_disconnects_or_is_disabled_is_seated_no_more(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, sessions,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     start_worker("ladder-out", concurrency=8, ATOUT_LADDER_TICK_S=str(TICK_S))
     address = game_server.info["address"]
     bots = [new_bot(f"out-{i}") for i in range(4)]
@@ -238,7 +239,7 @@ def test_a_bot_that_disconnects_or_is_disabled_is_seated_no_more(
     api.organizer.post(f"/v1/ladders/{lid}/pause")
 
 
-def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:
     a, b = new_bot("bad-a"), new_bot("bad-b")
     for path in ("/v1/ladders/999999", "/v1/ladders/999999/standings", "/v1/ladders/999999/events",
                  f"/v1/ladders/{2**70}", "/v1/ladders/0"):
@@ -260,7 +261,7 @@ def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:  # type: ig
 
 def test_the_sweeper_restarts_a_ladder_whose_chain_of_ticks_was_lost(
     api, connected_bots, start_worker, clean_queues, sessions, redis_client,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """No beat runs: the worker's own keeper sweeps (under its lock) and finds the ladder with
     no chain of ticks armed."""
     from atout_arena.services.competitions import CompetitionSpec
@@ -279,7 +280,7 @@ def test_the_sweeper_restarts_a_ladder_whose_chain_of_ticks_was_lost(
     api.organizer.post(f"/v1/ladders/{lid}/pause")
 
 
-def test_the_cli_creates_a_ladder_through_the_api(api, new_bot, clean_queues) -> None:  # type: ignore[no-untyped-def]
+def test_the_cli_creates_a_ladder_through_the_api(api, new_bot, clean_queues) -> None:
     a, b = new_bot("cli-a"), new_bot("cli-b")
     env = {**os.environ, "ATOUT_ADMIN_TOKEN": ADMIN_TOKEN, "COLUMNS": "160"}
     name = f"cli-{time.monotonic_ns()}"

@@ -8,6 +8,10 @@ schedule is built in well under a second, stored in bulk, and the cap is the rea
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
 
 from atout_arena.core.schedule import tables
 from atout_arena.services.competitions import MAX_MATCHES, CompetitionSpec
@@ -16,11 +20,11 @@ GOOD_S = 2.0  # what the largest request takes at most on this project's 2-core 
 CEILING_S = 15.0  # whatever the machine: the bug was 400 s (and no answer)
 
 
-def best_of(post, tries: int = 3) -> tuple[float, list[float], object]:  # type: ignore[no-untyped-def]
+def best_of(post: Callable[[], httpx.Response], tries: int = 3) -> tuple[float, list[float], httpx.Response]:
     """Up to ``tries`` runs of ``post()`` (stopping at the first under :data:`GOOD_S`): the best
     time, all the times and the last response. A benchmark takes its best run: one slow request
     under a neighbour's load (the suite runs beside heavy tests on 2 cores) is not the API hanging."""
-    times, response = [], None
+    times: list[float] = []
     for _ in range(tries):
         started = time.monotonic()
         response = post()
@@ -30,7 +34,7 @@ def best_of(post, tries: int = 3) -> tuple[float, list[float], object]:  # type:
     return min(times), times, response
 
 
-def test_64_bots_59_games_per_pairing_answers_within_2_s(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_64_bots_59_games_per_pairing_answers_within_2_s(api, new_bot) -> None:
     # About 1 s on a quiet 2-core machine (schedule 0.3 s, 100,000 rows stored 0.4 s), 1.7 s on a
     # slower one. Held to 2 s; on a machine too slow for that, the same request 12 times smaller
     # is timed the same way: a schedule that grows faster than its matches (the bug was 400 s of
@@ -38,7 +42,7 @@ def test_64_bots_59_games_per_pairing_answers_within_2_s(api, new_bot) -> None: 
     names = [new_bot("big")[0] for _ in range(64)]
     body = {"name": "big", "game": "merde", "players": 4, "games_per_pairing": 59, "bots": names}
 
-    def post(payload: dict) -> object:
+    def post(payload: dict[str, Any]) -> httpx.Response:
         response = api.organizer.post("/v1/tournaments", json=payload)
         assert response.status_code == 201, response.text
         return response
@@ -58,7 +62,7 @@ def test_64_bots_59_games_per_pairing_answers_within_2_s(api, new_bot) -> None: 
         assert big < CEILING_S and big < 30 * small, (big, small)  # linear: about 11x
 
 
-def test_the_cap_is_checked_on_the_real_match_count(api, new_bot) -> None:  # type: ignore[no-untyped-def]
+def test_the_cap_is_checked_on_the_real_match_count(api, new_bot) -> None:
     # 64 bots at 5-player tables, 99 games per pairing: the lower bound is 19,959 matches (under
     # the cap), the real schedule has 20,032.
     spec = CompetitionSpec.of("merde", players=5, games_per_pairing=99)

@@ -38,7 +38,7 @@ def read_events(url: str, path: str, token: str | None = None, limit_s: float = 
     return events
 
 
-def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_queues, sessions) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_queues, sessions) -> None:
     start_worker("live", concurrency=1)  # one match at a time: the last one is still queued below
     bots = connected_bots(4, "Sleepy", prefix="live", ATOUT_TEST_THINK_S="0.03")
     names = [name for name, _, _ in bots]
@@ -173,7 +173,7 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
     assert 'atout_matches_total{game="merde",outcome="finished"}' in metrics
 
 
-def running_match(sessions, bot_id: int) -> int:  # type: ignore[no-untyped-def]
+def running_match(sessions, bot_id: int) -> int:
     """A merde match marked running in the database (no worker plays it): its id."""
     from atout_arena.core.models import Match, MatchSeat
 
@@ -185,7 +185,7 @@ def running_match(sessions, bot_id: int) -> int:  # type: ignore[no-untyped-def]
         return match.id
 
 
-def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, new_bot, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, new_bot, redis_client) -> None:
     """The latest-event key may hold an ``end`` that is not this run's: a run stopped by an
     outage (played again from its seed), or another database's match of that id (CI's flaky
     dashboard test). A spectator of the running match must get its live steps, not that end."""
@@ -211,7 +211,7 @@ def test_a_stale_end_event_does_not_end_a_running_matchs_stream(api, sessions, n
 
 
 def test_an_end_published_just_before_the_subscription_is_sent_at_once(api, sessions, new_bot, redis_client,
-                                                                       monkeypatch) -> None:  # type: ignore[no-untyped-def]
+                                                                       monkeypatch) -> None:
     """The match ends between the stream's first look at the database and its subscription:
     the end was published before anyone listened, and only the latest-event key holds it. The
     stream looks at the database again and sends the end at once (not at its next idle check)."""
@@ -226,7 +226,7 @@ def test_an_end_published_just_before_the_subscription_is_sent_at_once(api, sess
     first_look = routes._end_event
     looks = []
 
-    def end_event(arena, mid):  # type: ignore[no-untyped-def]
+    def end_event(arena, mid):
         looks.append(mid)
         if len(looks) == 1:  # the first look says "running"; then the result is stored
             answer = first_look(arena, mid)

@@ -5,21 +5,23 @@ tournament who lets the clock run gets the fallback and a ``timeout`` fault."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from api_helpers import Api
 from e2e_helpers import wait_until
 from play_helpers import HumanClient
 
-from atout_arena.core.relay import conn_key
+from atout_arena.core.keys import conn_key
 
 pytestmark = pytest.mark.timeout(150)
 
 
-def play_until_end(human: HumanClient, *, illegal_first: bool = False, skip: int = -1) -> dict:
+def play_until_end(human: HumanClient, *, illegal_first: bool = False, skip: int = -1) -> dict[str, Any]:
     """Answer every decision with its first legal action until match_end. ``illegal_first``:
     the first answer is illegal (its rejection is returned); ``skip``: leave decision #skip
     unanswered."""
-    seen = {"decisions": 0, "rejections": [], "start": None}
+    seen: dict[str, Any] = {"decisions": 0, "rejections": [], "start": None}
     while True:
         kind, event = human.next(60)
         if kind == "match_start":
@@ -49,7 +51,7 @@ def play_until_end(human: HumanClient, *, illegal_first: bool = False, skip: int
 
 
 def test_a_person_plays_a_practice_match_against_their_bot(
-    api: Api, start_worker, connected_bots, clean_queues  # type: ignore[no-untyped-def]
+    api: Api, start_worker, connected_bots, clean_queues
 ) -> None:
     start_worker("play", concurrency=2, practice=True)
     ((name, _, token),) = connected_bots(1, "random", prefix="play")
@@ -86,7 +88,7 @@ def test_a_person_plays_a_practice_match_against_their_bot(
 
 
 def test_an_organizers_human_in_a_tournament_who_lets_the_clock_run_is_faulted(
-    api: Api, start_worker, connected_bots, clean_queues  # type: ignore[no-untyped-def]
+    api: Api, start_worker, connected_bots, clean_queues
 ) -> None:
     start_worker("playt", concurrency=2)
     ((bot_name, _, _),) = connected_bots(1, "random", prefix="playt")
@@ -119,7 +121,7 @@ def test_an_organizers_human_in_a_tournament_who_lets_the_clock_run_is_faulted(
 
 
 def test_a_closed_play_stream_gives_up_the_presence_within_seconds(
-    api: Api, connected_bots, redis_client  # type: ignore[no-untyped-def]
+    api: Api, connected_bots, redis_client
 ) -> None:
     """A person who closes the page is no longer connected within about READ_BLOCK_MS (2 s),
     not at the presence TTL: decisions then find no stream and come back ``disconnected`` at

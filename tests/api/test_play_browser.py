@@ -9,6 +9,7 @@ places only at its end."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,13 +111,13 @@ def no_horizontal_scroll(page: Any) -> None:
 
 
 @pytest.fixture
-def browser_page(shots):  # type: ignore[no-untyped-def]  # noqa: F811
+def browser_page(shots: Any) -> Iterator[Callable[..., Any]]:  # noqa: F811
     executable = chromium()
     with playwright()() as p:
         browser = p.chromium.launch(executable_path=executable, headless=True)
         errors: list[str] = []
 
-        def new(viewport: dict, **extra: Any) -> Any:
+        def new(viewport: dict[str, int], **extra: Any) -> Any:
             page = browser.new_page(viewport=viewport, **extra)
             page.on("pageerror", lambda exc: errors.append(str(exc)))
             return page
@@ -130,7 +131,7 @@ def browser_page(shots):  # type: ignore[no-untyped-def]  # noqa: F811
 
 @pytest.mark.parametrize("size", ["desktop", "phone"])
 def test_a_person_plays_each_game_against_their_bot_in_the_browser(
-    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page, size  # type: ignore[no-untyped-def]  # noqa: F811
+    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page, size  # noqa: F811
 ) -> None:
     start_worker(f"browser-{size}", concurrency=2, practice=True)
     ((_, _, token),) = connected_bots(1, "random", prefix=f"pb{size[0]}")
@@ -159,7 +160,7 @@ def test_a_person_plays_each_game_against_their_bot_in_the_browser(
 
 
 def test_a_human_in_a_tournament_who_lets_the_clock_run_sees_the_fault(
-    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page  # type: ignore[no-untyped-def]  # noqa: F811
+    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page  # noqa: F811
 ) -> None:
     start_worker("browser-t", concurrency=2)
     ((bot, _, _),) = connected_bots(1, "random", prefix="pbt")
@@ -187,7 +188,7 @@ def test_a_human_in_a_tournament_who_lets_the_clock_run_sees_the_fault(
 
 
 def test_every_page_fits_a_phone_and_the_replay_steps_once(
-    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page  # type: ignore[no-untyped-def]  # noqa: F811
+    api: Api, start_worker, connected_bots, clean_queues, shots, browser_page  # noqa: F811
 ) -> None:
     start_worker("browser-p", concurrency=2)
     bots = connected_bots(3, "random", prefix="pbp")

@@ -11,7 +11,8 @@ from types import SimpleNamespace
 import pytest
 
 from atout_arena.api.routes.play import play_events
-from atout_arena.core.relay import GatewayRelay, conn_key, make_async_redis
+from atout_arena.core.keys import conn_key
+from atout_arena.core.relay import GatewayRelay, make_async_redis
 from atout_arena.services.humans import HUMAN
 
 pytestmark = pytest.mark.timeout(60)
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.timeout(60)
 
 @pytest.mark.parametrize("cancels_after", [0, 1, 2, 3, 4, 5, 6, 8, 13, 30])
 def test_a_play_stream_cancelled_at_any_point_releases_its_presence(
-    redis_url: str, redis_client, cancels_after: int,  # type: ignore[no-untyped-def]
+    redis_url: str, redis_client, cancels_after: int,
 ) -> None:
     """The stream is cancelled ``cancels_after`` turns of the loop after it starts (0: before
     its TAKEOVER is sent; a few turns: while Redis runs it; more: after the ``hello``), and
@@ -59,7 +60,7 @@ def test_a_play_stream_cancelled_at_any_point_releases_its_presence(
 
 
 def test_an_open_play_stream_holds_the_presence_until_it_is_closed(
-    redis_url: str, redis_client,  # type: ignore[no-untyped-def]
+    redis_url: str, redis_client,
 ) -> None:
     """The check above can fail: a stream that says hello holds the presence, and gives it up
     when the page closes it (the generator's aclose)."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from e2e_helpers import wait_until
@@ -28,7 +30,7 @@ from atout_workers.house import HouseAsker
 pytestmark = pytest.mark.timeout(120)
 
 
-def play_with(house: HouseAsker, network) -> MatchOutcome:  # type: ignore[no-untyped-def]
+def play_with(house: HouseAsker, network: Callable[[DecisionAsk], Answer]) -> MatchOutcome:
     """The match on an event loop, as a worker plays it: house seats in-process, the visiting
     ones through ``network`` (in-process too, here)."""
 
@@ -38,16 +40,16 @@ def play_with(house: HouseAsker, network) -> MatchOutcome:  # type: ignore[no-un
     return asyncio.run(play_match_async(house.setup, house.asking(visiting)))
 
 
-def visitor_asker(seed: int = 1):  # type: ignore[no-untyped-def]
-    rng = random.Random(seed)
-    asked: list[int] = []
+class VisitorAsker:
+    """A visiting bot that plays at random (seeded); ``asked``: the seats it was asked for."""
 
-    def ask(a: DecisionAsk) -> Answer:
-        asked.append(a.seat)
-        return Answer(rng.choice(a.legal_actions), 1.0)
+    def __init__(self, seed: int = 1) -> None:
+        self.rng = random.Random(seed)
+        self.asked: list[int] = []
 
-    ask.asked = asked  # type: ignore[attr-defined]
-    return ask
+    def __call__(self, a: DecisionAsk) -> Answer:
+        self.asked.append(a.seat)
+        return Answer(self.rng.choice(a.legal_actions), 1.0)
 
 
 @pytest.mark.parametrize(
@@ -66,14 +68,14 @@ def test_house_seats_are_played_in_process_and_the_others_over_the_network(
         SeatBot(1, "visitor") if s == 1 else SeatBot(100 + s, house_bot_name(game, s)) for s in range(players)
     )
     setup = MatchSetup("p1", game, options, 5, seats, FaultPolicy(move_ms=1000, max_faults=0))
-    network = visitor_asker()
+    network = VisitorAsker()
     house = HouseAsker(setup)
     outcome = play_with(house, network)
     assert all(step.by == "bot" and not step.faults for step in outcome.steps)
     assert set(network.asked) == {1}  # only the visiting seat went over the network
     assert {s.seat for s in outcome.steps} == set(range(players))
     assert set(house.players) == set(range(players)) - {1}
-    again = play_with(HouseAsker(setup), visitor_asker())  # seeded: the same match again
+    again = play_with(HouseAsker(setup), VisitorAsker())  # seeded: the same match again
     assert [s.action for s in again.steps] == [s.action for s in outcome.steps]
 
 
@@ -83,19 +85,19 @@ def test_a_house_bot_that_breaks_is_faulted_never_crashes_the_match() -> None:
     house = HouseAsker(setup)
 
     class Broken:
-        def act(self, observation):  # type: ignore[no-untyped-def]
+        def act(self, observation):
             raise RuntimeError("boom")
 
     house.players[1] = Broken()  # type: ignore[assignment]
-    outcome = play_with(house, visitor_asker())
+    outcome = play_with(house, VisitorAsker())
     broken = [s for s in outcome.steps if s.seat == 1]
     assert broken and all(s.by == "fallback" and s.faults == ("illegal",) for s in broken)
     assert "house bot error: RuntimeError: boom" in broken[0].detail
 
 
-def test_start_practice_checks_what_it_is_given(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_start_practice_checks_what_it_is_given(sessions, make_bot) -> None:
     bot, _ = make_bot("prac")
-    cases = [
+    cases: list[tuple[dict[str, Any], str, str]] = [
         ({"game": "poker"}, "invalid", "unknown game"),
         ({"game": "merde", "options": {"deals": 99}}, "invalid", "option 'deals'"),
         ({"game": "merde", "move_ms": 0}, "invalid", "move_ms=0"),
@@ -123,7 +125,7 @@ def test_start_practice_checks_what_it_is_given(sessions, make_bot) -> None:  # 
 
 def test_a_connected_bot_practises_at_once_and_gets_its_replay(
     api, connected_bots, sessions, new_bot, start_worker, clean_queues
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     start_worker("practice", concurrency=4, practice=True)  # only workers play matches
     ((name, _bot_id, token),) = connected_bots(1, "random", prefix="practice")
     me = api.as_bot(token)
@@ -174,7 +176,7 @@ def test_a_connected_bot_practises_at_once_and_gets_its_replay(
 
 def test_the_first_decision_of_a_practice_match_reaches_the_bot_at_once(
     api, connected_bots, start_worker, clean_queues, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """On an idle arena, from the POST to the first decision request seen by the bot: the
     practice queue's worker takes the match at once (target 250 ms; the bound here is generous
     for a loaded test machine, ``bench/practice.py`` measures the real figure)."""

@@ -17,13 +17,13 @@ from atout_arena.core.models import Match
 from atout_arena.core.relay import is_connected
 
 
-def _closed_within(redis_client, bot_id: int, started: float) -> float:  # type: ignore[no-untyped-def]
+def _closed_within(redis_client, bot_id: int, started: float) -> float:
     wait_until(lambda: not is_connected(redis_client, bot_id), 5, f"bot {bot_id}'s stream to close",
                poll_s=0.01)
     return time.monotonic() - started
 
 
-def test_disable_closes_the_stream_at_once_and_faults_its_decision(  # type: ignore[no-untyped-def]
+def test_disable_closes_the_stream_at_once_and_faults_its_decision(
     api, start_worker, connected_bots, clean_queues, redis_client, sessions
 ) -> None:
     start_worker("revoke", concurrency=2)
@@ -76,7 +76,7 @@ def test_disable_closes_the_stream_at_once_and_faults_its_decision(  # type: ign
 REFUSED = "refused /atout.v1.BotGateway/Connect"  # the game server's line for a refused token
 
 
-def test_a_rotated_token_closes_the_streams_opened_with_the_old_one(  # type: ignore[no-untyped-def]
+def test_a_rotated_token_closes_the_streams_opened_with_the_old_one(
     api, connected_bots, redis_client, game_server
 ) -> None:
     (name, bot_id, old_token), = connected_bots(1, "Sleepy", prefix="rotated")

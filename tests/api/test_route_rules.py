@@ -33,7 +33,7 @@ def test_a_bots_details_are_the_organizers_and_its_own() -> None:
     assert other.value.kind == "forbidden"
 
 
-def test_nobody_holds_the_token_of_a_house_bot_nor_disables_it(sessions, redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_nobody_holds_the_token_of_a_house_bot_nor_disables_it(sessions, redis_client) -> None:
     check_not_house("alice", "disable or enable")
     with pytest.raises(RegistryError) as refused:
         check_not_house("house-fool-1", "disable or enable")
@@ -51,7 +51,7 @@ def test_nobody_holds_the_token_of_a_house_bot_nor_disables_it(sessions, redis_c
     assert registry.get(house).disabled is False
 
 
-def test_disabling_revokes_the_bot_and_names_its_running_ladders(sessions, redis_client, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_disabling_revokes_the_bot_and_names_its_running_ladders(sessions, redis_client, make_bot) -> None:
     bots = [make_bot("dis")[0] for _ in range(2)]
     ladder = create_ladder(sessions, name=f"dis-{bots[0].id}", spec=CompetitionSpec.of("fool", 2),
                            bots=[b.name for b in bots])
@@ -62,17 +62,19 @@ def test_disabling_revokes_the_bot_and_names_its_running_ladders(sessions, redis
     assert enabled.bot.disabled is False and enabled.ladders == []  # enabling ticks nothing
 
 
-def test_a_rotated_token_replaces_the_old_one(sessions, redis_client, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_rotated_token_replaces_the_old_one(sessions, redis_client, make_bot) -> None:
     bot, old = make_bot("rot")
     registry = BotRegistry(sessions)
     new = rotate_token(sessions, redis_client, bot.id)
-    assert new != old and registry.verify(old) is None and registry.verify(new).id == bot.id  # type: ignore[union-attr]
+    assert new != old and registry.verify(old) is None
+    verified = registry.verify(new)
+    assert verified is not None and verified.id == bot.id
 
 
 # -- services.deals --------------------------------------------------------------------------------
 
 
-def _match(sessions, bots, *, status: MatchStatus, duplicate: bool = False,  # type: ignore[no-untyped-def]
+def _match(sessions, bots, *, status: MatchStatus, duplicate: bool = False,
            tournament_status: TournamentStatus = TournamentStatus.RUNNING) -> int:
     """The first match of a new tournament of ``bots`` (fool, 2 players), its status and its
     tournament's set."""
@@ -87,7 +89,7 @@ def _match(sessions, bots, *, status: MatchStatus, duplicate: bool = False,  # t
         return match.id
 
 
-def test_a_seats_view_is_the_organizers_and_that_seats_bot(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_seats_view_is_the_organizers_and_that_seats_bot(sessions, make_bot) -> None:
     bots = [make_bot("seat")[0] for _ in range(2)]
     match_id = _match(sessions, bots, status=MatchStatus.RUNNING)
     with sessions() as session:
@@ -107,7 +109,7 @@ def test_a_seats_view_is_the_organizers_and_that_seats_bot(sessions, make_bot) -
             assert (refused.value.kind, str(refused.value)) == (kind, message)
 
 
-def test_a_duplicate_match_is_the_organizers_while_its_competition_is_open(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_duplicate_match_is_the_organizers_while_its_competition_is_open(sessions, make_bot) -> None:
     bots = [make_bot("dup")[0] for _ in range(2)]
     open_id = _match(sessions, bots, status=MatchStatus.FINISHED, duplicate=True)
     over_id = _match(sessions, bots, status=MatchStatus.FINISHED, duplicate=True,
@@ -126,7 +128,7 @@ def test_a_duplicate_match_is_the_organizers_while_its_competition_is_open(sessi
         check_duplicate_open(session, session.get(Match, plain_id), organizer=False, what="replay")
 
 
-def test_a_replay_needs_a_finished_match(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_replay_needs_a_finished_match(sessions, make_bot) -> None:
     bots = [make_bot("rep")[0] for _ in range(2)]
     ids = {status: _match(sessions, bots, status=status) for status in MatchStatus}
     with sessions() as session:

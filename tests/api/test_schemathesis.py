@@ -51,7 +51,7 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 )
 
 
-def seed_arena(sessions) -> None:  # type: ignore[no-untyped-def]
+def seed_arena(sessions) -> None:
     """Bots, a finished tournament (ids 1, 2...) and a league, so that the fuzzer also meets
     ids that exist: matches with replays, standings, fitted ratings."""
     from atout_arena.core.match import Answer, play_match
@@ -73,7 +73,7 @@ def seed_arena(sessions) -> None:  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture
-def fuzzed_api(redis_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
+def fuzzed_api(redis_url: str, tmp_path: Path):
     from atout_arena.api import create_app
     from atout_arena.core.db import create_all, make_engine, make_session_factory
     from atout_arena.core.settings import Settings
@@ -85,7 +85,7 @@ def fuzzed_api(redis_url: str, tmp_path: Path):  # type: ignore[no-untyped-def]
     engine.dispose()
     sent: list[int] = []
 
-    def dispatch(ids) -> int:  # type: ignore[no-untyped-def]
+    def dispatch(ids) -> int:
         sent.extend(ids)
         return len(sent)
 

@@ -20,7 +20,7 @@ from atout_arena.core.schedule import deal_seed, deal_suits
 SEED = 424242
 
 
-def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(  # type: ignore[no-untyped-def]
+def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(
     api, start_worker, connected_bots, clean_queues, tmp_path, sessions
 ) -> None:
     start_worker("seeds", concurrency=2)

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.timeout(240)
 def test_version_2_against_version_1_until_the_sprt_decides(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, database_url, redis_url,
     tmp_path,
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     start_worker("tests", concurrency=8)
     name, bot_id, token = new_bot("sprt")
     address = game_server.info["address"]

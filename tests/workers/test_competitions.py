@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from sqlalchemy import select, update
@@ -34,26 +35,26 @@ from atout_arena.services.tournaments import (
     tournament_summary,
 )
 from atout_workers.runner import run_match
-from atout_workers.sweeper import sweep
+from atout_workers.sweeper import SweepReport, sweep
 from atout_workers.world import build_world
 
 
 @pytest.fixture
-def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+def world(database_url: str, redis_url: str):
     w = build_world(Settings(database_url=database_url, redis_url=redis_url))
     yield w
     w.close()
 
 
-def play_all(world, ids: list[int]) -> None:  # type: ignore[no-untyped-def]
+def play_all(world, ids: list[int]) -> None:
     rng = random.Random(2)
     for mid in ids:
         assert run_match(world, mid, asker=lambda a: Answer(rng.choice(a.legal_actions), 1.0)) == "finished"
 
 
-def test_tournaments_check_what_they_are_given(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_tournaments_check_what_they_are_given(world, make_bot) -> None:
     names = [make_bot("chk")[0].name for _ in range(3)]
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         ({"game": "chess"}, "unknown game 'chess'"),
         ({"game": "merde", "options": {"deals": 99}}, "'deals'"),
         ({"game": "merde", "players": 9}, "'players'"),
@@ -69,7 +70,7 @@ def test_tournaments_check_what_they_are_given(world, make_bot) -> None:  # type
         create_tournament(world.sessions, name="x", game="merde", players=3, bots=[*names[:2], names[0]])
 
 
-def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, make_bot) -> None:
     bots = [make_bot("sch")[0] for _ in range(4)]
     tid = create_tournament(world.sessions, name="s", game="tiercon", bots=[b.name for b in bots],
                             games_per_pairing=2, duplicate=True, move_ms=250, time_bank_ms=1000, max_faults=5,
@@ -95,7 +96,7 @@ def test_a_tournament_stores_its_schedule_with_seeds_seats_and_deadlines(world, 
             assert group[0].suits != group[1].suits
 
 
-def test_only_duplicate_rotations_are_disguised(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_only_duplicate_rotations_are_disguised(world, make_bot) -> None:
     bots = [make_bot("plain")[0] for _ in range(3)]
     tid = create_tournament(world.sessions, name="p", game="tiercon", bots=[b.name for b in bots],
                             games_per_pairing=2, seed=42)
@@ -103,7 +104,7 @@ def test_only_duplicate_rotations_are_disguised(world, make_bot) -> None:  # typ
         assert {m.suits for m in session.scalars(select(Match).where(Match.tournament_id == tid))} == {None}
 
 
-def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, make_bot) -> None:
     bots = [make_bot("lea")[0].name for _ in range(4)]
     lid = create_league(world.sessions, name=f"l-{bots[0]}", game="merde", players=3, options={"deals": 1},
                         bots=bots[:3], every_s=3600)
@@ -116,7 +117,9 @@ def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, 
     play_all(world, ids1)
     assert finalize_tournament(world.sessions, tid1)
     set_members(world.sessions, lid, join=[bots[3]])
-    tid2, ids2 = start_season(world.sessions, lid)
+    second = start_season(world.sessions, lid)
+    assert second is not None
+    tid2, ids2 = second
     play_all(world, ids2)
     assert finalize_tournament(world.sessions, tid2)
     info = league_standings(world.sessions, lid)
@@ -134,7 +137,7 @@ def test_a_league_plays_seasons_one_at_a_time_with_standings_across_them(world, 
         start_season(world.sessions, lid)
 
 
-def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:
     a, b, c = (make_bot("twice")[0] for _ in range(3))
     lid = create_league(world.sessions, name=f"twice-{a.name}", game="merde", players=3,
                         bots=[a.name, str(a.id), b.name, b.id])
@@ -145,7 +148,7 @@ def test_a_bot_named_twice_joins_a_league_once(world, make_bot) -> None:  # type
 
 
 @pytest.mark.parametrize("ref", ["²", "٣", "9" * 19, "99999999999999999999999", 2**63, "0", -1])
-def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, ref) -> None:  # type: ignore[no-untyped-def]
+def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, ref) -> None:
     """What is not an id a database can hold is a name: not found, never a crash."""
     from atout_arena.services.competitions import entrants
     from atout_arena.services.leagues import find_league
@@ -164,7 +167,7 @@ def test_names_or_ids_that_are_no_ids_are_clear_lookup_errors(world, make_bot, r
         create_tournament(world.sessions, name="x", game="tiercon", bots=[*bots, ref])
 
 
-def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None:
     bots = [make_bot("swp")[0].name for _ in range(3)]
     tid = create_tournament(world.sessions, name="sw", game="merde", players=3, options={"deals": 1},
                             bots=bots, games_per_pairing=3)
@@ -177,7 +180,7 @@ def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None
     finalize: list[int] = []
     queue = [5]
 
-    def run(**kw: float) -> object:
+    def run(**kw: float) -> SweepReport:
         return sweep(world.sessions, stale_s=kw.get("stale_s", 30), requeue_after_s=kw.get("requeue", 60),
                      queue_length=lambda: queue[0], dispatch_match=sent.append,
                      dispatch_finalize=finalize.append)
@@ -203,7 +206,7 @@ def test_the_sweeper_gives_silent_and_lost_matches_back(world, make_bot) -> None
     assert tid in run().finalize and tid in finalize
 
 
-def test_a_cancelled_tournament_plays_no_more_matches(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_cancelled_tournament_plays_no_more_matches(world, make_bot) -> None:
     bots = [make_bot("cancel")[0].name for _ in range(3)]
     tid = create_tournament(world.sessions, name="c", game="merde", players=3, options={"deals": 1},
                             bots=bots, games_per_pairing=3)
@@ -226,7 +229,7 @@ def test_a_cancelled_tournament_plays_no_more_matches(world, make_bot) -> None: 
         cancel_tournament(world.sessions, 10**9)
 
 
-def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -> None:
     bots = [make_bot("retry")[0] for _ in range(2)]
     tid = create_tournament(world.sessions, name="r", game="fool", players=2, bots=[b.name for b in bots])
     first = start_tournament(world.sessions, tid)[0]
@@ -275,7 +278,7 @@ def test_a_failed_match_is_retried_on_the_queue_it_belongs_to(world, make_bot) -
         session.commit()
 
 
-def test_the_organizers_start_refuses_a_tournament_not_created(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_the_organizers_start_refuses_a_tournament_not_created(world, make_bot) -> None:
     bots = [make_bot("start")[0].name for _ in range(2)]
     tid = create_tournament(world.sessions, name="s", game="fool", players=2, bots=bots)
     ids = start_tournament(world.sessions, tid, refuse_started=True)
@@ -294,7 +297,7 @@ def test_the_organizers_start_refuses_a_tournament_not_created(world, make_bot) 
         assert unknown.value.kind == "not_found"
 
 
-def test_a_tournament_summary_is_typed_with_the_vocabulary(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_tournament_summary_is_typed_with_the_vocabulary(world, make_bot) -> None:
     bots = [make_bot("sum")[0] for _ in range(2)]
     tid = create_tournament(world.sessions, name="sum", game="fool", players=2, bots=[b.name for b in bots],
                             seed=11)

@@ -30,7 +30,7 @@ from atout_arena.services.matchmaking import (
 
 
 @pytest.fixture(autouse=True)
-def no_ladder_left_running(sessions):  # type: ignore[no-untyped-def]
+def no_ladder_left_running(sessions):
     """The session's database is shared with the real-process tests: a ladder left running here
     (an open one above all) would be ticked by their workers' sweeper and seat their bots."""
     yield
@@ -176,7 +176,7 @@ def test_a_late_bot_gets_its_share_and_reaches_its_place_over_many_seeds() -> No
 # -- the service's tick on a real database --------------------------------------------------------
 
 
-def finish(sessions, match_ids: list[int], rankings: dict[int, list[int]]) -> None:  # type: ignore[no-untyped-def]
+def finish(sessions, match_ids: list[int], rankings: dict[int, int]) -> None:
     """Store a result by hand: ``rankings[bot] = place`` for each match's seats."""
     with sessions() as session:
         for match_id in match_ids:
@@ -186,7 +186,7 @@ def finish(sessions, match_ids: list[int], rankings: dict[int, list[int]]) -> No
         session.commit()
 
 
-def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot) -> None:
     a, b, d = (make_bot(f"lad-{x}")[0] for x in "abd")
     spec = CompetitionSpec.of("tiercon")
     with pytest.raises(CompetitionError, match="at least 2"):
@@ -250,7 +250,7 @@ def test_tick_seats_connected_members_and_rates_each_set_once(sessions, make_bot
     assert paused.match_ids == [] and paused.rated >= 1 and not paused.running
 
 
-def test_an_open_ladder_takes_in_connected_bots_with_a_baseline(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_an_open_ladder_takes_in_connected_bots_with_a_baseline(sessions, make_bot) -> None:
     a, b, late = (make_bot(f"open-{x}")[0] for x in ("a", "b", "late"))
     ladder_id = create_ladder(sessions, name=f"open-{a.id}", spec=CompetitionSpec.of("tiercon"),
                               target_in_flight=2, seed=3)
@@ -270,7 +270,7 @@ def test_an_open_ladder_takes_in_connected_bots_with_a_baseline(sessions, make_b
 # -- one chain of periodic ticks per ladder (real Redis) ------------------------------------------
 
 
-def test_one_chain_of_periodic_ticks_per_ladder(redis_client) -> None:  # type: ignore[no-untyped-def]
+def test_one_chain_of_periodic_ticks_per_ladder(redis_client) -> None:
     from types import SimpleNamespace
 
     from atout_arena.core.keys import ladder_armed_key
@@ -302,7 +302,7 @@ def test_one_chain_of_periodic_ticks_per_ladder(redis_client) -> None:  # type: 
     assert arm_ladder(world, ladder_id)  # resumed: a new chain at once
 
 
-def test_the_ladder_metrics_are_valid_prometheus_text(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_the_ladder_metrics_are_valid_prometheus_text(sessions, make_bot) -> None:
     import shutil
     import subprocess
 
@@ -329,7 +329,7 @@ def test_the_ladder_metrics_are_valid_prometheus_text(sessions, make_bot) -> Non
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def test_three_seat_sets_rotate_the_table_and_its_mirror_and_rate_once(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_three_seat_sets_rotate_the_table_and_its_mirror_and_rate_once(sessions, make_bot) -> None:
     bots = [make_bot(f"three-{i}")[0] for i in range(4)]
     ladder_id = create_ladder(sessions, name=f"three-{bots[0].id}", spec=CompetitionSpec.of("fool", 3),
                               bots=[b.name for b in bots], target_in_flight=6, seed=5)
@@ -361,7 +361,7 @@ def test_three_seat_tables_order_bots_over_many_seeds() -> None:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def own_sessions(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-untyped-def]
+def own_sessions(request: pytest.FixtureRequest, tmp_path):
     from atout_arena.core.db import create_all, make_engine, make_session_factory
     from atout_arena.core.models import Base
 
@@ -378,7 +378,7 @@ def own_sessions(request: pytest.FixtureRequest, tmp_path):  # type: ignore[no-u
     engine.dispose()
 
 
-def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, monkeypatch) -> None:
     import threading
 
     from sqlalchemy.exc import OperationalError
@@ -388,7 +388,7 @@ def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, m
     sessions = own_sessions
     real_rate = service.rate
 
-    def slow_rate(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def slow_rate(*args, **kwargs):
         time.sleep(0.2)  # hold the set's transaction open: the other ticks wait or read meanwhile
         return real_rate(*args, **kwargs)
 
@@ -432,7 +432,7 @@ def test_concurrent_ticks_rate_every_set_once_and_lose_no_update(own_sessions, m
 
 def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
     own_sessions, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """Tick A rates set 1 while tick B, which also saw set 2 finished, waits for it: B must rate
     set 2 from the ratings A committed, not from what it read before (a lost update)."""
     import threading
@@ -450,7 +450,7 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
     first = tick(sessions, ladder_id, lambda: ids)
     assert len(first.match_ids) == 4  # sets 0 and 1, both of the same two bots
     with sessions() as session:
-        by_set = {}
+        by_set: dict[int, list[int]] = {}
         for m in first.match_ids:
             by_set.setdefault(session.get(Match, m).deal_group, []).append(m)
     set_a, set_b = sorted(by_set)
@@ -459,7 +459,7 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
     who = threading.local()
     real_absent, real_rate = service._absent, service.rate
 
-    def absent(match):  # type: ignore[no-untyped-def]
+    def absent(match):
         if getattr(who, "name", "") == "A" and not a_read.is_set():
             a_read.set()  # A has read the sets (only set A done) and waits for B to read too
             assert b_read.wait(10)
@@ -470,7 +470,7 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
             assert a_claimed.wait(10)
         return real_absent(match)
 
-    def slow_rate(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def slow_rate(*args, **kwargs):
         if getattr(who, "name", "") == "A":
             a_claimed.set()  # (rate is called after the claim)
             time.sleep(0.5)  # A holds its claim: B waits for it
@@ -502,7 +502,7 @@ def test_a_tick_rating_a_later_set_reads_the_ratings_after_another_ticks_commit(
     assert winner.mu == pytest.approx(twice[0]) and winner.mu > once[0]
 
 
-def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot, monkeypatch) -> None:
     from atout_arena.services import ladders as service
 
     a, b = (make_bot(f"race-{x}")[0] for x in "ab")
@@ -510,7 +510,7 @@ def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot,
                               target_in_flight=2, seed=9)
     real_prior = service.prior
 
-    def prior_and_a_rival():  # type: ignore[no-untyped-def]
+    def prior_and_a_rival():
         """The other tick commits the same newcomers between this one's read and its commit."""
         mu, sigma = real_prior()
         with sessions() as other:
@@ -528,7 +528,7 @@ def test_two_ticks_taking_in_one_newcomer_at_once_both_go_on(sessions, make_bot,
         assert len(rows) == 2
 
 
-def test_a_ladder_rotation_keeps_its_seed_secret_until_its_whole_set_is_played(sessions, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_ladder_rotation_keeps_its_seed_secret_until_its_whole_set_is_played(sessions, make_bot) -> None:
     from atout_arena.services.deals import duplicate_still_open, release_next, secret_matches
 
     a, b = (make_bot(f"lad-secret-{x}")[0] for x in "ab")

@@ -17,17 +17,17 @@ from atout_workers.world import build_world
 
 
 @pytest.fixture
-def world(database_url: str, redis_url: str):  # type: ignore[no-untyped-def]
+def world(database_url: str, redis_url: str):
     w = build_world(Settings(database_url=database_url, redis_url=redis_url))
     yield w
     w.close()
 
 
-def first_legal(a) -> Answer:  # type: ignore[no-untyped-def]
+def first_legal(a) -> Answer:
     return Answer(a.legal_actions[0], 1.0)
 
 
-def play_sets(world, ids: list[int], asker) -> list[int]:  # type: ignore[no-untyped-def]
+def play_sets(world, ids: list[int], asker) -> list[int]:
     """Play the matches ``ids`` and each next rotation they release (as the play task does);
     returns every match played."""
     played, pending = [], list(ids)
@@ -39,7 +39,7 @@ def play_sets(world, ids: list[int], asker) -> list[int]:  # type: ignore[no-unt
     return played
 
 
-def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:
     a, _ = make_bot("sprt-a")
     b, _ = make_bot("sprt-b")
     test_id = create_test(world.sessions, a=a.name, b=f"{b.name}@v7", spec=CompetitionSpec.of("fool", 3),
@@ -61,7 +61,7 @@ def test_a_set_is_one_deal_in_every_seat_rotation(world, make_bot) -> None:  # t
         assert matches[0].seed != matches[6].seed
 
 
-def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_who_may_create_a_test(world, make_bot) -> None:
     a, _ = make_bot("who-a")
     b, _ = make_bot("who-b")
     spec = CompetitionSpec.of("tiercon")
@@ -85,7 +85,7 @@ def test_who_may_create_a_test(world, make_bot) -> None:  # type: ignore[no-unty
     assert create_test(world.sessions, spec=spec, a=a.name, b=b.name)  # the organizer
 
 
-def test_a_test_is_started_by_the_organizer_or_a_bot_not_disabled(registry, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_is_started_by_the_organizer_or_a_bot_not_disabled(registry, make_bot) -> None:
     bot, _ = make_bot("tester")
     assert check_tester(organizer=True, bot=None) is None  # the organizer: any two bots
     assert check_tester(organizer=False, bot=bot) == bot.id  # a bot: create_test's caller_bot_id
@@ -98,7 +98,7 @@ def test_a_test_is_started_by_the_organizer_or_a_bot_not_disabled(registry, make
     assert (refused.value.kind, str(refused.value)) == ("forbidden", f"bot {bot.name!r} is disabled")
 
 
-def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, make_bot) -> None:
     """The house heuristic bot (b) against a bot that always plays the first legal action: H0
     (a is not 50 Elo stronger) is accepted, the queued matches are cancelled, the final
     statistics are kept."""
@@ -124,7 +124,7 @@ def test_the_test_stops_when_the_sprt_decides_and_keeps_what_decided_it(world, m
     assert tick(world.sessions, test_id) == []  # over: nothing more
 
 
-def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> None:
     a, _ = make_bot("max-a")
     b, _ = make_bot("max-b")
     test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
@@ -143,7 +143,7 @@ def test_max_games_ends_it_inconclusive_and_cancel_stops_it(world, make_bot) -> 
     assert sprt_summary(world.sessions, other)["status"] == "cancelled"
 
 
-def test_a_test_whose_sets_run_out_ends_inconclusive(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_a_test_whose_sets_run_out_ends_inconclusive(world, make_bot) -> None:
     """max_games 20 with 3 players: three sets of six games fit (18), then it must end, not wait."""
     a, _ = make_bot("out-a")
     b, _ = make_bot("out-b")
@@ -156,7 +156,7 @@ def test_a_test_whose_sets_run_out_ends_inconclusive(world, make_bot) -> None:  
     assert summary["status"] == "finished" and summary["result"] == "inconclusive" and summary["games"] == 18
 
 
-def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(world, make_bot) -> None:  # type: ignore[no-untyped-def]
+def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(world, make_bot) -> None:
     from atout_arena.core.vocabulary import Fault
 
     a, _ = make_bot("away-a")
@@ -167,7 +167,7 @@ def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(wo
     ids = tick(world.sessions, test_id, connected=lambda bot, version: True)
     assert len(ids) == 2  # two sets, their first rotations
 
-    def b_is_gone(ask):  # type: ignore[no-untyped-def]
+    def b_is_gone(ask):
         if ask.bot.bot_id == b.id:
             return Answer(None, 0.0, Fault.DISCONNECTED, "not connected")
         return Answer(ask.legal_actions[0], 1.0)
