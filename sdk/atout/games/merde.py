@@ -15,6 +15,7 @@ of card strengths, and a seeded deal only shuffles the cards it deals (``shuffle
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any, ClassVar, cast
 
 from .core import (
@@ -30,6 +31,20 @@ from .core import (
     make_deck,
     parse_card,
 )
+
+
+class Phase(StrEnum):
+    """Where a deal of merde stands: bidding, then playing its tricks; over at the end.
+    The observation's ``phase``; a ``StrEnum``: it equals its text (``Phase.BID == "bid"``)."""
+
+    BID = "bid"
+    PLAY = "play"
+    OVER = "over"
+
+
+# Read as module names in the hot paths: an enum member read as an attribute costs ~80 ns in 3.11
+PHASE_BID, PHASE_PLAY, PHASE_OVER = Phase.BID, Phase.PLAY, Phase.OVER
+
 
 DECK: tuple[str, ...] = tuple(make_deck(RANKS))  # suit-major: 2c..Ac, 2d..Ad, 2h..Ah, 2s..As
 PLAY = {card: "play " + card for card in DECK}  # the action string of each card, built once
@@ -58,7 +73,6 @@ BID_OF = {action: n for n, action in enumerate(BIDS)}
 BIDS_UP_TO = [BIDS[: size + 1] for size in range(len(BIDS))]  # the legal bids with `size` cards in hand
 DEFAULT_DEALS = {3: 15, 4: 13, 5: 10, 6: 8, 7: 7}  # RULES.md, "Deals"
 
-BID, PLAY_PHASE, OVER = "bid", "play", "over"
 ALL = "all"  # the key, beside the suits, under which a hand keeps all its moves
 
 
@@ -137,7 +151,7 @@ class MerdeState(State):
         self.cards_per_player = size
         self.bids: list[int | None] = [None] * n
         self.tricks_won = [0] * n
-        self.phase = BID
+        self.phase = PHASE_BID
         # RULES.md, "Bidding": from the player to the dealer's left, ending with the dealer.
         self.current_player = (dealer + 1) % n
         self._legal = BIDS_UP_TO[size]
@@ -156,7 +170,7 @@ class MerdeState(State):
         # Decision (ours): the breakdown beside "total" is each seat's bid and tricks taken.
         self.last_deal = {"total": points, "bids": self.bids, "tricks": self.tricks_won}
         if self.deal == self.deals:
-            self.phase = OVER
+            self.phase = PHASE_OVER
             self._game_over()
         else:
             self._start_deal()
@@ -164,7 +178,7 @@ class MerdeState(State):
     # -- actions ------------------------------------------------------------------------------
 
     def _legal_actions(self) -> list[str]:
-        if self.phase == BID:
+        if self.phase == PHASE_BID:
             # RULES.md: 0 to the number of cards in hand; nobody passes; the sum is free.
             return BIDS_UP_TO[self.cards_per_player]
         seat = self.current_player
@@ -180,12 +194,12 @@ class MerdeState(State):
     def _do(self, action: str) -> None:
         seat = self.current_player
         assert seat is not None
-        if self.phase == BID:
+        if self.phase == PHASE_BID:
             self.bids[seat] = BID_OF[action]
             self.current_player = seat = self._next_seat[seat]
             if seat == self._next_seat[self.dealer]:
                 # The dealer bid last; the player to the dealer's left leads the first trick.
-                self.phase = PLAY_PHASE
+                self.phase = PHASE_PLAY
                 self._legal = self._hands[seat][ALL]
             else:
                 self._legal = BIDS_UP_TO[self.cards_per_player]
@@ -234,7 +248,7 @@ class MerdeState(State):
     def _why_illegal(self, action: str, original: str) -> str:
         words = action.split()
         verb = words[0] if words else ""
-        if self.phase == BID:
+        if self.phase == PHASE_BID:
             top = self.cards_per_player
             if verb == "play":
                 why = "the bidding is not over: bid first"
@@ -365,7 +379,7 @@ class MerdeState(State):
         if self.current_player is None:
             lines.append(f"Game over. Scores {self.totals}, ranking {self.ranking}")
         else:
-            doing = "to bid" if self.phase == BID else "to play"
+            doing = "to bid" if self.phase == PHASE_BID else "to play"
             lines.append(f"Seat {self.current_player} {doing}")
         return "\n".join(lines)
 

@@ -14,9 +14,24 @@ drawn last. ``stock`` in the observation always counts the face-up card too.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from .core import SUIT_NAMES, SUITS, Game, State, card_text, cards_text, make_deck
+
+
+class Phase(StrEnum):
+    """Where a game of tiercon stands: playing, or cutting the stock; over at the end.
+    The observation's ``phase``; a ``StrEnum``: it equals its text (``Phase.CUT == "cut"``)."""
+
+    CUT = "cut"
+    PLAY = "play"
+    OVER = "over"
+
+
+# Read as module names in the hot paths: an enum member read as an attribute costs ~80 ns in 3.11
+PHASE_CUT, PHASE_PLAY, PHASE_OVER = Phase.CUT, Phase.PLAY, Phase.OVER
+
 
 NATURAL = "789TJQKA"  # sequences use this order in every suit
 PLAIN_ORDER = "789JQKTA"
@@ -145,7 +160,7 @@ class TierconState(State):
         self._cut: int | None = None
         # Decision (ours): cards shown to all are tracked per deal; a new deal hides them again.
         self._revealed = set()
-        self.phase = "play"
+        self.phase = PHASE_PLAY
         self._leader = opponent
         self.current_player = opponent  # the dealer's opponent leads the first trick
 
@@ -169,7 +184,7 @@ class TierconState(State):
     def _legal_actions(self) -> list[str]:
         seat = self.current_player
         assert seat is not None
-        if self.phase == "cut":
+        if self.phase == PHASE_CUT:
             return [CUT[k] for k in range(1, len(self._stock))]
         actions: list[str] = []
         if not self._played[seat]:
@@ -332,7 +347,7 @@ class TierconState(State):
         if self._stock_count():
             if len(self._tricks) == 1 and len(self._stock) >= 2:
                 # After the first trick the loser cuts the stock before anyone draws.
-                self.phase = "cut"
+                self.phase = PHASE_CUT
                 self.current_player = loser
                 return
             self._draw(winner)
@@ -343,7 +358,7 @@ class TierconState(State):
         # The top k face-down cards go beneath the others; the face-up card stays last.
         self._stock = self._stock[k:] + self._stock[:k]
         self._cut = k
-        self.phase = "play"
+        self.phase = PHASE_PLAY
         winner = self._leader
         self._draw(winner)
         self._draw(1 - winner)
@@ -379,7 +394,7 @@ class TierconState(State):
         }
         if max(self._totals) >= TARGET:
             # The game ends; the higher total wins, equal totals draw (ranking from scores).
-            self.phase = "over"
+            self.phase = PHASE_OVER
             self._game_over()
             return
         # Decision (RULES.md): the taker of the last trick deals the next deal.
@@ -448,7 +463,7 @@ class TierconState(State):
         def reason(why: str) -> str:
             return self._generic_reason(original, why)
 
-        if self.phase == "cut":
+        if self.phase == PHASE_CUT:
             if verb == "cut":
                 m = len(self._stock)
                 return reason(f"cut between 1 and {m - 1} cards (the stock has {m} face down)")
@@ -535,7 +550,7 @@ class TierconState(State):
         if self.current_player is None:
             lines.append(f"Game over. Scores: {self._totals[0]} / {self._totals[1]}")
         else:
-            doing = "to cut the stock" if self.phase == "cut" else "to play"
+            doing = "to cut the stock" if self.phase == PHASE_CUT else "to play"
             lines.append(f"Scores: {self._totals[0]} / {self._totals[1]}; seat {self.current_player} {doing}")
         return "\n".join(lines)
 
