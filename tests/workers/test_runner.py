@@ -75,14 +75,16 @@ def test_a_tournament_played_in_process_finishes_with_standings_ratings_and_repl
     assert finalize_tournament(world.sessions, tid) is True
     assert finalize_tournament(world.sessions, tid) is False  # once
     summary = tournament_summary(world.sessions, tid)
-    assert summary["status"] == "finished" and summary["matches"] == {"finished": len(ids)}
-    assert [row["bot"] for row in summary["standings"]] and len(summary["standings"]) == 4
-    assert sum(row["matches"] for row in summary["standings"]) == 3 * len(ids)
-    assert sum(row["points"] for row in summary["standings"]) == 3 * len(ids)  # 3 pairs per match
-    assert len(summary["ratings"]) == 4
-    assert all(r["ci_low"] < r["rating"] < r["ci_high"] for r in summary["ratings"])
-    assert all(0 <= r["los_next"] <= 1 for r in summary["ratings"][:-1])
-    assert summary["ratings"][-1]["los_next"] is None
+    assert summary.status == "finished" and summary.matches == {"finished": len(ids)}
+    assert [row["bot"] for row in summary.standings] and len(summary.standings) == 4
+    assert sum(row["matches"] for row in summary.standings) == 3 * len(ids)
+    assert sum(row["points"] for row in summary.standings) == 3 * len(ids)  # 3 pairs per match
+    assert len(summary.ratings) == 4
+    for r in summary.ratings:
+        assert r["ci_low"] is not None and r["ci_high"] is not None
+        assert r["ci_low"] < r["rating"] < r["ci_high"]
+    assert all(r["los_next"] is not None and 0 <= r["los_next"] <= 1 for r in summary.ratings[:-1])
+    assert summary.ratings[-1]["los_next"] is None
     with world.sessions() as session:
         ratings = session.scalars(select(Rating).where(Rating.bot_id.in_([b.id for b in bots]))).all()
         assert sorted(r.matches for r in ratings) == [3 * len(ids) // 4] * 4

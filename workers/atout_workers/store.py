@@ -48,6 +48,7 @@ from atout_arena.core.models import (
 )
 from atout_arena.core.ratings import DEFAULT_RATING, elo_update
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, SprtStatus, TournamentStatus
+from atout_arena.services.practice import is_practice as practice_match
 
 log = logging.getLogger(__name__)
 
@@ -439,11 +440,11 @@ def unfinalized_tournaments(sessions: sessionmaker) -> list[int]:
 
 
 def is_practice(sessions: sessionmaker, match_id: int) -> bool:
-    """A practice match (no tournament): it is played from the practice queue."""
+    """A practice match (:func:`atout_arena.services.practice.is_practice`): it is played from
+    the practice queue."""
     with sessions() as session:
         match = session.get(Match, match_id)
-        return (match is not None and match.tournament_id is None and match.test_id is None
-                and match.ladder_id is None)
+        return match is not None and practice_match(match)
 
 
 def stalled_tests(sessions: sessionmaker) -> list[int]:

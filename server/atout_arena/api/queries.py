@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 import numpy as np
-from sqlalchemy import and_, case, func, not_, select
+from sqlalchemy import case, func, not_, select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import schemas
@@ -30,6 +30,7 @@ from atout_arena.core.standings import sides_of, won
 from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy, TournamentStatus
 from atout_arena.services.bots import is_house
 from atout_arena.services.deals import secret_matches
+from atout_arena.services.practice import PRACTICE
 
 RECENT_MATCHES = 20  # listed on a bot's page
 COUNTED_MATCHES = 100  # for its think times and faults by kind
@@ -317,8 +318,7 @@ def match_page(
     if game is not None:
         query = query.where(Match.game == game)
     if practice is not None:
-        is_practice = and_(Match.tournament_id.is_(None), Match.test_id.is_(None), Match.ladder_id.is_(None))
-        query = query.where(is_practice if practice else not_(is_practice))
+        query = query.where(PRACTICE if practice else not_(PRACTICE))
     if bot_id is not None:
         query = query.where(Match.id.in_(select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)))
     total = session.scalar(select(func.count()).select_from(query.subquery())) or 0

@@ -166,14 +166,15 @@ def build_report(sessions: Any, tournament_id: int) -> Report:
     from sqlalchemy.orm import selectinload
 
     summary = tournament_summary(sessions, tournament_id)
-    ratings = {r["bot"]: r for r in summary["ratings"]}
+    ratings = {r["bot"]: r for r in summary.ratings}
     lines = []
-    for row in summary["standings"] or []:
-        rating = ratings.get(row["bot"], {})
+    for row in summary.standings or []:
+        rating = ratings.get(row["bot"])
         lines.append(BotLine(
             rank=row["rank"], bot=row["bot"], points=row["points"], wins=row["wins"],
             matches=row["matches"], faults=row["faults"], forfeits=row["forfeits"],
-            rating=rating.get("rating"), ci_low=rating.get("ci_low"), ci_high=rating.get("ci_high"),
+            rating=rating["rating"] if rating else None, ci_low=rating["ci_low"] if rating else None,
+            ci_high=rating["ci_high"] if rating else None,
         ))
     by_name = {line.bot: line for line in lines}
     decisions = 0
@@ -193,7 +194,7 @@ def build_report(sessions: Any, tournament_id: int) -> Report:
                 line.fault_kinds.update(step.faults)
                 if step.by == PlayedBy.BOT:  # the bot's own time when it told it (the SDK does)
                     line.think_ms.append(step.think_ms if step.bot_ms is None else step.bot_ms)
-    return Report(tournament_id, summary["status"], summary["matches"], lines, decisions)
+    return Report(tournament_id, summary.status, summary.matches, lines, decisions)
 
 
 def _ms(value: float | None) -> str:

@@ -395,12 +395,6 @@ class TournamentSummary:
         """Whether its standings are final: it is finished (cancelled or running: not)."""
         return self.status == TournamentStatus.FINISHED
 
-    def __getitem__(self, key: str) -> Any:
-        """``summary["status"]`` as ``summary.status``: the reading of callers written when this
-        was a dict (the demo's report, tests/workers/test_runner.py), until they read attributes."""
-        if key not in self.__dataclass_fields__:
-            raise KeyError(key)
-        return getattr(self, key)
 
 
 def tournament_summary(
