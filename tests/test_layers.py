@@ -38,7 +38,7 @@ def test_the_import_contract_is_kept() -> None:
     ("module", "line", "contract"),
     [
         ("atout_arena/core/keys.py", "from atout_workers import tasks", "never import the workers"),
-        ("atout_arena/api/deps.py", "import atout_workers.runner", "never import the workers"),
+        ("atout_arena/api/deps.py", "import atout_workers.play", "never import the workers"),
         ("atout_arena/core/models.py", "from atout_arena.services import bots", "One direction"),
         ("atout_arena/gateway/session.py", "from atout_arena.api import queries", "One direction"),
         ("atout/games/core.py", "import atout_arena.core.keys", "The SDK imports nothing"),

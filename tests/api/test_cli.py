@@ -203,7 +203,7 @@ def test_league_create_join_leave_season_show(cli: Any, make_bot: Any) -> None:
 
 def _played_match(sessions: Any, make_bot: Any, game: str = "merde") -> int:
     from atout_arena.core.settings import Settings
-    from atout_workers.runner import run_match
+    from atout_workers.play import run_match
     from atout_workers.world import build_world
 
     bots = [make_bot("replay")[0].name for _ in range(3)]

@@ -21,7 +21,7 @@ from atout_arena.core.match import (
     MatchOutcome,
     MatchSetup,
     SeatBot,
-    play_match_async,
+    run_loop_async,
 )
 from atout_arena.core.models import Bot, RatingChange
 from atout_arena.services.practice import PracticeError, house_bot_name, start_practice
@@ -37,7 +37,7 @@ def play_with(house: HouseAsker, network: Callable[[DecisionAsk], Answer]) -> Ma
     async def visiting(a: DecisionAsk) -> Answer:
         return network(a)
 
-    return asyncio.run(play_match_async(house.setup, house.asking(visiting)))
+    return asyncio.run(run_loop_async(house.setup, house.asking(visiting)))
 
 
 class VisitorAsker:

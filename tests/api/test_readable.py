@@ -16,13 +16,13 @@ pytestmark = pytest.mark.timeout(120)
 
 def play(sessions: Any, match_ids: list[int]) -> None:
     """Play these matches in-process (first legal action for every seat) and store them."""
-    from atout_arena.core.match import Answer, play_match
+    from atout_arena.core.match import Answer, run_loop
     from atout_workers import store
 
     for match_id in match_ids:
         claimed = store.claim_match(sessions, match_id, "tests", 60)
         assert claimed is not None
-        outcome = play_match(claimed[0], lambda ask: Answer(ask.legal_actions[0], 1.0))
+        outcome = run_loop(claimed[0], lambda ask: Answer(ask.legal_actions[0], 1.0))
         store.store_result(sessions, match_id, "tests", outcome)
 
 

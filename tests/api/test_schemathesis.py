@@ -54,7 +54,7 @@ checks.positive_data_acceptance.expected-statuses = ["2xx", "401", "403", "404",
 def seed_arena(sessions) -> None:
     """Bots, a finished tournament (ids 1, 2...) and a league, so that the fuzzer also meets
     ids that exist: matches with replays, standings, fitted ratings."""
-    from atout_arena.core.match import Answer, play_match
+    from atout_arena.core.match import Answer, run_loop
     from atout_arena.services.bots import BotRegistry
     from atout_arena.services.leagues import create_league
     from atout_arena.services.tournaments import create_tournament, finalize_tournament, start_tournament
@@ -66,7 +66,7 @@ def seed_arena(sessions) -> None:
     for match_id in start_tournament(sessions, tid):
         claimed = store.claim_match(sessions, match_id, "seeder", 60)
         assert claimed is not None
-        outcome = play_match(claimed[0], lambda ask: Answer(ask.legal_actions[0], 1.0))
+        outcome = run_loop(claimed[0], lambda ask: Answer(ask.legal_actions[0], 1.0))
         store.store_result(sessions, match_id, "seeder", outcome)
     assert finalize_tournament(sessions, tid)
     create_league(sessions, name="seeded", game="regicide", bots=names, players=3)

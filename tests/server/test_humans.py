@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 
 from atout_arena.core.keys import pending_key, reply_key, req_key
-from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, play_match
+from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup, SeatBot, run_loop
 from atout_arena.core.models import Match
 from atout_arena.core.relay import Answer as RelayAnswer
 from atout_arena.core.relay import answer_if_pending_command, call_sync, now_ms, parse_reply
@@ -72,12 +72,12 @@ def test_a_seat_waits_the_longer_of_the_match_move_time_and_its_own() -> None:
         deadlines[a.seat].add(a.deadline_ms)
         return Answer(rng.choice(a.legal_actions), 1.0)
 
-    play_match(setup, ask)
+    run_loop(setup, ask)
     assert deadlines == {0: {500}, 1: {30_000}}
     quick = MatchSetup("h2", "tiercon", {}, 3, (SeatBot(1, "a"), SeatBot(2, "b", move_ms=100)),
                        FaultPolicy(move_ms=500, max_faults=0))  # fmt: skip
     deadlines = {0: set(), 1: set()}
-    play_match(quick, ask)
+    run_loop(quick, ask)
     assert deadlines == {0: {500}, 1: {500}}  # never shorter than the match's
 
 

@@ -34,7 +34,7 @@ from atout_arena.services.tournaments import (
     start_tournament,
     tournament_summary,
 )
-from atout_workers.runner import run_match
+from atout_workers.play import run_match
 from atout_workers.sweeper import SweepReport, sweep
 from atout_workers.world import build_world
 

@@ -15,8 +15,8 @@ from atout_arena.core.match import (
     FaultPolicy,
     MatchSetup,
     SeatBot,
-    play_match,
     ranking_with_forfeits,
+    run_loop,
 )
 from atout_arena.core.vocabulary import Fault, PlayedBy
 
@@ -48,7 +48,7 @@ def random_asker(seed: int = 1):
 @pytest.mark.parametrize(("game", "options", "players"), GAMES)
 def test_a_clean_match_plays_to_the_end_as_the_engine_says(game: str, options: dict, players: int) -> None:
     ask = random_asker()
-    out = play_match(setup(game, options, players), ask)
+    out = run_loop(setup(game, options, players), ask)
     # the same actions on a fresh engine give the same result
     state = new_game(game, players=players, **options).new_state(seed=7)
     for step in out.steps:
@@ -70,7 +70,7 @@ def test_a_timeout_is_played_by_the_first_legal_action_and_recorded() -> None:
             return Answer(None, 100.0, TIMEOUT)
         return Answer(a.legal_actions[-1], 1.0)
 
-    out = play_match(setup(max_faults=0), ask)
+    out = run_loop(setup(max_faults=0), ask)
     seat1 = [s for s in out.steps if s.seat == 1]
     assert seat1 and all(s.by == FALLBACK and s.faults == (TIMEOUT,) for s in seat1)
     others = [s for s in out.steps if s.seat != 1]
@@ -94,7 +94,7 @@ def test_max_faults_forfeits_the_bot_which_ranks_last_and_is_not_asked_again() -
             return Answer(None, 0.0, DISCONNECTED, "not connected")
         return Answer(a.legal_actions[0], 1.0)
 
-    out = play_match(setup(max_faults=2), ask)
+    out = run_loop(setup(max_faults=2), ask)
     assert len(asked_seat0) == 2  # asked twice, then forfeited
     assert out.forfeited == [True, False, False]
     assert out.faults == [2, 0, 0]
@@ -113,7 +113,7 @@ def test_illegal_replies_count_one_fault_each_and_a_legal_reply_still_counts() -
             return Answer(a.legal_actions[-1], 3.0, rejected=2)  # two illegal replies, then a legal one
         return Answer(a.legal_actions[0], 1.0)
 
-    out = play_match(setup(max_faults=5), ask)
+    out = run_loop(setup(max_faults=5), ask)
     first = next(s for s in out.steps if s.seat == 2)
     assert first.by == "bot" and first.faults == (ILLEGAL, ILLEGAL)
     # after five faults (the third decision: 2 + 2 + 2 >= 5) seat 2 forfeits
@@ -127,7 +127,7 @@ def test_illegal_then_nothing_is_one_fault_per_reply_not_two() -> None:
             return Answer(None, 100.0, ILLEGAL, "'play 1x': not a card", rejected=1)
         return Answer(a.legal_actions[0], 1.0)
 
-    out = play_match(setup(max_faults=0), ask)
+    out = run_loop(setup(max_faults=0), ask)
     first = next(s for s in out.steps if s.seat == 0)
     assert first.by == FALLBACK and first.faults == (ILLEGAL,)
 
@@ -141,7 +141,7 @@ def test_the_time_bank_extends_deadlines_and_is_spent_by_overruns() -> None:
             return Answer(a.legal_actions[0], 130.0)  # 30 ms over the move time each time
         return Answer(a.legal_actions[0], 1.0)
 
-    play_match(setup(move_ms=100, time_bank_ms=100), ask)
+    run_loop(setup(move_ms=100, time_bank_ms=100), ask)
     assert deadlines[:5] == [200, 170, 140, 110, 100]  # the bank shrinks by 30 ms, never below 0
     assert all(d == 100 for d in deadlines[4:])
 
@@ -156,7 +156,7 @@ def test_a_timeout_spends_the_whole_bank() -> None:
                 return Answer(None, 600.0, TIMEOUT)
         return Answer(a.legal_actions[0], 1.0)
 
-    play_match(setup(move_ms=100, time_bank_ms=500), ask)
+    run_loop(setup(move_ms=100, time_bank_ms=500), ask)
     assert deadlines[0] == 600 and deadlines[1] == 100
 
 
@@ -172,7 +172,7 @@ def test_on_step_sees_every_step_and_can_stop_the_match() -> None:
             raise StopError
 
     with pytest.raises(StopError):
-        play_match(setup(), random_asker(), on_step)
+        run_loop(setup(), random_asker(), on_step)
     assert seen == [0, 1, 2, 3, 4]
 
 
@@ -221,7 +221,7 @@ def test_an_absent_seat_is_forfeited_from_the_start_never_asked_one_fault() -> N
         asked.append(a.seat)
         return inner(a)
 
-    outcome = play_match(setup(), ask, absent=[1])
+    outcome = run_loop(setup(), ask, absent=[1])
     assert 1 not in asked and asked
     assert outcome.forfeited == [False, True, False] and outcome.ranking[1] == 3
     absent_faults = [(s.seat, f) for s in outcome.steps for f in s.faults if f == "absent"]
@@ -235,7 +235,7 @@ def test_a_match_that_never_ends_is_given_up_with_its_reason(monkeypatch) -> Non
 
     monkeypatch.setattr(core, "MAX_STEPS", 10)
     with pytest.raises(RuntimeError, match="no end after 10 actions"):
-        play_match(setup("fool", {}, 3), random_asker())
+        run_loop(setup("fool", {}, 3), random_asker())
 
 
 def test_first_legal_fool_matches_end() -> None:
@@ -244,7 +244,7 @@ def test_first_legal_fool_matches_end() -> None:
     from atout_arena.core.match import Answer
 
     for seed in range(60):
-        out = play_match(setup("fool", {}, 3, seed=seed), lambda a: Answer(a.legal_actions[0], 0.0))
+        out = run_loop(setup("fool", {}, 3, seed=seed), lambda a: Answer(a.legal_actions[0], 0.0))
         assert len(out.steps) < 5000
 
 
@@ -258,7 +258,7 @@ def test_fool_matches_of_3_to_6_players_give_one_winner_and_tied_losers_to_the_s
     results = []
     for players in range(3, 7):
         for seed in range(8):
-            out = play_match(setup("fool", {}, players, seed=seed), random_asker(seed))
+            out = run_loop(setup("fool", {}, players, seed=seed), random_asker(seed))
             top = max(out.scores)
             assert out.ranking == [1 if s == top else 2 for s in out.scores], (players, seed)
             seats = tuple(f"bot{(seed + i) % 6}" for i in range(players))
@@ -290,7 +290,7 @@ def _fool_record(players: int, seed: int, version: int, ranking: list[int] | Non
     from atout.games import ranking_from_scores
     from atout_arena.core.replay import MatchRecord
 
-    out = play_match(setup("fool", {}, players, seed=seed), random_asker(seed))
+    out = run_loop(setup("fool", {}, players, seed=seed), random_asker(seed))
     stored = ranking if ranking is not None else (
         ranking_from_scores(out.scores) if version == 2 else out.ranking)
     return out, MatchRecord(id=seed, game="fool", options={}, seed=seed, players=players, max_faults=0,

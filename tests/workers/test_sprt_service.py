@@ -12,7 +12,7 @@ from atout_arena.core.settings import Settings
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.deals import release_next
 from atout_arena.services.sprt import analysis_of, cancel_test, check_tester, create_test, sprt_summary, tick
-from atout_workers.runner import run_match
+from atout_workers.play import run_match
 from atout_workers.world import build_world
 
 

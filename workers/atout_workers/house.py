@@ -5,7 +5,7 @@ network. :meth:`HouseAsker.asking` makes a match loop ``ask`` (:mod:`atout_arena
 that answers their seats with an SDK :class:`atout.bots.HeuristicBot` (one instance per seat
 and match, seeded from the match seed, exactly as the SDK's runner would run it) and hands
 every other seat to the network asker (the game servers' relay,
-:func:`atout_workers.runner.decision_asker`).
+:func:`atout_workers.play.decision_asker`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The Celery tasks: thin, taking ids, re-reading the world, idempotent.
 
 Their names, queues and what each does are the contract of :mod:`atout_arena.core.tasks`; the
-bodies are plain functions: the match runner (:func:`atout_workers.runner.play_on_loop`, which
+bodies are plain functions: the match runner (:func:`atout_workers.play.play_on_loop`, which
 claims a match on the task's thread and hands it to the process's event loop), the
 competition services (:mod:`atout_arena.services.tournaments`, :mod:`~atout_arena.services.leagues`)
 and the sweeper. Transient errors (Redis, a locked database) are retried by Celery itself
@@ -28,7 +28,7 @@ from atout_arena.core.relay import connected_bots, is_connected
 from atout_arena.core.vocabulary import RunResult
 from atout_arena.services import deals, ladders, leagues, sprt, tournaments
 from atout_workers.keeper import sweep_world
-from atout_workers.runner import TRANSIENT_ERRORS, play_on_loop
+from atout_workers.play import TRANSIENT_ERRORS, play_on_loop
 from atout_workers.world import get_world
 
 log = logging.getLogger(__name__)

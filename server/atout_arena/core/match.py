@@ -1,12 +1,12 @@
 """The match loop: one game between bots under deadlines, with the fault policy of DESIGN.md.
 
-A plain function, no I/O of its own: :func:`play_match` takes the match's setup, a callable
+A plain function, no I/O of its own: :func:`run_loop` takes the match's setup, a callable
 that asks a seat's bot for a decision, and an optional callback run after every step (the
 Celery task passes one that stores heartbeats, publishes spectator views and counts metrics).
 Unit tests drive it with a fake asker. The loop itself is the generator :func:`playing`
 (it yields each decision to ask and is sent the answer), so that a worker process drives it as
-a coroutine, :func:`play_match_async`, with :class:`atout_workers.decisions.AsyncDecisionClient`:
-a thousand matches on one event loop (see :mod:`atout_workers.runner` and
+a coroutine, :func:`run_loop_async`, with :class:`atout_workers.decisions.AsyncDecisionClient`:
+a thousand matches on one event loop (see :mod:`atout_workers.play` and
 :mod:`atout_workers.loop`).
 
 Fault policy (DESIGN.md, "Matches, faults, tournaments"):
@@ -237,8 +237,8 @@ def playing(
     absent: Sequence[int] = (),
 ) -> Generator[DecisionAsk, Answer, MatchOutcome]:
     """The match loop without I/O: a generator that yields each :class:`DecisionAsk` and is
-    sent back its :class:`Answer`; it returns the :class:`MatchOutcome`. :func:`play_match`
-    drives it with a plain ``ask``, :func:`play_match_async` with a coroutine (the workers'
+    sent back its :class:`Answer`; it returns the :class:`MatchOutcome`. :func:`run_loop`
+    drives it with a plain ``ask``, :func:`run_loop_async` with a coroutine (the workers'
     event loop plays many matches at once that way): the rules of a match live here once.
 
     ``on_start(state)`` runs once with the initial state; ``on_step(state, step)`` after each
@@ -326,7 +326,7 @@ def playing(
     )
 
 
-def play_match(
+def run_loop(
     setup: MatchSetup,
     ask: Asker,
     on_step: Callable[[State, Step], None] | None = None,
@@ -344,14 +344,14 @@ def play_match(
         return outcome
 
 
-async def play_match_async(
+async def run_loop_async(
     setup: MatchSetup,
     ask: AsyncAsker,
     on_step: Callable[[State, Step], None] | None = None,
     on_start: Callable[[State], None] | None = None,
     absent: Sequence[int] = (),
 ) -> MatchOutcome:
-    """:func:`play_match` with a coroutine ``ask``: many matches share one event loop."""
+    """:func:`run_loop` with a coroutine ``ask``: many matches share one event loop."""
     loop = playing(setup, on_step, on_start, absent)
     try:
         request = next(loop)

@@ -12,7 +12,7 @@ ruleset with a secret action (a card discarded face down) would need its action 
 
 Redis channels (pub/sub, JSON messages): ``atout:match:<id>:public`` for spectators and
 ``atout:match:<id>:seat:<n>`` for what seat ``n`` may see (the worker publishes a seat's
-events only while someone listens; see :class:`atout_workers.runner.Publisher`).
+events only while someone listens; see :class:`atout_workers.play.Publisher`).
 """
 
 from __future__ import annotations

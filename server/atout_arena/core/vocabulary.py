@@ -44,7 +44,7 @@ OUTCOMES: tuple[str, ...] = tuple(Outcome)
 
 
 class RunResult(StrEnum):
-    """What came of a worker's run of a stored match (``atout_workers.runner``): the task's
+    """What came of a worker's run of a stored match (``atout_workers.play``): the task's
     result, in the workers' logs."""
 
     PLAYING = "playing"  # handed to the process's event loop (play_on_loop returns at once)

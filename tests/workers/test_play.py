@@ -29,7 +29,7 @@ from atout_arena.services.tournaments import (
     tournament_summary,
 )
 from atout_workers import store
-from atout_workers.runner import (
+from atout_workers.play import (
     CLAIMS_PER_ATTEMPT,
     _let_go,
     absent_seats,

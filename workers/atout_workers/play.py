@@ -1,6 +1,6 @@
 """Play one stored match for real: claim it, play it through the bots, store its result once.
 
-This is the body of the ``atout.play_match`` task, kept out of Celery so that it reads as plain
+This is the body of the ``atout.run_loop`` task, kept out of Celery so that it reads as plain
 functions of the :class:`~atout_workers.world.World`. A worker process plays its matches as
 coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on_loop`:
 
@@ -8,7 +8,7 @@ coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on
    (queued, or running with a stale heartbeat) under a fresh runner id; anything else means
    another worker has it or had it: nothing to do. From then on the process's heartbeat thread
    keeps the lease alive.
-2. On the loop, ``_play_and_store``: :func:`atout_arena.core.match.play_match_async` plays
+2. On the loop, ``_play_and_store``: :func:`atout_arena.core.match.run_loop_async` plays
    the game, asking bots through :class:`atout_workers.decisions.AsyncDecisionClient`; steps are
    published to the spectators' channels while someone watches (:class:`Publisher`), through
    the process's event sink, which also adds up the decisions' metrics of all its matches. What
@@ -50,7 +50,7 @@ from atout_arena.core.match import (
     MatchSetup,
     SeatBot,
     Step,
-    play_match_async,
+    run_loop_async,
 )
 from atout_arena.core.relay import are_connected, live_conn_command, seat_addresses
 from atout_arena.core.views import StepViews
@@ -619,7 +619,7 @@ async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
         setup = await matches.run_sync(_announce, world, setup, absent, readdress)
         claimed.publisher.schedule = matches.loop.call_soon_threadsafe
         try:
-            outcome = await play_match_async(setup, ask, _stepper(claimed, stop),
+            outcome = await run_loop_async(setup, ask, _stepper(claimed, stop),
                                              on_start=claimed.publisher.start, absent=absent)
         finally:
             claimed.publisher.settle()
