@@ -446,7 +446,7 @@ def main(argv: list[str] | None = None) -> int:
           f"p50 {results['raw_iomgr_p50_ms']:.3f} ms, {results['raw_iomgr_roundtrips_per_s']} round trips/s "
           f"(the arena's p50 = {ratio_iomgr:.2f}x that, 32 in flight "
           f"{rates[32] / results['raw_iomgr_roundtrips_per_s']:.2f}x)")
-    print("targets (issue 13): 32 in flight >= 2.0x the raw round trips/s; p50 <= 2.5x raw p50")
+    print("targets: 32 in flight >= 2.0x the raw round trips/s; p50 <= 2.5x raw p50")
     results["raw_roundtrips_per_s"] = {str(k): round(v) for k, v in raw_rates.items()}
     results["ratios"] = {"throughput_vs_pingpong": round(rates[32] / raw_rates[32], 3),
                          "p50_vs_pingpong": round(ratio, 3)}

@@ -1,4 +1,4 @@
-"""The batched stream (issue 13) against the real game server, Redis, and bare gRPC clients:
+"""The batched stream against the real game server, Redis, and bare gRPC clients:
 DecisionBatch to a stream whose Hello listed "batch", single messages to one that did not,
 ActionBatch from any stream, each of its Actions handled as if it came alone."""
 

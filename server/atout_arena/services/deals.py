@@ -1,4 +1,5 @@
-"""Who may see a deal, and when (issue 11, findings 1 and 2).
+"""Who may see a deal, and when: seeds nobody can compute from what is public, and views
+nobody sees before their time.
 
 A match's seed deals every card of it, so it is shown to anyone only once nothing that shares
 its deals is still to be played:
