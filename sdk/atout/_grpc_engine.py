@@ -4,18 +4,15 @@ grpcio (1.6x and later) does its sockets' I/O on "EventEngine" threads by defaul
 ``grpc.aio`` hands every completion from there to a poller thread, then to the event loop:
 three threads woken for each message. Its older engine (``iomgr``, the epoll1 poller) is still
 built in, behind the experiments ``event_engine_client`` and ``event_engine_listener``, and
-reads the socket on the polling thread itself. Measured on one of our 2-core machines
-(2026-12-03, two five-run series of ``bench/roundtrip.py`` and ``bench/tournament.py``, one on
-each engine): a lone decision's median round trip 0.74-0.75 -> 0.62-0.69 ms; 32 in flight and
-the tournament about the same (11,022-11,907 and 11,051-12,069 decisions/s; 5,906-6,319 and
-6,024-6,623).
+reads the socket on the polling thread itself: one thread fewer woken per message, a lone
+decision's round trip about a sixth shorter (the series are in bench/README.md).
 
 gRPC reads ``GRPC_EXPERIMENTS`` once, when ``grpc`` is first imported, so :func:`choose` must
 run before that: the game server's package (``atout_arena.gateway``) calls it on import, the
 SDK's runner before its own ``import grpc``, ``atout-bot run`` before it loads the bot's module.
-It changes nothing when ``grpc`` is already imported (too late: the process keeps gRPC's default), when
-``GRPC_EXPERIMENTS`` is set (the operator's choice wins), or off Linux (where it was not
-measured). The variable it sets is inherited by the process's children, as a choice of their
+It changes nothing when ``grpc`` is already imported (too late: the process keeps gRPC's
+default), when ``GRPC_EXPERIMENTS`` is set (the operator's choice wins), or off Linux (where it
+was not measured). The variable it sets is inherited by the process's children, as a choice of their
 own would be; ``ATOUT_GRPC_ENGINE=event_engine`` keeps gRPC's default engine, also in a child
 that inherited this module's value.
 """

@@ -193,7 +193,7 @@ def _contenders(session: Session, test: SprtTest) -> list[tuple[int, str, str]]:
 def set_tables(table: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     """The seatings of one duplicate set: every rotation of the table and, beyond two seats, of
     its mirror (B before A): with rotations alone B would always sit on A's left, a seat-order
-    bias that makes two equal bots look different (as ``atout-bot match`` measured)."""
+    bias that makes two equal bots look different (as ``atout-bot test`` measured)."""
     tables = [table]
     if len(table) > 2:
         tables.append([table[1], table[0], *table[2:]])
