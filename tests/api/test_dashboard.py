@@ -52,6 +52,7 @@ def shots(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.mark.slow
 def test_the_dashboard_follows_a_running_tournament(
     api, start_worker, connected_bots, clean_queues, shots
 ) -> None:

@@ -15,9 +15,12 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 from e2e_helpers import wait_until
 
 from atout_arena.core.relay import is_connected
+
+pytestmark = pytest.mark.slow  # tens of seconds: not in the fast lane (README, "Tests")
 
 FLOOD_BOT = Path(__file__).with_name("flood_bot.py")
 

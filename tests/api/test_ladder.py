@@ -75,6 +75,7 @@ def _sets_after(sessions, ladder_id: int, since: datetime) -> list[list[int]]:
     return [bots for bots, at in rows if as_utc(at) > since]
 
 
+@pytest.mark.slow
 def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, database_url, redis_url,
     tmp_path,
@@ -198,6 +199,7 @@ def test_the_ladder_orders_bots_of_known_strength_and_a_late_bot_climbs(
     api.organizer.post(f"/v1/ladders/{lid}/pause")
 
 
+@pytest.mark.slow
 def test_a_bot_that_disconnects_or_is_disabled_is_seated_no_more(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, sessions,
 ) -> None:

@@ -38,6 +38,7 @@ def read_events(url: str, path: str, token: str | None = None, limit_s: float = 
     return events
 
 
+@pytest.mark.slow
 def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_queues, sessions) -> None:
     start_worker("live", concurrency=1)  # one match at a time: the last one is still queued below
     bots = connected_bots(4, "Sleepy", prefix="live", ATOUT_TEST_THINK_S="0.03")

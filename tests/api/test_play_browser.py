@@ -18,7 +18,7 @@ from api_helpers import ADMIN_TOKEN, Api
 from e2e_helpers import wait_until
 from test_dashboard import chromium, playwright, shots  # noqa: F401  (the fixture)
 
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 DESKTOP = {"width": 1366, "height": 900}
 PHONE = {"width": 390, "height": 844}

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 from api_helpers import ADMIN_TOKEN, serve_in_thread
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 EXAMPLES = 20
 SEED = 2

@@ -11,6 +11,7 @@ import hashlib
 import json
 import time
 
+import pytest
 from e2e_helpers import wait_until
 
 from atout.games import new_game
@@ -20,6 +21,7 @@ from atout_arena.core.schedule import deal_seed, deal_suits
 SEED = 424242
 
 
+@pytest.mark.slow
 def test_a_spy_finds_no_deal_during_play_and_verifies_every_match_after(
     api, start_worker, connected_bots, clean_queues, tmp_path, sessions
 ) -> None:

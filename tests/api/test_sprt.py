@@ -17,6 +17,7 @@ from atout_arena.core.relay import is_connected
 pytestmark = pytest.mark.timeout(240)
 
 
+@pytest.mark.slow
 def test_version_2_against_version_1_until_the_sprt_decides(
     api, new_bot, game_server, spawn_bot, redis_client, start_worker, clean_queues, database_url, redis_url,
     tmp_path,

@@ -22,6 +22,8 @@ from types import ModuleType
 import pytest
 import yaml
 
+pytestmark = pytest.mark.slow  # tens of seconds: not in the fast lane (README, "Tests")
+
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
 DEPLOYMENT_DOC = ROOT / "docs" / "deployment.md"

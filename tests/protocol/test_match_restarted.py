@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from atout_arena.core.models import Match, Tournament
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
 BOTS = Path(__file__).resolve().parent / "protocol_bots.py"
 

@@ -55,6 +55,7 @@ def node_bot(processes, make_bot, game_server, redis_client):
     return start
 
 
+@pytest.mark.slow
 def test_the_node_bot_plays_every_game_against_python_bots_with_no_fault(
     node_bot, arena_bots, start_worker, run_tournament, sessions, redis_client
 ) -> None:

@@ -102,6 +102,7 @@ def test_two_workers_share_a_tournament_and_their_metrics_add_up(
     assert counted() == len(matches)
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     arena_bots, start_worker, start_beat, run_tournament, wait_finished, sessions
 ) -> None:
@@ -163,6 +164,7 @@ def test_a_bot_that_hangs_is_timed_out_and_forfeits(
     assert faults == 2
 
 
+@pytest.mark.slow
 def test_a_bot_that_disconnects_mid_match_is_faulted_and_forfeits(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:

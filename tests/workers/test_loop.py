@@ -54,6 +54,7 @@ def peak_in_flight(matches: list[Match]) -> int:
     return peak
 
 
+@pytest.mark.slow
 def test_one_worker_process_keeps_hundreds_of_matches_in_flight_without_a_fault(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:
@@ -119,6 +120,7 @@ def test_an_unwatched_match_builds_no_step_event_and_a_spectator_gets_the_curren
         pubsub.close()
 
 
+@pytest.mark.slow
 def test_a_warm_shutdown_lets_the_matches_in_flight_finish(
     arena_bots, start_worker, run_tournament, wait_finished, sessions, redis_client
 ) -> None:
@@ -348,6 +350,7 @@ def test_the_batched_scripts_do_what_one_call_each_does(redis_url) -> None:
         plain.close()
 
 
+@pytest.mark.slow
 def test_a_warm_shutdown_gives_back_the_matches_that_do_not_finish_in_time(
     arena_bots, start_worker, run_tournament, wait_finished, sessions
 ) -> None:

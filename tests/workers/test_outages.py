@@ -23,7 +23,7 @@ from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.services.tournaments import create_tournament, retry_match, start_tournament
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 NO_FAST_STALE = {"ATOUT_MATCH_STALE_S": "120"}  # only the workers' liveness can recover in seconds
 
