@@ -89,7 +89,7 @@ def test_two_workers_share_a_tournament_and_their_metrics_add_up(
     wait_finished(tid)
     matches = assert_one_result_each(sessions, tid, 16)
     with sessions() as session:
-        runners = session.scalars(select(Match.runner).where(Match.tournament_id == tid)).all()
+        runners = session.scalars(select(Match.lease_id).where(Match.tournament_id == tid)).all()
     processes = {r.split(":")[1] for r in runners}
     assert len(processes) == 2, f"one worker played everything: {runners}"
 
@@ -115,7 +115,7 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
 
     def victim_running():
         return (select(Match.id, Match.started_at)
-                .where(Match.tournament_id == tid, Match.runner.like(mark), Match.status == "running"))
+                .where(Match.tournament_id == tid, Match.lease_id.like(mark), Match.status == "running"))
 
     def victim_busy() -> bool:
         # A match that started less than 0.2 s ago (one takes about 0.6 s here) is far from its
@@ -123,7 +123,7 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
         recent = utcnow() - timedelta(seconds=0.2)
         with sessions() as session:
             finished = session.scalar(select(func.count()).select_from(Match).where(
-                Match.tournament_id == tid, Match.runner.like(mark), Match.status == "finished"))
+                Match.tournament_id == tid, Match.lease_id.like(mark), Match.status == "finished"))
             started = [at for _, at in session.execute(victim_running())]
         return finished >= 1 and any(at is not None and as_utc(at) > recent for at in started)
 
@@ -136,7 +136,7 @@ def test_a_worker_killed_mid_tournament_and_the_tournament_still_finishes(
     matches = assert_one_result_each(sessions, tid, 32)
     rerun = [m for m in matches if m.id in interrupted]
     assert all(m.attempts >= 2 for m in rerun), {m.id: m.attempts for m in rerun}
-    assert all(m.runner is not None and f":{victim.popen.pid}:" not in m.runner for m in rerun)
+    assert all(m.lease_id is not None and f":{victim.popen.pid}:" not in m.lease_id for m in rerun)
     for m in rerun:
         assert replay_match(stored_match(sessions, m.id)).ok
 

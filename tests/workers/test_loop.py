@@ -76,7 +76,7 @@ def test_one_worker_process_keeps_hundreds_of_matches_in_flight_without_a_fault(
           f"{faults} faults, slowest decision {max(a[3] for a in steps):.0f} ms")
     assert all(m.status == "finished" for m in matches)
     assert faults == 0
-    runners = {m.runner for m in matches}
+    runners = {m.lease_id for m in matches}
     assert None not in runners
     assert len({r.rsplit(":", 1)[0] for r in runners if r is not None}) == 1  # one worker process played them
     assert peak >= 200, f"only {peak} matches in flight at once"

@@ -114,3 +114,29 @@ def test_an_older_embedded_database_gets_the_new_columns(tmp_path: Path) -> None
     with engine.connect() as connection:
         assert connection.execute(text("SELECT rules_version FROM matches WHERE id = 1")).scalar() == 1
     engine.dispose()
+
+
+def test_the_lease_column_keeps_its_values_whichever_way_the_database_is_upgraded(tmp_path: Path) -> None:
+    """Revision 0010 renames ``matches.runner`` (a running match's lease id) to ``lease_id``: by
+    Alembic, and by ``create_all`` for a SQLite file an older arena made without Alembic."""
+    for way in ("alembic", "create_all"):
+        url = f"sqlite:///{tmp_path / f'{way}.db'}"
+        upgrade(url, "0009")
+        engine = make_engine(url)
+        _insert_an_old_match(engine, "fool")
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE matches SET status = 'running', runner = 'host:7:ab' "
+                                    "WHERE id = 1"))
+        if way == "alembic":
+            engine.dispose()
+            upgrade(url)
+            engine = make_engine(url)
+        else:
+            create_all(engine)
+            create_all(engine)  # twice: nothing left to rename
+        with engine.connect() as connection:
+            lease = connection.execute(text("SELECT lease_id FROM matches WHERE id = 1")).scalar()
+            assert lease == "host:7:ab", way
+            columns = {row[1] for row in connection.execute(text("PRAGMA table_info(matches)"))}
+        assert "lease_id" in columns and "runner" not in columns, way
+        engine.dispose()

@@ -59,7 +59,7 @@ def _victim_busy(sessions, tid: int, pid: int) -> bool:
     with sessions() as session:
         return bool(session.scalar(
             select(func.count()).select_from(Match)
-            .where(Match.tournament_id == tid, Match.status == "running", Match.runner.like(f"%:{pid}:%"))))
+            .where(Match.tournament_id == tid, Match.status == "running", Match.lease_id.like(f"%:{pid}:%"))))
 
 
 def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_elsewhere(
@@ -79,7 +79,7 @@ def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_el
     def held() -> set[int]:
         with sessions() as session:
             return set(session.scalars(select(Match.id).where(
-                Match.tournament_id == tid, Match.status == "running", Match.runner.like(mark))))
+                Match.tournament_id == tid, Match.status == "running", Match.lease_id.like(mark))))
 
     interrupted = held()  # what the dead process held: nothing of it can change until taken back
     assert interrupted, "the victim held no running match when it was killed: nothing to take back"
@@ -97,8 +97,8 @@ def test_a_worker_killed_with_no_beat_has_its_matches_finished_within_seconds_el
     assert _status(sessions, tid) == {"finished": 8}
     with sessions() as session:  # played again, elsewhere
         rerun = session.scalars(select(Match).where(Match.id.in_(interrupted))).all()
-        assert all(m.attempts >= 2 and f":{victim.popen.pid}:" not in m.runner for m in rerun), [
-            (m.id, m.attempts, m.runner) for m in rerun]
+        assert all(m.attempts >= 2 and f":{victim.popen.pid}:" not in m.lease_id for m in rerun), [
+            (m.id, m.attempts, m.lease_id) for m in rerun]
 
 
 def test_a_worker_killed_in_a_loop_leaves_no_failed_match(

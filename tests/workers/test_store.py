@@ -351,7 +351,7 @@ def test_a_claim_reads_the_whole_setup_and_a_result_writes_every_seat(sessions) 
     assert set(done.ratings) == set(bots[:2])  # the absent seat is not rated
     with sessions() as session:
         match = session.get(Match, mid)
-        assert (match.status, match.runner, match.scores, match.error) == \
+        assert (match.status, match.lease_id, match.scores, match.error) == \
             ("finished", "r1", [10, 20, 0], None)
         assert match.actions == [step.to_json() for step in result.steps] and match.finished_at is not None
         assert [(s.score, s.place, s.faults, s.forfeited, s.think_ms, s.played_version, s.absent)

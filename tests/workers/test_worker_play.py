@@ -188,14 +188,15 @@ def test_a_match_taken_over_stops_and_stores_nothing(world, make_bot) -> None:
     assert started.wait(5)
     # another worker takes the match over (as after the sweeper found it stale)
     with world.sessions() as session:
-        session.execute(Match.__table__.update().where(Match.id == mid).values(status="queued", runner=None))
+        session.execute(Match.__table__.update().where(Match.id == mid)
+                        .values(status="queued", lease_id=None))
         session.commit()
     assert store.claim_match(world.sessions, mid, "other", 30) is not None
     thread.join(10)
     assert result == ["lost"]
     with world.sessions() as session:
         match = session.get(Match, mid)
-        assert match.status == "running" and match.runner == "other" and match.actions is None
+        assert match.status == "running" and match.lease_id == "other" and match.actions is None
         match.status = "cancelled"  # leave nothing running for the sweepers of later tests
         session.commit()
 
@@ -323,7 +324,7 @@ def test_a_stopping_process_gives_its_practice_match_back_to_the_queue(world, ma
     assert run_match(world, match_id, asker=visitor, stop=stop) == "released"
     with world.sessions() as session:
         match = session.get(Match, match_id)
-        assert (match.status, match.runner, match.actions) == ("queued", None, None)
+        assert (match.status, match.lease_id, match.actions) == ("queued", None, None)
     assert run_match(world, match_id, asker=visitor) == "finished"  # anyone may play it now
 
 
@@ -370,7 +371,7 @@ def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
             f"{s.bot_id}@v2" if s.bot_id == gone.bot_id else str(s.bot_id) for s in short.seats]
     finally:
         _let_go(world, claimed)
-        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        store.release_match(world.sessions, claimed.match_id, claimed.lease_id)
         cancel_tournament(world.sessions, tid)  # no match left for the workers of later tests
         for bot in bots:
             redis_client.delete(conn_key(str(bot.bot_id)), current_key(str(bot.bot_id)),

@@ -4,7 +4,7 @@ A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
 :mod:`atout_workers.celery_app`) does, every :data:`TICK_S`:
 
 - **liveness**: it renews this process in the ``atout:workers`` sorted set (member
-  ``host:pid``, the prefix of its runner ids, scored by when it expires:
+  ``host:pid``, the prefix of its lease ids, scored by when it expires:
   :data:`LIVENESS_TTL_S`). A worker killed with ``-9`` stops renewing: once its entry has
   expired and its matches' heartbeats are older than two heartbeat intervals, any live worker
   puts them back in the queue and sends them again (:func:`atout_workers.store.orphaned_running`),
@@ -48,7 +48,7 @@ MATCH_QUEUES = (MATCH_QUEUE, PRACTICE_QUEUE)  # where a lost match task may stil
 
 
 def process_id() -> str:
-    """This process as it prefixes its runner ids (:meth:`atout_workers.world.World.new_runner`)."""
+    """This process as it prefixes its lease ids (:meth:`atout_workers.world.World.new_lease_id`)."""
     return f"{socket.gethostname()}:{os.getpid()}"
 
 

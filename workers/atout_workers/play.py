@@ -5,7 +5,7 @@ functions of the :class:`~atout_workers.world.World`. A worker process plays its
 coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on_loop`:
 
 1. On the task's thread, :func:`claim`: :func:`atout_workers.store.claim_match` takes the match
-   (queued, or running with a stale heartbeat) under a fresh runner id; anything else means
+   (queued, or running with a stale heartbeat) under a fresh lease id; anything else means
    another worker has it or had it: nothing to do. From then on the process's heartbeat thread
    keeps the lease alive.
 2. On the loop, ``_play_and_store``: :func:`atout_arena.core.match.run_loop_async` plays
@@ -299,7 +299,7 @@ async def absent_seats(world: World, setup: MatchSetup, lease: Lease,
         if not missing or time.monotonic() >= deadline:
             return missing, True
         if lease.lost.is_set():
-            raise LeaseLost(f"match {setup.match_id}: lease {lease.runner} lost")
+            raise LeaseLost(f"match {setup.match_id}: lease {lease.id} lost")
         if stop.is_set():  # a warm shutdown does not wait out the grace
             raise Stopped(f"match {setup.match_id}: stopping")
         await asyncio.sleep(ABSENT_POLL_S)
@@ -372,7 +372,7 @@ class Claimed:
     lease and publisher."""
 
     match_id: int
-    runner: str
+    lease_id: str
     setup: MatchSetup
     lease: Lease
     publisher: Publisher
@@ -382,15 +382,15 @@ def claim(world: World, match_id: int, in_process: bool = False,
           follow_ups: FollowUps = FollowUps()) -> Claimed | RunResult:
     """Claim match ``match_id`` for this process: a :class:`Claimed` to play, or what happened
     instead (``skipped``: not ours; ``failed``: claimed too many times by workers that died)."""
-    runner = world.new_runner()
-    claimed = store.claim_match(world.sessions, match_id, runner, world.settings.match_stale_s)
+    lease_id = world.new_lease_id()
+    claimed = store.claim_match(world.sessions, match_id, lease_id, world.settings.match_stale_s)
     if claimed is None:
         return RunResult.SKIPPED
     setup, attempts = claimed
     setup = with_stream_addresses(world.redis, setup)
     if attempts > world.settings.match_attempts * CLAIMS_PER_ATTEMPT:
         completion = store.fail_match(
-            world.sessions, match_id, runner,
+            world.sessions, match_id, lease_id,
             f"claimed {attempts - 1} times without a result (its workers kept dying)")
         _notify_aborted(world, setup, "cancelled")
         world.metrics.match(setup.game, "error", 0.0)
@@ -400,10 +400,10 @@ def claim(world: World, match_id: int, in_process: bool = False,
         _notify_aborted(world, setup, RESTARTED)
     if in_process:  # the seats are answered in-process: nobody to wait for
         setup = replace(setup, absent_grace_s=None)
-    lease = world.heartbeater.add(match_id, runner)
+    lease = world.heartbeater.add(match_id, lease_id)
     publisher = Publisher(world, setup)
     publisher.watch()  # here, on the claiming thread: its Redis round trip never holds the loop
-    return Claimed(match_id, runner, setup, lease, publisher)
+    return Claimed(match_id, lease_id, setup, lease, publisher)
 
 
 def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
@@ -416,11 +416,12 @@ def _let_go(world: World, claimed: Claimed, flush: bool = True) -> None:
 
 
 def _stepper(claimed: Claimed, stop: threading.Event) -> Callable[[State, Step], None]:
-    lease, match_id, runner, publisher = claimed.lease, claimed.match_id, claimed.runner, claimed.publisher
+    lease, match_id, lease_id = claimed.lease, claimed.match_id, claimed.lease_id
+    publisher = claimed.publisher
 
     def on_step(state: State, step: Step) -> None:
         if lease.lost.is_set():
-            raise LeaseLost(f"match {match_id}: lease {runner} lost")
+            raise LeaseLost(f"match {match_id}: lease {lease_id} lost")
         if stop.is_set():
             raise Stopped(f"match {match_id}: stopping")
         publisher.step(state, step)
@@ -446,17 +447,17 @@ def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: boo
 def _stopped(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None, exc: Exception,
              started: float, follow_ups: FollowUps) -> RunResult:
     """A match that stopped before its end: lost, released, or failed with its reason."""
-    match_id, runner = claimed.match_id, claimed.runner
+    match_id, lease_id = claimed.match_id, claimed.lease_id
     if isinstance(exc, LeaseLost):
         log.warning("match %s: taken over by another worker; stopping", match_id)
         return RunResult.LOST
     if isinstance(exc, Stopped):
         log.info("match %s: the process is stopping; the match goes back to the queue", match_id)
-        store.release_match(world.sessions, match_id, runner)
+        store.release_match(world.sessions, match_id, lease_id)
         _notify_end(world, setup, None, RESTARTED, house)  # its bots see it start again elsewhere
         return RunResult.RELEASED
     log.error("match %s failed", match_id, exc_info=exc)
-    completion = store.fail_match(world.sessions, match_id, runner, f"{type(exc).__name__}: {exc}")
+    completion = store.fail_match(world.sessions, match_id, lease_id, f"{type(exc).__name__}: {exc}")
     world.metrics.match(setup.game, "error", time.perf_counter() - started)
     claimed.publisher.end(None, "error")
     _notify_end(world, setup, None, "cancelled", house)
@@ -467,10 +468,10 @@ def _stopped(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAske
 def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None,
               outcome: MatchOutcome, absent: list[int], started: float, follow_ups: FollowUps) -> RunResult:
     """A match played to its end: its result stored once, then told to everyone."""
-    match_id, runner, publisher = claimed.match_id, claimed.runner, claimed.publisher
+    match_id, lease_id, publisher = claimed.match_id, claimed.lease_id, claimed.publisher
     if is_outage(setup, outcome):
-        return _replay_outage(world, setup, match_id, runner, publisher, house, follow_ups)
-    completion = store.store_result(world.sessions, match_id, runner, outcome,
+        return _replay_outage(world, setup, match_id, lease_id, publisher, house, follow_ups)
+    completion = store.store_result(world.sessions, match_id, lease_id, outcome,
                                     played_versions=[s.played_version for s in setup.seats], absent=absent)
     if completion is None:
         return RunResult.DUPLICATE
@@ -555,7 +556,7 @@ def run_match(
     try:
         return matches.start(_play_and_store(world, claimed, follow_ups, in_process, stop)).result()
     except TRANSIENT_ERRORS:
-        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        store.release_match(world.sessions, claimed.match_id, claimed.lease_id)
         raise
     finally:
         _let_go(world, claimed)
@@ -594,7 +595,7 @@ def _send_again(world: World, match_id: int) -> None:
 
 def _give_back(world: World, claimed: Claimed) -> None:
     try:
-        store.release_match(world.sessions, claimed.match_id, claimed.runner)
+        store.release_match(world.sessions, claimed.match_id, claimed.lease_id)
         world.send_match(claimed.match_id)
     except TRANSIENT_ERRORS:  # still down: the sweeper re-sends it once its lease is stale
         log.warning("match %s: could not give it back now; the sweeper will", claimed.match_id)
@@ -641,12 +642,12 @@ def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
     return visiting <= cut
 
 
-def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, publisher: Publisher,
+def _replay_outage(world: World, setup: MatchSetup, match_id: int, lease_id: str, publisher: Publisher,
                    house: HouseAsker | None, follow_ups: FollowUps) -> RunResult:
     """Store nothing: the match is played again from its seed (it counts one error), or fails
     after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
     reason = "every seat was disconnected (an outage of the arena): no result"
-    what = store.record_error(world.sessions, match_id, runner, reason, world.settings.match_attempts)
+    what = store.record_error(world.sessions, match_id, lease_id, reason, world.settings.match_attempts)
     publisher.end(None, "replayed" if what == "queued" else "error")
     _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", house)
     if what == "queued":
@@ -656,7 +657,7 @@ def _replay_outage(world: World, setup: MatchSetup, match_id: int, runner: str, 
     if what == "lost":
         return RunResult.LOST
     errors = world.settings.match_attempts
-    completion = store.fail_match(world.sessions, match_id, runner, f"{reason} ({errors} times)")
+    completion = store.fail_match(world.sessions, match_id, lease_id, f"{reason} ({errors} times)")
     world.metrics.match(setup.game, "error", 0.0)
     follow_ups.after(completion)
     return RunResult.FAILED

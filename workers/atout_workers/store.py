@@ -4,12 +4,12 @@ Every function takes a ``sessionmaker`` and runs one short transaction. They are
 SQLite and PostgreSQL alike:
 
 - **Write first.** Each transaction that writes starts with its conditional ``UPDATE``
-  (``... WHERE status = 'queued'``, ``... WHERE runner = :me``): on SQLite that takes the
+  (``... WHERE status = 'queued'``, ``... WHERE lease_id = :me``): on SQLite that takes the
   database's write lock before anything is read (no read-to-write upgrade, no stale snapshot),
   on PostgreSQL it locks the row and re-checks the condition after any concurrent writer
   commits. The number of rows it changed says whether we won.
-- **Exactly one result.** A result is stored only by the runner that holds the match
-  (``status = 'running' AND runner = :me``) and only once (``status`` becomes
+- **Exactly one result.** A result is stored only under the lease that holds the match
+  (``status = 'running' AND lease_id = :me``) and only once (``status`` becomes
   ``finished`` in the same statement). ``match_seats`` and ``rating_history`` have keys that
   refuse a second copy.
 - **Ratings never lose an update.** The online Elo of the seated bots is read and written in
@@ -82,7 +82,7 @@ _CLAIM = (
             and_(MATCHES.c.status == MatchStatus.RUNNING, MATCHES.c.heartbeat_at < bindparam("k_stale")),
         ),
     )
-    .values(status=MatchStatus.RUNNING, runner=bindparam("v_runner"),
+    .values(status=MatchStatus.RUNNING, lease_id=bindparam("v_lease_id"),
             heartbeat_at=bindparam("v_now", type_=MATCHES.c.heartbeat_at.type),
             attempts=MATCHES.c.attempts + 1,
             started_at=func.coalesce(MATCHES.c.started_at,
@@ -98,16 +98,16 @@ def _seats_of(connection: Connection, match_id: int) -> list[Any]:
 
 
 def claim_match(
-    sessions: sessionmaker, match_id: int, runner: str, stale_s: float
+    sessions: sessionmaker, match_id: int, lease_id: str, stale_s: float
 ) -> tuple[MatchSetup, int] | None:
-    """Take the match to play it: a queued one, or a running one whose runner went silent for
+    """Take the match to play it: a queued one, or a running one whose lease holder went silent for
     ``stale_s``. Returns its setup and how many times it was claimed (this time included);
     None when it is not ours to play (done, pending, or alive elsewhere)."""
     now = utcnow()
     with sessions() as session:
         connection = session.connection()
         row = connection.execute(_CLAIM, {"k_id": match_id, "k_stale": now - timedelta(seconds=stale_s),
-                                          "v_runner": runner, "v_now": now, "v_started": now}).first()
+                                          "v_lease_id": lease_id, "v_now": now, "v_started": now}).first()
         if row is None:
             session.rollback()
             return None
@@ -129,9 +129,9 @@ def claim_match(
 
 
 def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[int]:
-    """Renew the heartbeat of the matches ``(match id, runner)``; returns those that are no
-    longer held by that runner (their lease is lost: stop playing them). A match that runner
-    has just finished itself (its result stored while the heartbeat was on its way) is not
+    """Renew the heartbeat of the matches ``(match id, lease id)``; returns those that are no
+    longer held under that lease (it is lost: stop playing them). A match whose lease holder
+    has just finished it itself (its result stored while the heartbeat was on its way) is not
     lost: it is simply over."""
     lost: set[int] = set()
     if not beats:
@@ -141,18 +141,19 @@ def heartbeat(sessions: sessionmaker, beats: Sequence[tuple[int, str]]) -> set[i
         for chunk in _chunks(list(beats), HEARTBEAT_CHUNK):  # a thousand matches: two statements a chunk
             session.execute(
                 update(Match)
-                # by id first: the primary key finds the rows (runner has no index of its own)
+                # by id first: the primary key finds the rows (lease_id has no index of its own)
                 .where(Match.id.in_([match_id for match_id, _ in chunk]),
-                       Match.runner.in_([runner for _, runner in chunk]), Match.status == MatchStatus.RUNNING)
+                       Match.lease_id.in_([lease_id for _, lease_id in chunk]),
+                       Match.status == MatchStatus.RUNNING)
                 .values(heartbeat_at=now)
                 .execution_options(synchronize_session=False)
             )
-            rows = session.execute(select(Match.id, Match.status, Match.runner)
+            rows = session.execute(select(Match.id, Match.status, Match.lease_id)
                                    .where(Match.id.in_([match_id for match_id, _ in chunk])))
             found = {row.id: row for row in rows}
-            for match_id, runner in chunk:
+            for match_id, lease_id in chunk:
                 row = found.get(match_id)
-                ours = row is not None and row.runner == runner
+                ours = row is not None and row.lease_id == lease_id
                 if row is None or not ours or not (row.status == MatchStatus.RUNNING
                                                    or row.status in MATCH_DONE):
                     lost.add(match_id)
@@ -167,14 +168,14 @@ def _chunks(items: list[Any], size: int) -> list[list[Any]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
-def record_error(sessions: sessionmaker, match_id: int, runner: str, reason: str, limit: int) -> str:
+def record_error(sessions: sessionmaker, match_id: int, lease_id: str, reason: str, limit: int) -> str:
     """A match's own error (an outage faulted every seat): counted in ``errors``; the match
     goes back to the queue to be played again from its seed, or fails with ``reason`` once it
     has had ``limit`` errors. Returns ``queued``, ``failed`` or ``lost`` (not ours any more)."""
     with sessions() as session:
         result = session.execute(
             update(Match)
-            .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
+            .where(Match.id == match_id, Match.lease_id == lease_id, Match.status == MatchStatus.RUNNING)
             .values(errors=Match.errors + 1, error=reason[:4000])
             .execution_options(synchronize_session=False)
         )
@@ -185,16 +186,16 @@ def record_error(sessions: sessionmaker, match_id: int, runner: str, reason: str
         session.commit()
     if errors is not None and errors >= limit:
         return "failed"
-    return "queued" if release_match(sessions, match_id, runner) else "lost"
+    return "queued" if release_match(sessions, match_id, lease_id) else "lost"
 
 
-def release_match(sessions: sessionmaker, match_id: int, runner: str) -> bool:
+def release_match(sessions: sessionmaker, match_id: int, lease_id: str) -> bool:
     """Give a match back to the queue (a transient error): True if it was ours."""
     with sessions() as session:
         result = session.execute(
             update(Match)
-            .where(Match.id == match_id, Match.runner == runner, Match.status == MatchStatus.RUNNING)
-            .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
+            .where(Match.id == match_id, Match.lease_id == lease_id, Match.status == MatchStatus.RUNNING)
+            .values(status=MatchStatus.QUEUED, lease_id=None, queued_at=utcnow())
             .execution_options(synchronize_session=False)
         )
         session.commit()
@@ -218,7 +219,7 @@ class Completion:
 
 
 _DONE = (MATCHES.c.game, MATCHES.c.tournament_id, MATCHES.c.test_id)
-_MINE = (MATCHES.c.id == bindparam("k_id"), MATCHES.c.runner == bindparam("k_runner"),
+_MINE = (MATCHES.c.id == bindparam("k_id"), MATCHES.c.lease_id == bindparam("k_lease_id"),
          MATCHES.c.status == MatchStatus.RUNNING)
 _FINISHED = (
     update(MATCHES).where(*_MINE)
@@ -257,7 +258,7 @@ _SEAT_RESULT = (
 
 
 def store_result(
-    sessions: sessionmaker, match_id: int, runner: str, outcome: MatchOutcome, rated: bool = True,
+    sessions: sessionmaker, match_id: int, lease_id: str, outcome: MatchOutcome, rated: bool = True,
     played_versions: Sequence[str] | None = None, absent: Sequence[int] = (),
 ) -> Completion | None:
     """Store the result of a match we hold, update the online ratings, and say whether its
@@ -266,7 +267,7 @@ def store_result(
     with sessions() as session:
         connection = session.connection()
         row = connection.execute(_FINISHED, {
-            "k_id": match_id, "k_runner": runner, "v_finished_at": now, "v_heartbeat_at": now,
+            "k_id": match_id, "k_lease_id": lease_id, "v_finished_at": now, "v_heartbeat_at": now,
             "v_outcome": outcome.outcome, "v_scores": outcome.scores, "v_ranking": outcome.ranking,
             "v_actions": [step.to_json() for step in outcome.steps], "v_rules_version": outcome.rules_version,
         }).first()
@@ -299,13 +300,13 @@ def store_result(
         return completion
 
 
-def fail_match(sessions: sessionmaker, match_id: int, runner: str, error: str) -> Completion | None:
+def fail_match(sessions: sessionmaker, match_id: int, lease_id: str, error: str) -> Completion | None:
     """Give up on a match (an error that a retry would not cure): it counts as done for its
     tournament, with no result. None when the match is not ours any more."""
     now = utcnow()
     with sessions() as session:
         row = session.connection().execute(_FAILED, {
-            "k_id": match_id, "k_runner": runner, "v_finished_at": now, "v_error": error[:4000]}).first()
+            "k_id": match_id, "k_lease_id": lease_id, "v_finished_at": now, "v_error": error[:4000]}).first()
         if row is None:
             session.rollback()
             return None
@@ -365,24 +366,24 @@ def _rate(session: Session, game: str, match_id: int, bot_ids: list[int], rankin
 
 
 def stale_running(sessions: sessionmaker, stale_s: float) -> list[int]:
-    """Running matches whose runner went silent for ``stale_s``: put back in the queue."""
+    """Running matches whose lease holder went silent for ``stale_s``: put back in the queue."""
     cutoff = utcnow() - timedelta(seconds=stale_s)
     return _requeue_running(sessions, Match.heartbeat_at < cutoff)
 
 
 def orphaned_running(sessions: sessionmaker, processes: Sequence[str], silent_s: float) -> list[int]:
     """Running matches held by one of the worker ``processes`` (``host:pid``, the prefix of
-    their runner ids) that died, silent for ``silent_s``: put back in the queue."""
+    their lease ids) that died, silent for ``silent_s``: put back in the queue."""
     if not processes:
         return []
     cutoff = utcnow() - timedelta(seconds=silent_s)
-    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    owned = or_(*(Match.lease_id.like(f"{p}:%") for p in processes))
     return _requeue_running(sessions, and_(owned, Match.heartbeat_at < cutoff))
 
 
 def _requeue_running(sessions: sessionmaker, condition: Any) -> list[int]:
     """Put the running matches that meet ``condition`` back in the queue, each by an UPDATE
-    that checks it again (a match whose runner spoke meanwhile stays its runner's); their ids."""
+    that checks it again (a match whose lease holder spoke meanwhile stays its own); their ids."""
     condition = and_(Match.status == MatchStatus.RUNNING, condition)
     with sessions() as session:
         ids = list(session.scalars(select(Match.id).where(condition)))
@@ -390,7 +391,7 @@ def _requeue_running(sessions: sessionmaker, condition: Any) -> list[int]:
         for match_id in ids:
             result = session.execute(
                 update(Match).where(Match.id == match_id, condition)
-                .values(status=MatchStatus.QUEUED, runner=None, queued_at=utcnow())
+                .values(status=MatchStatus.QUEUED, lease_id=None, queued_at=utcnow())
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount == 1:
@@ -403,9 +404,9 @@ def running_of(sessions: sessionmaker, processes: Sequence[str]) -> set[str]:
     """Which of the worker ``processes`` still hold a running match."""
     if not processes:
         return set()
-    owned = or_(*(Match.runner.like(f"{p}:%") for p in processes))
+    owned = or_(*(Match.lease_id.like(f"{p}:%") for p in processes))
     with sessions() as session:
-        runners = session.scalars(select(Match.runner).where(Match.status == MatchStatus.RUNNING, owned))
+        runners = session.scalars(select(Match.lease_id).where(Match.status == MatchStatus.RUNNING, owned))
         return {r.rsplit(":", 1)[0] for r in runners if r}
 
 

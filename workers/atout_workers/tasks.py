@@ -1,7 +1,7 @@
 """The Celery tasks: thin, taking ids, re-reading the world, idempotent.
 
 Their names, queues and what each does are the contract of :mod:`atout_arena.core.tasks`; the
-bodies are plain functions: the match runner (:func:`atout_workers.play.play_on_loop`, which
+bodies are plain functions: how a match is played (:func:`atout_workers.play.play_on_loop`, which
 claims a match on the task's thread and hands it to the process's event loop), the
 competition services (:mod:`atout_arena.services.tournaments`, :mod:`~atout_arena.services.leagues`)
 and the sweeper. Transient errors (Redis, a locked database) are retried by Celery itself

@@ -32,10 +32,10 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Lease:
-    """A match this process plays: its runner id, and an event set when the lease is lost."""
+    """A match this process plays: its lease id, and an event set when the lease is lost."""
 
     match_id: int
-    runner: str
+    id: str  # host:pid:nonce, as stored in matches.lease_id
     lost: threading.Event = field(default_factory=threading.Event)
 
 
@@ -55,8 +55,8 @@ class Heartbeater:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def add(self, match_id: int, runner: str) -> Lease:
-        lease = Lease(match_id, runner)
+    def add(self, match_id: int, lease_id: str) -> Lease:
+        lease = Lease(match_id, lease_id)
         with self._lock:
             self._leases[match_id] = lease
             if self._thread is None or not self._thread.is_alive():
@@ -74,13 +74,13 @@ class Heartbeater:
             leases = list(self._leases.values())
         if not leases:
             return
-        lost = store.heartbeat(self.sessions, [(lease.match_id, lease.runner) for lease in leases])
+        lost = store.heartbeat(self.sessions, [(lease.match_id, lease.id) for lease in leases])
         with self._lock:  # a lease removed meanwhile is a match its thread ended itself: not lost
             current = set(map(id, self._leases.values()))
         for lease in leases:
             if lease.match_id in lost and id(lease) in current:
                 log.warning("match %s: lease of %s lost (another worker took it over)", lease.match_id,
-                            lease.runner)
+                            lease.id)
                 lease.lost.set()
 
     def _run(self) -> None:
@@ -122,7 +122,7 @@ class World:
         """Send match ``match_id`` to the workers again, on its queue (practice or matches)."""
         self.tasks.play(match_id, practice=store.is_practice(self.sessions, match_id))
 
-    def new_runner(self) -> str:
+    def new_lease_id(self) -> str:
         """A unique lease id naming this process (host:pid) for logs and the matches table."""
         return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 

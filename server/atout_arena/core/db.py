@@ -74,16 +74,25 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(bind=engine, expire_on_commit=False)
 
 
+# Columns renamed since (as the migrations rename them): (table, old name) -> new name.
+RENAMED_COLUMNS = {("matches", "runner"): "lease_id"}  # migration 0010
+
+
 def create_all(engine: Engine) -> None:
     """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`),
     and add to existing tables the columns added since, nullable or with a server default
-    (such as ``matches.rules_version``), so that a database made by an older arena keeps working. Alembic
+    (such as ``matches.rules_version``), and rename those renamed since (:data:`RENAMED_COLUMNS`),
+    so that a database made by an older arena keeps working. Alembic
     (``atout_arena.migrations``) remains the way to upgrade a shared PostgreSQL database."""
     Base.metadata.create_all(engine)
     existing = inspect(engine)
     with engine.begin() as connection:
         for table in Base.metadata.sorted_tables:
             have = {c["name"] for c in existing.get_columns(table.name)}
+            for (renamed_in, old), new in RENAMED_COLUMNS.items():
+                if renamed_in == table.name and old in have and new not in have:
+                    connection.exec_driver_sql(f"ALTER TABLE {table.name} RENAME COLUMN {old} TO {new}")
+                    have = (have - {old}) | {new}
             for column in table.columns:
                 if column.name not in have and column.nullable and column.server_default is None:
                     kind = column.type.compile(dialect=engine.dialect)

@@ -95,7 +95,7 @@ from sqlalchemy import (  # noqa: E402  (kept beside the models that use them)
 from sqlalchemy.orm import relationship  # noqa: E402
 
 # Match statuses: "pending" (its tournament is not started), "queued" (a task is on its way),
-# "running" (a worker holds it: runner + heartbeat), "finished", "failed" (gave up after its
+# "running" (a worker holds it: lease_id + heartbeat), "finished", "failed" (gave up after its
 # attempts; counts as done for its tournament), "cancelled".
 
 
@@ -278,7 +278,7 @@ class TournamentEntry(Base):
 
 class Match(Base):
     """One game between bots: its setup (game, options, seed, seating, deadlines), its
-    liveness (status, runner, heartbeat) and, once finished, its result and action log."""
+    liveness (status, lease_id, heartbeat) and, once finished, its result and action log."""
 
     __tablename__ = "matches"
     __table_args__ = (
@@ -313,7 +313,7 @@ class Match(Base):
     # The match's own errors (an outage that faulted every seat): it fails after
     # ATOUT_MATCH_ATTEMPTS of them. The deaths of the workers that played it do not count.
     errors: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
-    runner: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    lease_id: Mapped[str | None] = mapped_column(String(128), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     queued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

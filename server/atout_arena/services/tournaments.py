@@ -196,7 +196,7 @@ def retry_match(sessions: sessionmaker, match_id: int) -> bool:
     with sessions() as session:
         result = session.execute(
             update(Match).where(Match.id == match_id, Match.status == MatchStatus.FAILED)
-            .values(status=MatchStatus.QUEUED, queued_at=now, finished_at=None, runner=None, errors=0,
+            .values(status=MatchStatus.QUEUED, queued_at=now, finished_at=None, lease_id=None, errors=0,
                     attempts=0, error=None).execution_options(**ONCE)
         )
         match = session.get(Match, match_id)
