@@ -116,7 +116,7 @@ def peak_in_flight(matches: list) -> int:
     """The most matches one worker process had running at once."""
     by_process: dict[str, list[tuple[object, int]]] = {}
     for m in matches:
-        process = m.runner.rsplit(":", 1)[0]
+        process = m.lease_id.rsplit(":", 1)[0]
         by_process.setdefault(process, []).extend([(m.started_at, 1), (m.finished_at, -1)])
     peak = 0
     for events in by_process.values():

@@ -113,7 +113,7 @@ def test_practice_matches_are_not_rated(sessions) -> None:
         assert session.scalars(select(Rating).where(Rating.bot_id.in_(bots))).all() == []
 
 
-def test_a_silent_runner_loses_its_match_to_the_next(sessions) -> None:
+def test_a_silent_lease_holder_loses_its_match_to_the_next(sessions) -> None:
     bots = add_bots(sessions, 3)
     mid = add_match(sessions, bots)
     assert store.claim_match(sessions, mid, "r1", stale_s=30)
@@ -142,7 +142,7 @@ def test_a_heartbeat_renews_only_the_matches_it_names(sessions) -> None:
     assert beaten[named] > claimed_at[named] and beaten[other] == claimed_at[other]
 
 
-def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> None:
+def test_a_match_its_lease_holder_finished_is_not_a_lost_lease(sessions, caplog) -> None:
     from atout_workers.world import Heartbeater
 
     bots = add_bots(sessions, 3)
@@ -153,7 +153,7 @@ def test_a_match_its_runner_finished_is_not_a_lost_lease(sessions, caplog) -> No
         assert store.claim_match(sessions, mid, "r1", stale_s=30)
         leases[mid] = beats.add(mid, "r1")
     # The result is stored while the heartbeat is on its way (the lease not yet removed): over,
-    # not lost. The other match went stale and another runner took it: lost.
+    # not lost. The other match went stale and another worker took it: lost.
     assert store.store_result(sessions, finished, "r1", outcome([1, 2, 3])) is not None
     assert store.heartbeat(sessions, [(finished, "r1")]) == set()
     time.sleep(0.05)

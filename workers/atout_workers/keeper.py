@@ -9,7 +9,7 @@ A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
   expired and its matches' heartbeats are older than two heartbeat intervals, any live worker
   puts them back in the queue and sends them again (:func:`atout_workers.store.orphaned_running`),
   so a match whose worker died is played again within seconds, not after ``ATOUT_MATCH_STALE_S``
-  (which still applies to a worker that is alive but silent, and to runners that never
+  (which still applies to a worker that is alive but silent, and to lease holders that never
   registered);
 - **the sweep** (:func:`atout_workers.sweeper.sweep`) every ``ATOUT_SWEEP_INTERVAL_S``, by
   one worker at a time: the one that takes ``atout:sweeper:lock`` (``SET NX`` expiring after

@@ -406,8 +406,8 @@ def running_of(sessions: sessionmaker, processes: Sequence[str]) -> set[str]:
         return set()
     owned = or_(*(Match.lease_id.like(f"{p}:%") for p in processes))
     with sessions() as session:
-        runners = session.scalars(select(Match.lease_id).where(Match.status == MatchStatus.RUNNING, owned))
-        return {r.rsplit(":", 1)[0] for r in runners if r}
+        leases = session.scalars(select(Match.lease_id).where(Match.status == MatchStatus.RUNNING, owned))
+        return {lease.rsplit(":", 1)[0] for lease in leases if lease}
 
 
 def old_queued(sessions: sessionmaker, older_than_s: float) -> list[int]:
