@@ -41,7 +41,7 @@ import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import redis
 
@@ -73,6 +73,7 @@ from atout_workers.fastjson import dumps_text
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+P = ParamSpec("P")
 Check = Callable[[str], str | None]
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
 RECONNECT_POLL_S = 0.1  # while waiting for a bot to come back
@@ -211,133 +212,6 @@ def _match_end(match_id: str, seat: int, scores: Sequence[int], ranking: Sequenc
             match_id=match_id, seat=seat, scores=list(scores), ranking=list(ranking), reason=reason
         )
     ).SerializeToString()
-
-
-class DecisionClient:
-    """Blocking and thread-safe: the event loop's client (:class:`AsyncDecisionClient`, the one
-    every worker process plays its matches with) for callers on threads (tests, tools), as
-    python-chess's ``SimpleEngine`` wraps its asyncio engine: requests run on an event loop of
-    its own, started on first use. The MatchStart / MatchEnd notifications a match's follow-ups
-    send are plain Redis calls, on the caller's thread."""
-
-    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
-        self.redis_url = redis_url
-        self.max_deadline_ms = max_deadline_ms
-        self.redis = redis.Redis.from_url(
-            redis_url,
-            socket_timeout=COMMAND_TIMEOUT_S,
-            socket_connect_timeout=CONNECT_TIMEOUT_S,
-        )
-        self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread: threading.Thread | None = None
-        self._client: AsyncDecisionClient | None = None
-
-    def _call(self, work: Callable[[AsyncDecisionClient], Coroutine[Any, Any, T]]) -> T:
-        """``work(client)`` on the event loop, waited for."""
-        with self._lock:
-            if self._loop is None:
-                loop = new_event_loop()
-                thread = threading.Thread(target=loop.run_forever, name="atout-decisions", daemon=True)
-                thread.start()
-
-                async def make() -> AsyncDecisionClient:  # its connections belong to the loop
-                    return AsyncDecisionClient(self.redis_url, max_deadline_ms=self.max_deadline_ms)
-
-                self._client = asyncio.run_coroutine_threadsafe(make(), loop).result()
-                self._loop, self._thread = loop, thread
-            loop, client = self._loop, self._client
-        assert client is not None
-        return asyncio.run_coroutine_threadsafe(work(client), loop).result()
-
-    def request(
-        self,
-        address: str,
-        match_id: str,
-        game: str,
-        seat: int,
-        observation: dict[str, Any] | str,
-        legal_actions: Sequence[str],
-        deadline_ms: int,
-        check: Check,
-        grace_s: float = 0.0,
-    ) -> Decision:
-        """:meth:`AsyncDecisionClient.request`, waited for on this thread."""
-        return self._call(lambda client: client.request(
-            address, match_id, game, seat, observation, legal_actions, deadline_ms, check, grace_s=grace_s))
-
-    def wait_connected(self, address: str, timeout_s: float) -> bool:
-        """Wait up to ``timeout_s`` for ``address`` to have a live stream."""
-        return self._call(lambda client: client.wait_connected(address, timeout_s))
-
-    def match_start(
-        self,
-        address: str,
-        match_id: str,
-        game: str,
-        seat: int,
-        players: int,
-        options: dict[str, Any],
-        seat_names: Sequence[str] = (),
-    ) -> None:
-        """Tell the bot a match starts (sent again if it reconnects while the match runs)."""
-        message = _match_start(match_id, game, seat, players, options, seat_names)
-        self.redis.eval(*notify_command(address, "start", match_id, message))
-
-    def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`match_start` of each ``(address, match_id, game, seat, players, options,
-        seat_names)``, in one round trip."""
-        pipe = self.redis.pipeline(transaction=False)
-        for address, match_id, game, seat, players, options, seat_names in starts:
-            message = _match_start(match_id, game, seat, players, options, seat_names)
-            pipe.eval(*notify_command(address, "start", match_id, message))
-        pipe.execute()
-
-    def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`match_end` of each ``(address, match_id, seat, scores, ranking, reason)``, in one
-        round trip."""
-        pipe = self.redis.pipeline(transaction=False)
-        for address, match_id, seat, scores, ranking, reason in ends:
-            message = _match_end(match_id, seat, scores, ranking, reason)
-            pipe.eval(*notify_command(address, "end", match_id, message))
-        pipe.execute()
-
-    def match_end(
-        self,
-        address: str,
-        match_id: str,
-        seat: int,
-        scores: Sequence[int],
-        ranking: Sequence[int],
-        reason: str = "finished",
-    ) -> None:
-        message = _match_end(match_id, seat, scores, ranking, reason)
-        self.redis.eval(*notify_command(address, "end", match_id, message))
-
-    def match_aborted(self, address: str, match_id: str, seat: int, players: int, reason: str) -> bool:
-        """Tell the bot that a run of a match it was told had started is over without a result
-        (``restarted``: it is played again from its seed; ``cancelled``: given up). Nothing is
-        sent to a bot that was not told the match started, or was told its end. True when sent."""
-        message = _match_end(match_id, seat, [0] * players, [0] * players, reason)
-        return bool(self.redis.eval(*notify_if_started_command(address, match_id, message)))
-
-    def is_connected(self, address: str) -> bool:
-        """A live stream: present, on a game server that is alive."""
-        return bool(self.redis.eval(*live_conn_command(address)))
-
-    def close(self) -> None:
-        with self._lock:
-            loop, thread, client = self._loop, self._thread, self._client
-            self._loop = self._thread = self._client = None
-        if loop is not None and thread is not None:
-            try:
-                if client is not None:
-                    asyncio.run_coroutine_threadsafe(client.close(), loop).result(5)
-            finally:
-                loop.call_soon_threadsafe(loop.stop)
-                thread.join(5)
-                loop.close()
-        self.redis.close()
 
 
 # ---------------------------------------------------------------------------- on an event loop
@@ -631,3 +505,127 @@ class AsyncDecisionClient:
         self._closed = True
         await self.wire.close()
         await self._mailbox_wire.close()
+
+
+def _blocking(
+    method: Callable[Concatenate[AsyncDecisionClient, P], Coroutine[Any, Any, T]],
+) -> Callable[Concatenate[DecisionClient, P], T]:
+    """``method`` of :class:`AsyncDecisionClient`, run on the :class:`DecisionClient`'s event
+    loop and waited for."""
+
+    def blocking(self: DecisionClient, *args: P.args, **kwargs: P.kwargs) -> T:
+        return self._call(lambda client: method(client, *args, **kwargs))
+
+    blocking.__doc__ = f"{method.__doc__}\n\n(Waited for on the caller's thread.)"
+    return blocking
+
+
+class DecisionClient:
+    """Blocking and thread-safe: the event loop's client (:class:`AsyncDecisionClient`, the one
+    every worker process plays its matches with) for callers on threads (tests, tools), as
+    python-chess's ``SimpleEngine`` wraps its asyncio engine: requests run on an event loop of
+    its own, started on first use. The MatchStart / MatchEnd notifications a match's follow-ups
+    send are plain Redis calls, on the caller's thread."""
+
+    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
+        self.redis_url = redis_url
+        self.max_deadline_ms = max_deadline_ms
+        self.redis = redis.Redis.from_url(
+            redis_url,
+            socket_timeout=COMMAND_TIMEOUT_S,
+            socket_connect_timeout=CONNECT_TIMEOUT_S,
+        )
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._client: AsyncDecisionClient | None = None
+
+    def _call(self, work: Callable[[AsyncDecisionClient], Coroutine[Any, Any, T]]) -> T:
+        """``work(client)`` on the event loop, waited for."""
+        with self._lock:
+            if self._loop is None:
+                loop = new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="atout-decisions", daemon=True)
+                thread.start()
+
+                async def make() -> AsyncDecisionClient:  # its connections belong to the loop
+                    return AsyncDecisionClient(self.redis_url, max_deadline_ms=self.max_deadline_ms)
+
+                self._client = asyncio.run_coroutine_threadsafe(make(), loop).result()
+                self._loop, self._thread = loop, thread
+            loop, client = self._loop, self._client
+        assert client is not None
+        return asyncio.run_coroutine_threadsafe(work(client), loop).result()
+
+    # AsyncDecisionClient's own, waited for on the caller's thread
+    request = _blocking(AsyncDecisionClient.request)
+    wait_connected = _blocking(AsyncDecisionClient.wait_connected)
+
+    def match_start(
+        self,
+        address: str,
+        match_id: str,
+        game: str,
+        seat: int,
+        players: int,
+        options: dict[str, Any],
+        seat_names: Sequence[str] = (),
+    ) -> None:
+        """Tell the bot a match starts (sent again if it reconnects while the match runs)."""
+        message = _match_start(match_id, game, seat, players, options, seat_names)
+        self.redis.eval(*notify_command(address, "start", match_id, message))
+
+    def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_start` of each ``(address, match_id, game, seat, players, options,
+        seat_names)``, in one round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for address, match_id, game, seat, players, options, seat_names in starts:
+            message = _match_start(match_id, game, seat, players, options, seat_names)
+            pipe.eval(*notify_command(address, "start", match_id, message))
+        pipe.execute()
+
+    def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
+        """:meth:`match_end` of each ``(address, match_id, seat, scores, ranking, reason)``, in one
+        round trip."""
+        pipe = self.redis.pipeline(transaction=False)
+        for address, match_id, seat, scores, ranking, reason in ends:
+            message = _match_end(match_id, seat, scores, ranking, reason)
+            pipe.eval(*notify_command(address, "end", match_id, message))
+        pipe.execute()
+
+    def match_end(
+        self,
+        address: str,
+        match_id: str,
+        seat: int,
+        scores: Sequence[int],
+        ranking: Sequence[int],
+        reason: str = "finished",
+    ) -> None:
+        message = _match_end(match_id, seat, scores, ranking, reason)
+        self.redis.eval(*notify_command(address, "end", match_id, message))
+
+    def match_aborted(self, address: str, match_id: str, seat: int, players: int, reason: str) -> bool:
+        """Tell the bot that a run of a match it was told had started is over without a result
+        (``restarted``: it is played again from its seed; ``cancelled``: given up). Nothing is
+        sent to a bot that was not told the match started, or was told its end. True when sent."""
+        message = _match_end(match_id, seat, [0] * players, [0] * players, reason)
+        return bool(self.redis.eval(*notify_if_started_command(address, match_id, message)))
+
+    def is_connected(self, address: str) -> bool:
+        """A live stream: present, on a game server that is alive."""
+        return bool(self.redis.eval(*live_conn_command(address)))
+
+    def close(self) -> None:
+        with self._lock:
+            loop, thread, client = self._loop, self._thread, self._client
+            self._loop = self._thread = self._client = None
+        if loop is not None and thread is not None:
+            try:
+                if client is not None:
+                    asyncio.run_coroutine_threadsafe(client.close(), loop).result(5)
+            finally:
+                loop.call_soon_threadsafe(loop.stop)
+                thread.join(5)
+                loop.close()
+        self.redis.close()
