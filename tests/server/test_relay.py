@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -337,3 +338,31 @@ def test_a_heartbeat_that_comes_after_its_streams_release_brings_nothing_back(re
             await client.aclose()
 
     asyncio.run(scenario())
+
+
+def test_closing_the_blocking_client_ends_the_calls_still_waiting(redis_url: str) -> None:
+    """DecisionClient runs its calls on an event loop of its own: closing it cancels a call still
+    waiting on another thread (at once, not at its timeout), and the client's connections go."""
+    from concurrent.futures import CancelledError
+
+    from atout_workers.decisions import DecisionClient
+
+    client = DecisionClient(redis_url)
+    waiting = pool.submit(client.wait_connected, "nobody-ever", 60.0)
+
+    def in_flight() -> bool:  # the call is on the loop, polling for a stream that never comes
+        loop = client._loop
+        if loop is None:
+            return False
+
+        async def others() -> int:
+            return len(asyncio.all_tasks()) - 1
+
+        return asyncio.run_coroutine_threadsafe(others(), loop).result(5) > 0
+
+    wait_until(in_flight, 10, "the call on the client's event loop")
+    started = time.monotonic()
+    client.close()
+    with pytest.raises(CancelledError):
+        waiting.result(10)
+    assert time.monotonic() - started < 5

@@ -507,6 +507,17 @@ class AsyncDecisionClient:
         await self._mailbox_wire.close()
 
 
+async def _wind_down(client: AsyncDecisionClient | None) -> None:
+    """The requests still in flight on this loop are cancelled, then the client is closed."""
+    mine = asyncio.current_task()
+    waiting = [task for task in asyncio.all_tasks() if task is not mine]
+    for task in waiting:
+        task.cancel()
+    await asyncio.gather(*waiting, return_exceptions=True)
+    if client is not None:
+        await client.close()
+
+
 def _blocking(
     method: Callable[Concatenate[AsyncDecisionClient, P], Coroutine[Any, Any, T]],
 ) -> Callable[Concatenate[DecisionClient, P], T]:
@@ -617,15 +628,19 @@ class DecisionClient:
         return bool(self.redis.eval(*live_conn_command(address)))
 
     def close(self) -> None:
+        """Close the client; a request still waiting on another thread ends with CancelledError
+        (it is never left waiting on a stopped loop)."""
         with self._lock:
             loop, thread, client = self._loop, self._thread, self._client
             self._loop = self._thread = self._client = None
-        if loop is not None and thread is not None:
-            try:
-                if client is not None:
-                    asyncio.run_coroutine_threadsafe(client.close(), loop).result(5)
-            finally:
+        try:
+            if loop is not None and thread is not None:
+                asyncio.run_coroutine_threadsafe(_wind_down(client), loop).result(10)
                 loop.call_soon_threadsafe(loop.stop)
                 thread.join(5)
-                loop.close()
-        self.redis.close()
+                if not thread.is_alive():
+                    loop.close()
+        except Exception:  # closing anyway: the Redis connection below goes too
+            log.exception("closing the decision client's event loop failed")
+        finally:
+            self.redis.close()

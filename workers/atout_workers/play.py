@@ -1,6 +1,6 @@
 """Play one stored match for real: claim it, play it through the bots, store its result once.
 
-This is the body of the ``atout.run_loop`` task, kept out of Celery so that it reads as plain
+This is the body of the ``atout.play_match`` task, kept out of Celery so that it reads as plain
 functions of the :class:`~atout_workers.world.World`. A worker process plays its matches as
 coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on_loop`:
 
