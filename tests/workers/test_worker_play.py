@@ -377,3 +377,19 @@ def test_a_match_whose_chosen_streams_are_live_starts_without_looking_again(
             redis_client.delete(conn_key(str(bot.bot_id)), current_key(str(bot.bot_id)),
                                 conn_key(f"{bot.bot_id}@v2"))
         redis_client.zrem(SERVERS_KEY, server)
+
+
+def test_a_worker_is_alive_as_soon_as_its_keeper_starts(world, redis_client) -> None:
+    """A worker may claim a match the moment it is ready: it is in ``atout:workers`` from its
+    keeper's start, not a tick later, so that one killed at once is still seen dead (its matches
+    taken back in seconds, not after ATOUT_MATCH_STALE_S)."""
+    from atout_arena.core.keys import WORKERS_KEY
+    from atout_workers.keeper import Keeper
+
+    keeper = Keeper(world, tick_s=60.0)  # no tick during the test: only the start registers it
+    keeper.start()
+    try:
+        assert redis_client.zscore(WORKERS_KEY, keeper.me) is not None
+    finally:
+        keeper.stop()
+    assert redis_client.zscore(WORKERS_KEY, keeper.me) is None

@@ -109,6 +109,12 @@ class Keeper:
 
     def start(self) -> None:
         if self._thread is None:
+            # Alive from the start, not a tick later: a worker killed before its first tick (it
+            # may claim a match at once) would never be seen dead, its matches held until stale.
+            try:
+                self.world.redis.zadd(WORKERS_KEY, {self.me: int((time.time() + LIVENESS_TTL_S) * 1000)})
+            except redis.RedisError as exc:  # Redis away: the first tick registers it
+                log.warning("keeper: could not register this process yet (%s)", exc)
             self._thread = threading.Thread(target=self._run, name="atout-keeper", daemon=True)
             self._thread.start()
             log.info("keeper: sweeping every %.1f s under a Redis lock (no beat needed)",
