@@ -112,7 +112,7 @@ class Keeper:
             # Alive from the start, not a tick later: a worker killed before its first tick (it
             # may claim a match at once) would never be seen dead, its matches held until stale.
             try:
-                self.world.redis.zadd(WORKERS_KEY, {self.me: int((time.time() + LIVENESS_TTL_S) * 1000)})
+                self._renew()
             except redis.RedisError as exc:  # Redis away: the first tick registers it
                 log.warning("keeper: could not register this process yet (%s)", exc)
             self._thread = threading.Thread(target=self._run, name="atout-keeper", daemon=True)
@@ -128,9 +128,13 @@ class Keeper:
             self.world.redis.zrem(WORKERS_KEY, self.me)
             self.world.redis.hdel(CONTRACT_KEY, contract_part())
 
+    def _renew(self) -> None:
+        """This process's liveness in ``atout:workers``, for LIVENESS_TTL_S from now."""
+        self.world.redis.zadd(WORKERS_KEY, {self.me: int((time.time() + LIVENESS_TTL_S) * 1000)})
+
     def tick(self) -> None:
-        world, now = self.world, time.time()
-        world.redis.zadd(WORKERS_KEY, {self.me: int((now + LIVENESS_TTL_S) * 1000)})
+        world = self.world
+        self._renew()
         try:
             check_contract(world.redis, contract_part())
         except ContractMismatch as exc:  # registered while this one could not renew: say so
