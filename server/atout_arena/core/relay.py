@@ -162,8 +162,8 @@ def now_ms() -> int:
 
 
 
-SERVER_TTL_MS = 3_000  # a game server that did not renew its liveness for this long is gone
-SERVER_BEAT_S = 1.0
+SERVER_TTL_MS = 2_000  # a game server that did not renew its liveness for this long is gone
+SERVER_BEAT_S = 0.5  # four beats a TTL: a stalled loop or a stopped process is dead to the arena within 2 s
 
 # ------------------------------------------------------------------ scripts (worker side)
 
