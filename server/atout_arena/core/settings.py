@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(3600, ge=1)
     match_attempts: int = Field(3, ge=1)
     reconnect_grace_s: float = Field(15.0, ge=0, allow_inf_nan=False)
+    # how long a decision waits, its clock stopped, for a bot cut off by the arena's own outage
+    # (its game server hung, stopped or killed; Redis away) to be back: past it the match is
+    # voided and played again from its seed, never stored as a result
+    outage_limit_s: float = Field(300.0, ge=1, allow_inf_nan=False)
 
     def __init__(self, **values: Any) -> None:
         try:
