@@ -10,6 +10,10 @@ and the file is never corrupted. A match whose result was lost so is still runni
 database: the sweeper plays it again from its seed. (``FULL``, the default, fsynced every
 commit: 0.3 ms each on our machines, three per match.) PostgreSQL keeps its own settings.
 
+Parts started together on a new database (compose, systemd) create its schema once: whoever
+creates or migrates it holds :func:`schema_lock` (a file lock beside a SQLite file, an advisory
+lock in PostgreSQL), and the others wait for it, then find the tables made.
+
 >>> engine = make_engine("sqlite://")
 >>> create_all(engine)
 >>> Session = make_session_factory(engine)
@@ -17,7 +21,10 @@ commit: 0.3 ms each on our machines, three per match.) PostgreSQL keeps its own 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import time
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -32,6 +39,7 @@ from sqlalchemy import (
     event,
     insert,
     inspect,
+    text,
 )
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -39,6 +47,18 @@ from sqlalchemy.pool import StaticPool
 from atout_arena.core.models import Base
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+# How long a part waits for another's schema work (a migration of a large database may take
+# minutes); past it, it stops with an error that says who holds what.
+SCHEMA_LOCK_TIMEOUT_S = 600.0
+SCHEMA_LOCK_POLL_S = 0.05
+# The PostgreSQL advisory lock's key: one for the arena's schema in a database (a 32-bit CRC of
+# a fixed name, so that another application's locks in a shared cluster are unlikely to meet it).
+SCHEMA_LOCK_KEY = zlib.crc32(b"atout schema")
+SCHEMA_LOCK_SUFFIX = ".schema-lock"
+
+
+class SchemaLockTimeoutError(TimeoutError):
+    """Another process held the schema lock longer than the wait allowed."""
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -78,12 +98,102 @@ def make_session_factory(engine: Engine) -> sessionmaker[Session]:
 RENAMED_COLUMNS = {("matches", "runner"): "lease_id"}  # migration 0010
 
 
+def _sqlite_file(engine: Engine) -> Path | None:
+    """The file of a SQLite engine's database; None for an in-memory one or another kind."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or "mode=memory" in str(engine.url):
+        return None
+    return Path(database)
+
+
+@contextmanager
+def schema_lock(engine: Engine, timeout_s: float = SCHEMA_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Held while this process creates or migrates the schema of ``engine``'s database; another
+    process that asks waits until it is released (up to ``timeout_s``, then
+    :class:`SchemaLockTimeoutError`). Without it, two parts started together on a new database both
+    ran ``CREATE TABLE``: one exited on "table bots already exists".
+
+    SQLite: ``flock`` on a file beside the database (``atout.db.schema-lock``, left in place:
+    removing it would let a process lock a new file while another holds the old one). PostgreSQL:
+    a session advisory lock (:data:`SCHEMA_LOCK_KEY`) on a connection of its own, released by
+    the server if this process dies. An in-memory database is never shared: no lock."""
+    if engine.dialect.name == "postgresql":
+        with _advisory_lock(engine, timeout_s):
+            yield
+        return
+    database = _sqlite_file(engine)
+    if database is None:
+        yield
+        return
+    with _file_lock(database.with_name(database.name + SCHEMA_LOCK_SUFFIX), timeout_s):
+        yield
+
+
+def _waited_too_long(what: str, timeout_s: float) -> SchemaLockTimeoutError:
+    return SchemaLockTimeoutError(f"waited {timeout_s:.0f} s for {what}, held by another part creating or "
+                             "migrating the schema: is a migration still running?")
+
+
+@contextmanager
+def _file_lock(path: Path, timeout_s: float) -> Iterator[None]:
+    import fcntl  # POSIX: the arena's parts run on Linux (and macOS)
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout_s
+    with open(path, "a+b") as lock_file:
+        while True:
+            try:
+                fcntl.flock(lock_file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise _waited_too_long(f"the lock file {path}", timeout_s) from None
+                time.sleep(SCHEMA_LOCK_POLL_S)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock_file.fileno(), fcntl.LOCK_UN)
+
+
+@contextmanager
+def _advisory_lock(engine: Engine, timeout_s: float) -> Iterator[None]:
+    deadline = time.monotonic() + timeout_s
+    with engine.connect() as connection:
+        # try, then sleep: a wait bounded by our clock, and no session setting (lock_timeout)
+        # left on a pooled connection
+        key = {"key": SCHEMA_LOCK_KEY}
+        while not connection.execute(text("SELECT pg_try_advisory_lock(:key)"), key).scalar():
+            connection.rollback()
+            if time.monotonic() >= deadline:
+                raise _waited_too_long(f"PostgreSQL advisory lock {SCHEMA_LOCK_KEY}", timeout_s)
+            time.sleep(SCHEMA_LOCK_POLL_S)
+        connection.commit()  # the lock is the session's: it outlives this transaction
+        try:
+            yield
+        finally:
+            try:
+                connection.execute(text("SELECT pg_advisory_unlock(:key)"), key)
+                connection.commit()
+            except Exception:
+                # the connection is broken (the server then released the lock itself): never
+                # give it back to the pool, and let the schema work's own error be the one seen
+                connection.invalidate()
+
+
 def create_all(engine: Engine) -> None:
     """Create every table that does not exist yet (every model of :mod:`atout_arena.core.models`),
     and add to existing tables the columns added since, nullable or with a server default
     (such as ``matches.rules_version``), and rename those renamed since (:data:`RENAMED_COLUMNS`),
     so that a database made by an older arena keeps working. Alembic
-    (``atout_arena.migrations``) remains the way to upgrade a shared PostgreSQL database."""
+    (``atout_arena.migrations``) remains the way to upgrade a shared PostgreSQL database.
+
+    Under :func:`schema_lock`: processes that start together create the schema once, the
+    others find it made."""
+    with schema_lock(engine):
+        _create_all(engine)
+
+
+def _create_all(engine: Engine) -> None:
     Base.metadata.create_all(engine)
     existing = inspect(engine)
     with engine.begin() as connection:

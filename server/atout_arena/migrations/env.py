@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from atout_arena.core.db import make_engine
+from atout_arena.core.db import make_engine, schema_lock
 from atout_arena.core.models import Base  # importing it registers every model on it
 from atout_arena.core.settings import Settings
 
@@ -28,7 +28,9 @@ def run_offline() -> None:
 
 def run_online() -> None:
     engine = make_engine(_url())
-    with engine.connect() as connection:
+    # under the lock of the parts' create_all: two upgrades started together (or an upgrade and
+    # a part starting) do the schema's work one after the other, the second finding it done
+    with schema_lock(engine), engine.connect() as connection:
         # batch mode: SQLite rebuilds a table for the ALTERs it cannot do in place
         context.configure(
             connection=connection, target_metadata=target_metadata, render_as_batch=True, compare_type=True
