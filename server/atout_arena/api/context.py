@@ -17,9 +17,11 @@ import redis
 
 from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.metrics import FailSafeCollectors
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.services.bots import BotRegistry
+from atout_arena.services.ladders import LadderCollector
 from atout_arena.services.practice import Practice
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,9 @@ class Arena:
         self.practice = Practice(self.sessions, self.redis, self.tasks)
         self.cache: dict[Any, Any] = {}  # leaderboards, keyed by what they were computed from
         self.cache_lock = threading.Lock()
+        # /metrics's collectors that read the database: one that fails is left out of the
+        # scrape (and counted), never the counts read from Redis (they kept their own state)
+        self.database_metrics = FailSafeCollectors({"ladders": LadderCollector(self.sessions)})
 
     def close(self) -> None:
         self.tasks.close()

@@ -24,6 +24,11 @@ above 0 in lists beside it).
 Labels are bounded: ``game`` is one of the rulesets, ``outcome`` and ``kind`` come from fixed
 lists, ``bot`` is a registered bot's name, ``queue`` one of the Celery queues.
 
+Collectors that read the database (the ladders') run inside :class:`FailSafeCollectors`: when
+one fails (the database is down), its metrics are left out of that scrape, the scrape still
+serves what Redis counts, and ``atout_collector_errors_total{collector}`` counts the scrapes it
+missed (in the serving process: each API is a target of its own).
+
 >>> from prometheus_client import generate_latest
 >>> # registry = metrics_registry(redis_client); generate_latest(registry)  # the /metrics body
 """
@@ -31,7 +36,9 @@ lists, ``bot`` is a registered bot's name, ``queue`` one of the Celery queues.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +55,8 @@ from atout.games import GAMES
 from atout_arena.core.keys import CONNECTED_KEY, metric_key, split_address
 from atout_arena.core.relay import now_ms
 from atout_arena.core.vocabulary import FAULT_KINDS, OUTCOMES
+
+log = logging.getLogger(__name__)
 
 # kombu's Redis transport: a message of priority p > 0 waits in "<queue>\x06\x16<p>"
 QUEUE_PRIORITY_SUFFIXES = ("", *(f"\x06\x16{p}" for p in (3, 6, 9)))
@@ -105,6 +114,11 @@ STREAM_LIMITED = MetricSpec(
     "stream's token bucket was empty), 'answers' (dropped: its request had its rejected answers).",
     ("bot", "limit"))
 STREAM_LIMITS = ("rate", "answers")
+COLLECTOR_ERRORS = MetricSpec(
+    "atout_collector_errors_total", "counter",
+    "Scrapes of /metrics that left out a collector's metrics because it failed (its database "
+    "unavailable, say), by collector; counted by the process that serves /metrics, not in Redis.",
+    ("collector",))
 
 ALL_METRICS: tuple[MetricSpec, ...] = (
     DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING, BOTS_CONNECTED, QUEUE_DEPTH,
@@ -283,3 +297,57 @@ def metrics_registry(redis: Any, queues: Sequence[str] = ()) -> CollectorRegistr
     registry = CollectorRegistry(auto_describe=False)
     registry.register(ArenaCollector(redis, queues))
     return registry
+
+
+class FailSafeCollectors(Collector):
+    """Collectors that may fail while the rest of ``/metrics`` must not (those that read the
+    database), by name. A collector that raises is left out of that scrape, whole (nothing of
+    a collector that failed halfway), and counted in :data:`COLLECTOR_ERRORS`, yielded after
+    them. Its failure is logged once per outage: one line when it starts failing, one when it
+    works again, nothing for the scrapes between. One instance lives as long as the app (the
+    counts are its own), registered in each scrape's registry."""
+
+    def __init__(self, collectors: Mapping[str, Collector]) -> None:
+        self.collectors = dict(collectors)
+        self.errors = dict.fromkeys(self.collectors, 0)
+        self._failing: set[str] = set()
+        self._lock = threading.Lock()  # scrapes run on several threads at once
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+    def collect(self) -> Iterator[Metric]:
+        for name, collector in self.collectors.items():
+            try:
+                metrics = list(collector.collect())
+            except Exception as exc:  # whatever it is, the other metrics are still served
+                self._failed(name, exc)
+                continue
+            self._worked(name)
+            yield from metrics
+        counter = CounterMetricFamily(COLLECTOR_ERRORS.name[: -len("_total")], COLLECTOR_ERRORS.help,
+                                      labels=COLLECTOR_ERRORS.labels)
+        with self._lock:
+            for name, count in self.errors.items():
+                counter.add_metric([name], float(count))
+        yield counter
+
+    def _failed(self, name: str, exc: Exception) -> None:
+        with self._lock:
+            self.errors[name] += 1
+            first = name not in self._failing
+            self._failing.add(name)
+        if first:
+            text = " ".join(str(exc).split())[:300]
+            log.warning("metrics: the %s collector failed (%s: %s): its metrics are left out of /metrics "
+                        "until it works again", name, type(exc).__name__, text)
+
+    def _worked(self, name: str) -> None:
+        if name not in self._failing:  # the usual case, without the lock
+            return
+        with self._lock:
+            if name not in self._failing:
+                return
+            self._failing.discard(name)
+            missed = self.errors[name]
+        log.info("metrics: the %s collector works again (%d scrapes without it so far)", name, missed)

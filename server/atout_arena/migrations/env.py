@@ -28,8 +28,8 @@ def run_offline() -> None:
 
 def run_online() -> None:
     engine = make_engine(_url())
-    # under the lock of the parts' create_all: two upgrades started together (or an upgrade and
-    # a part starting) do the schema's work one after the other, the second finding it done
+    # under the lock of the parts' create_all: upgrades started together run one after the
+    # other, the later ones finding the database at head; a part starting meanwhile waits
     with schema_lock(engine), engine.connect() as connection:
         # batch mode: SQLite rebuilds a table for the ALTERs it cannot do in place
         context.configure(

@@ -10,7 +10,6 @@ from atout_arena.api.deps import ArenaDep
 from atout_arena.api.schemas import Health
 from atout_arena.core.metrics import metrics_registry
 from atout_arena.core.tasks import QUEUES
-from atout_arena.services.ladders import LadderCollector
 
 router = APIRouter(tags=["system"])
 
@@ -46,7 +45,11 @@ def metrics(arena: ArenaDep) -> Response:
     ``atout_decision_seconds``, ``atout_matches_total``, ``atout_match_seconds``,
     ``atout_faults_total``, ``atout_rating``, ``atout_bots_connected``, ``atout_queue_depth``;
     and the ladders' (from the database): ``atout_ladder_matches_total``,
-    ``atout_ladder_matches_in_flight``, ``atout_ladder_mu``, ``atout_ladder_sigma``."""
+    ``atout_ladder_matches_in_flight``, ``atout_ladder_mu``, ``atout_ladder_sigma``.
+
+    While the database is unavailable, the ladders' are left out and
+    ``atout_collector_errors_total{collector="ladders"}`` counts the scrapes without them: what
+    Redis counts is always served (a 503 only when Redis itself is unavailable)."""
     registry = metrics_registry(arena.redis, QUEUES)
-    registry.register(LadderCollector(arena.sessions))
+    registry.register(arena.database_metrics)
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
