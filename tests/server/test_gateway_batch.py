@@ -13,7 +13,7 @@ from gateway_helpers import RawBot, engine_request, wait_until
 
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import pending_key, reply_key
-from atout_arena.core.relay import MAX_REJECTIONS, notify_command, push_decision_command
+from atout_arena.core.relay import MAX_REJECTIONS, notify_command, parse_reply, push_decision_command
 from atout_arena.gateway.session import (
     MAX_ACTION_BATCH,
     MAX_DECISION_BATCH_BYTES,
@@ -43,10 +43,11 @@ def start_message(match_id: str) -> bytes:
     return pb.ArenaMessage(match_start=start).SerializeToString()
 
 
-def request_message(request_id: str, match_id: str, deadline_unix_ms: int, size: int = 0) -> bytes:
+def request_message(request_id: str, match_id: str, deadline_ms: int = 20_000, size: int = 0) -> bytes:
+    """A request as a worker writes it: its time (``deadline_ms``); the edge sets its deadline."""
     request = pb.DecisionRequest(
         request_id=request_id, match_id=match_id, game="merde", observation_json=f'"{"x" * size}"',
-        legal_actions=["pass", f"say {request_id}"], deadline_unix_ms=deadline_unix_ms,
+        legal_actions=["pass", f"say {request_id}"], deadline_ms=deadline_ms,
     )  # fmt: skip
     return pb.ArenaMessage(decision=request).SerializeToString()
 
@@ -60,11 +61,16 @@ def push_at_once(
     pipe = redis_client.pipeline(transaction=True)
     for match_id, request_id in plan:
         if request_id:
-            message = request_message(request_id, match_id, deadline, size)
+            message = request_message(request_id, match_id, deadline_ms, size)
             pipe.eval(*push_decision_command(bot_id, request_id, deadline, message, deadline_ms + 5_000))
         else:
             pipe.eval(*notify_command(bot_id, "start", match_id, start_message(match_id)))
     assert all(pipe.execute())
+
+
+def replied(redis_client: Any, request_id: str) -> list[str]:
+    """The actions the game server handed over for ``request_id`` (timed at the edge)."""
+    return [parse_reply(entry).action for entry in redis_client.lrange(reply_key(request_id), 0, -1)]
 
 
 def received(bot: RawBot, count: int) -> list[pb.ArenaMessage]:
@@ -125,13 +131,14 @@ def test_a_batch_stream_gets_the_decisions_of_one_read_as_one_batch_in_order(
             "match_start bm1", [rid["q1"], rid["q2"]], "match_start bm2", [rid["q3"], rid["q4"], rid["q5"]],
         ]
         for request in messages[3].decisions.requests:
-            assert 15_000 < request.deadline_ms <= 20_000  # the time left, set by the game server
+            assert request.deadline_ms == 20_000  # its whole time: the clock starts as it is sent
+            assert 0 <= request.deadline_unix_ms - time.time() * 1000 <= 20_000
         batch = [(r.request_id, r.match_id, r.legal_actions[1]) for m in messages
                  if m.WhichOneof("kind") == "decisions" for r in m.decisions.requests]
         bot.send(actions(*batch))
         for request_id, _, action in batch:
             wait_until(lambda r=request_id: redis_client.llen(reply_key(r)) == 1, what=f"answer {request_id}")
-            assert redis_client.lrange(reply_key(request_id), 0, -1) == [b"A" + action.encode()]
+            assert replied(redis_client, request_id) == [action]
             assert redis_client.zscore(pending_key(info.bot_id), request_id) is None
     finally:
         bot.close()
@@ -157,7 +164,7 @@ def test_a_stream_without_batch_gets_single_messages_only(
                            for m in messages if m.WhichOneof("kind") == "decision"]))
         for _, request_id in plan[1:]:
             if request_id:
-                wait_until(lambda r=request_id: redis_client.lrange(reply_key(r), 0, -1) == [b"Apass"],
+                wait_until(lambda r=request_id: replied(redis_client, r) == ["pass"],
                            what=f"answer {request_id}")
     finally:
         bot.close()
@@ -184,13 +191,13 @@ def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
         entries = list(messages[0].bundle.messages)
         for entry in entries:
             if entry.WhichOneof("kind") == "decision":
-                assert 15_000 < entry.decision.deadline_ms <= 20_000
+                assert entry.decision.deadline_ms == 20_000
         # bm1 ends, and a request of bm2 comes, in one read
         end = pb.ArenaMessage(match_end=pb.MatchEnd(match_id="bm1", reason="finished")).SerializeToString()
         deadline = int(time.time() * 1000) + 20_000
         pipe = redis_client.pipeline(transaction=True)
         pipe.eval(*notify_command(info.bot_id, "end", "bm1", end))
-        message = request_message(rid["q6"], "bm2", deadline)
+        message = request_message(rid["q6"], "bm2")
         pipe.eval(*push_decision_command(info.bot_id, rid["q6"], deadline, message, 25_000))
         pipe.execute()
         assert shape(received(bot, 1)) == [("bundle", ["match_end bm1", rid["q6"]])]
@@ -198,7 +205,7 @@ def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
         rejection = bot.next()
         assert rejection.WhichOneof("kind") == "rejection" and rejection.rejection.request_id == rid["q1"]
         assert "unknown request_id" in rejection.rejection.reason
-        wait_until(lambda: redis_client.lrange(reply_key(rid["q3"]), 0, -1) == [b"Apass"], what="q3 answered")
+        wait_until(lambda: replied(redis_client, rid["q3"]) == ["pass"], what="q3 answered")
         assert redis_client.llen(reply_key(rid["q1"])) == 0
     finally:
         bot.close()
@@ -356,8 +363,7 @@ def test_answers_in_a_batch_count_towards_the_rejection_limit(
         assert bot.next().pong.nonce == 9  # the batch was read before the ping
         # the answers of one ActionBatch go to Redis in one ANSWER call: all of them at once
         wait_until(lambda: redis_client.llen(reply_key(rid)) >= MAX_REJECTIONS + 1, what="the answers")
-        expected = [f"Atry {i}".encode() for i in range(MAX_REJECTIONS + 1)]
-        assert redis_client.lrange(reply_key(rid), 0, -1) == expected
+        assert replied(redis_client, rid) == [f"try {i}" for i in range(MAX_REJECTIONS + 1)]
     finally:
         bot.close()
 

@@ -12,7 +12,7 @@ import pytest
 from gateway_helpers import engine_request, read_events, wait_until
 
 from atout_arena.core.vocabulary import Fault
-from atout_workers.decisions import DecisionClient
+from atout_workers.decisions import ArenaOutage, DecisionClient
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -197,8 +197,10 @@ def test_a_connection_on_another_server_replaces_the_first(
 
 
 def test_graceful_shutdown_tells_the_bots_and_releases_them(
-    make_bot, spawn_bot, start_game_server, decisions
+    make_bot, spawn_bot, start_game_server, decisions, redis_url
 ):
+    """Its bots are released as cut off by the arena (it shut down), not as bots that left:
+    their decisions wait, clocks stopped, up to the outage limit; never a fault."""
     server = start_game_server()
     info, token = make_bot()
     bot = spawn_bot(server.info["address"], token, "FirstLegal")
@@ -208,8 +210,12 @@ def test_graceful_shutdown_tells_the_bots_and_releases_them(
     assert time.perf_counter() - started < 5
     bot.wait_for_log("shutting down")
     assert not decisions.is_connected(info.bot_id)
-    decision = decisions.request(info.bot_id, "m-down", deadline_ms=5000, **engine_request())
-    assert decision.fault == Fault.DISCONNECTED
+    client = DecisionClient(redis_url, outage_limit_s=2)
+    try:
+        with pytest.raises(ArenaOutage):
+            client.request(info.bot_id, "m-down", deadline_ms=5000, **engine_request())
+    finally:
+        client.close()
 
 
 def test_one_worker_keeps_many_matches_in_flight(address, make_bot, spawn_bot, redis_url) -> None:

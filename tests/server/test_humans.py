@@ -92,6 +92,6 @@ def test_an_answer_without_a_stream_is_taken_only_while_pending(redis_client) ->
     assert late < 0 and not redis_client.exists(reply_key(rid))  # the deadline passed
     redis_client.zadd(pending_key(address), {rid: now_ms() + 5_000})
     assert call_sync(pool, [answer_if_pending_command(answer)], 5) == [1]
-    assert parse_reply(redis_client.lpop(reply_key(rid))) == ("play 9d", None)
+    assert parse_reply(redis_client.lpop(reply_key(rid))).action == "play 9d"
     assert not redis_client.exists(req_key(rid)) and redis_client.zscore(pending_key(address), rid) is None
     assert call_sync(pool, [answer_if_pending_command(answer)], 5) == [0]  # answered already: once only

@@ -283,12 +283,11 @@ async def wait_until_async(condition, timeout: float = 5.0) -> None:
 
 
 def test_the_batched_scripts_do_what_one_call_each_does(redis_url) -> None:
-    """PUSH_DECISIONS is PUSH_DECISION of each push (a bot without a live stream gets its
-    disconnected reply, the others their inbox entries), ANSWER takes any number of answers,
+    """PUSH_DECISIONS is PUSH_DECISION of each push (each stored for its edge; a bot without a
+    live stream gets no inbox entry, and its state comes back: A, away), ANSWER takes any number of answers,
     and a worker's requests of one turn go in one PUSH_DECISIONS call."""
     from atout_arena.core.keys import conn_key, inbox_key, pending_key, reply_key, req_key
     from atout_arena.core.relay import (
-        REPLY_DISCONNECTED,
         Answer,
         GatewayRelay,
         make_async_redis,
@@ -308,12 +307,13 @@ def test_the_batched_scripts_do_what_one_call_each_does(redis_url) -> None:
         deadline = now_ms() + 5000
         pushes = [push_decision_command(bot, f"batch-r{i}", deadline, f"m{i}".encode(), 10_000)
                   for i, bot in enumerate([live, gone, live])]
-        assert await wire.eval_soon(*push_decisions_command(pushes)) == [b"nowhere/abc", 0, b"nowhere/abc"]
+        assert await wire.eval_soon(*push_decisions_command(pushes)) == [b"nowhere/abc", b"A", b"nowhere/abc"]
         entries: Any = plain.xrange(inbox_key(live))  # (redis-py types its replies loosely)
         assert [e[1][b"m"] for e in entries] == [b"m0", b"m2"]
         assert plain.zrange(pending_key(live), 0, -1) == [b"batch-r0", b"batch-r2"]
         assert plain.get(req_key("batch-r2")) == b"m2"
-        assert plain.lrange(reply_key("batch-r1"), 0, -1) == [REPLY_DISCONNECTED]
+        assert plain.zrange(pending_key(gone), 0, -1) == [b"batch-r1"]  # sent if it connects
+        assert not plain.exists(reply_key("batch-r1")) and not plain.exists(inbox_key(gone))
 
         relay = GatewayRelay(make_async_redis(redis_url), presence_ttl_ms=3000)
         answers = [Answer(live, "batch-r0", "a0", 10_000), Answer(live, "batch-r2", "a2", 10_000, 1.5)]

@@ -8,17 +8,29 @@
 ``check(action)`` returns ``None`` when the action is legal, else the engine's reason (the
 match loop's :func:`atout_arena.core.match.legality_check`). An
 illegal answer goes back to the bot as a Rejection with that reason, and the call keeps
-waiting for a legal answer until the deadline. Faults (:class:`Fault`):
+waiting for a legal answer until the deadline.
 
-- ``disconnected``: the bot had no live stream when asked, or its stream was gone when the
-  deadline passed, and it did not come back within ``grace_s`` (an outage of its game server,
-  a dropped stream: the arena's fault, not the bot's). A bot that comes back within the grace
-  is asked again afresh, with its whole deadline: nothing is charged. A stream is live while
-  its game server is (:data:`atout_arena.core.relay.LIVE_CONN`): a killed game server's bots
-  read as gone within seconds;
+The clock runs at the edge: ``deadline_ms`` is the decision's time, and it starts when the game
+server writes the request to the bot's stream (``atout_arena.gateway.session``), which also
+says when it passed. So nothing this worker, Redis or a game server's queue delays is charged.
+While it waits, the call watches the bot's stream (:data:`atout_arena.core.relay.STREAM_STATE`):
+
+- live: the edge has the request (a bot that reconnected elsewhere was sent it again there,
+  its clock afresh): wait for its answer or its verdict;
+- away (the bot has no stream: it left, or never came): wait up to ``grace_s`` for it; back,
+  it is sent the request afresh; not back, ``disconnected``;
+- cut off by the arena (its game server is dead, hung or stopped, the arena moved it, or Redis
+  is unreachable): the clock is stopped and nothing is charged; the call waits up to
+  ``outage_s`` for the bot to be back, then raises :class:`ArenaOutage`: the match is voided and
+  played again from its seed.
+
+Faults (:class:`Fault`), only ever the bot's own:
+
+- ``disconnected``: the bot had no stream, or dropped it while its game server was healthy,
+  and was not back within ``grace_s`` (or its token was revoked);
 - ``illegal``: the deadline passed after at least one illegal answer, or the bot gave
   :data:`~atout_arena.core.relay.MAX_REJECTIONS` illegal answers (faulted at once);
-- ``timeout``: the deadline passed with no answer.
+- ``timeout``: the deadline passed at the edge with no answer.
 
 Concurrency: :class:`AsyncDecisionClient` is the one client; a worker process plays all its
 matches on one event loop with it, every request's commands pipelined on one connection and
@@ -40,22 +52,24 @@ import secrets
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import redis
 
 from atout._loop import new_event_loop
 from atout.v1 import atout_pb2 as pb
-from atout_arena.core.keys import SERVERS_KEY, reply_key
+from atout_arena.core.keys import reply_key
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
     MAX_DEADLINE_MS,
     MAX_REJECTIONS,
     REPLY_DISCONNECTED,
+    REPLY_EXPIRED,
     REQ_GRACE_MS,
-    SERVER_TTL_MS,
+    STREAM_AWAY,
+    STREAM_OUTAGE,
     cancel_command,
     live_conn_command,
     notify_command,
@@ -65,6 +79,7 @@ from atout_arena.core.relay import (
     push_decision_command,
     push_decisions_command,
     reject_command,
+    stream_state_command,
 )
 from atout_arena.core.vocabulary import Fault
 from atout_arena.core.wire import Wire, resolve
@@ -77,7 +92,20 @@ P = ParamSpec("P")
 Check = Callable[[str], str | None]
 MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
 RECONNECT_POLL_S = 0.1  # while waiting for a bot to come back
-MAX_ASKS = 4  # a decision is asked again at most this many times after its bot reconnected
+MAX_ASKS = 4  # a decision is asked again (a request the arena lost) at most this many times
+OUTAGE_LIMIT_S = 300.0  # ATOUT_OUTAGE_LIMIT_S's default
+# A request's stream is looked at when its time plus this has passed with no word from the edge
+# (the edge's lag compensation, at most 0.5 s, and the relay's own time), then every WATCH_S.
+EDGE_SLACK_S = 2.0
+WATCH_S = 1.0
+# A request held by a live edge this long past its time with no verdict was lost by the arena
+# (e.g. the edge could not tell Redis): it is asked again, nothing charged.
+STUCK_S = 30.0
+
+
+class ArenaOutage(Exception):  # noqa: N818 - what happened, not an error of the caller
+    """A bot stayed cut off by the arena's own outage longer than the outage limit: the match
+    is voided (played again from its seed), never stored as a result."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +143,7 @@ class _Exchange:
         check: Check,
         max_deadline_ms: int,
         request_id: str | None = None,
+        hold_ms: int = 0,
     ) -> None:
         if not 0 < deadline_ms <= max_deadline_ms:
             raise ValueError(f"deadline_ms={deadline_ms}: must be in 1..{max_deadline_ms}")
@@ -123,8 +152,12 @@ class _Exchange:
         self.request_id = request_id or new_request_id()
         self.reply_key = reply_key(self.request_id)
         self.started = time.perf_counter()
-        self.deadline_unix_ms = now_ms() + deadline_ms
-        self.ttl_ms = deadline_ms + REQ_GRACE_MS
+        self.deadline_ms = deadline_ms
+        # the request is kept for its edge (and for a bot's reconnection) until the worker gives
+        # up on it: its time, the outage limit and a margin; it is dropped as soon as decided
+        self.hold_ms = deadline_ms + hold_ms + REQ_GRACE_MS
+        self.deadline_unix_ms = now_ms() + self.hold_ms  # its score in ``pending``: kept until then
+        self.ttl_ms = self.hold_ms
         self.rejected: list[tuple[str, str]] = []
         self.request = pb.ArenaMessage(
             decision=pb.DecisionRequest(
@@ -134,8 +167,7 @@ class _Exchange:
                 seat=seat,
                 observation_json=observation if isinstance(observation, str) else dumps_text(observation),
                 legal_actions=legal_actions,
-                deadline_ms=deadline_ms,
-                deadline_unix_ms=self.deadline_unix_ms,
+                deadline_ms=deadline_ms,  # the edge sets deadline_unix_ms when it sends it
             )
         ).SerializeToString()
         self.match_id = match_id
@@ -145,31 +177,30 @@ class _Exchange:
             self.address, self.request_id, self.deadline_unix_ms, self.request, self.ttl_ms
         )
 
-    def wait_s(self) -> float:
-        return max((self.deadline_unix_ms - now_ms()) / 1000, MIN_WAIT_S)
-
     def _elapsed_ms(self) -> float:
         return (time.perf_counter() - self.started) * 1000
 
     def outcome(self, fault: Fault | None, action: str | None = None,
-                bot_ms: float | None = None) -> Decision:
-        return Decision(self.request_id, action, fault, self._elapsed_ms(), tuple(self.rejected), bot_ms)
+                bot_ms: float | None = None, edge_ms: float | None = None) -> Decision:
+        think = self._elapsed_ms() if edge_ms is None else edge_ms
+        return Decision(self.request_id, action, fault, think, tuple(self.rejected), bot_ms)
 
-    def on_reply(self, popped: Any) -> Decision | tuple[Any, ...] | None:
-        """A Decision when done; the REJECT command to send (then wait again); or None when
-        the deadline passed (cancel, then :meth:`expired`)."""
-        if popped is None:
-            return None
-        value: bytes = popped[1]
-        if value == REPLY_DISCONNECTED:
+    def on_reply(self, value: bytes) -> Decision | tuple[Any, ...] | None:
+        """A Decision when done; the REJECT command to send (then wait again); or None after
+        the last allowed illegal answer (cancel, then fault it ``illegal``)."""
+        if value == REPLY_DISCONNECTED:  # its token was revoked
             return self.outcome(Fault.DISCONNECTED)
-        action, bot_ms = parse_reply(value)
-        reason = self.check(action)
+        if value.startswith(REPLY_EXPIRED):  # the edge's deadline passed
+            return self.outcome(Fault.ILLEGAL if self.rejected else Fault.TIMEOUT,
+                                edge_ms=float(value[1:] or 0) or None)
+        reply = parse_reply(value)
+        reason = self.check(reply.action)
         if reason is None:
-            return self.outcome(None, action, bot_ms)
-        self.rejected.append((action, reason))
-        if now_ms() >= self.deadline_unix_ms or len(self.rejected) >= MAX_REJECTIONS:
-            return None  # cancelled, then faulted (illegal) by expired()
+            return self.outcome(None, reply.action, reply.bot_ms, reply.edge_ms)
+        self.rejected.append((reply.action, reason))
+        if len(self.rejected) >= MAX_REJECTIONS:
+            return None
+        action = reply.action
         rejection = pb.ArenaMessage(
             rejection=pb.Rejection(
                 request_id=self.request_id, match_id=self.match_id, action=action, reason=reason
@@ -179,16 +210,21 @@ class _Exchange:
             self.address, self.request_id, self.deadline_unix_ms, self.request, rejection, self.ttl_ms
         )
 
-    def expired(self, still_connected: bool) -> Decision:
-        if not still_connected:
-            return self.outcome(Fault.DISCONNECTED)
-        return self.outcome(Fault.ILLEGAL if self.rejected else Fault.TIMEOUT)
+_AWAY = STREAM_AWAY.decode()
+_OUTAGE = STREAM_OUTAGE.decode()
 
 
-def _text(value: Any) -> str | None:
-    if value in (None, 0, b"0"):
-        return None
+def _state(value: Any) -> str:
+    """A stream state (relay's STREAM_STATE, PUSH_DECISION): its live connection id, or
+    ``A`` (away) or ``O`` (outage)."""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+@dataclass
+class _Watch:
+    """A decision's allowance of the arena's outages (its re-asks share it)."""
+
+    outage_until: float  # time.monotonic(): past it, ArenaOutage
 
 
 def _match_start(
@@ -314,9 +350,13 @@ class AsyncDecisionClient:
     number of matches in flight.
     """
 
-    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
+    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS,
+                 outage_limit_s: float = OUTAGE_LIMIT_S) -> None:
         self.redis_url = redis_url
         self.max_deadline_ms = max_deadline_ms
+        self.outage_limit_s = outage_limit_s
+        self._redis_down = False
+        self._mailbox_failing = False
         self.wire = Wire(redis_url, COMMAND_TIMEOUT_S)
         self.mailbox = secrets.token_hex(6)
         self._numbers = itertools.count(1)
@@ -369,9 +409,14 @@ class AsyncDecisionClient:
             finally:
                 error = exc or (first if isinstance(first, BaseException) else None)
                 if error is not None:
-                    log.warning("reading the replies' mailbox failed (%s); again in 0.2 s", error)
+                    if not self._mailbox_failing:  # one line an outage, not five a second
+                        self._mailbox_failing = True
+                        log.warning("reading the replies' mailbox failed (%s); retrying", error)
                     loop.call_later(0.2, self._read_mailbox)
                 else:
+                    if self._mailbox_failing:
+                        self._mailbox_failing = False
+                        log.warning("the replies' mailbox is read again")
                     # the next read is asked for after the matches just woken have run: their
                     # pushes leave first (a write wakes Redis, which on a 2-core machine may take
                     # the CPU from this process for tens of microseconds, and a push is what a
@@ -410,73 +455,123 @@ class AsyncDecisionClient:
         self, address: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
         legal_actions: Sequence[str], deadline_ms: int, check: Check, grace_s: float = 0.0,
     ) -> Decision:
-        """Ask ``address`` for its action in ``match_id``; waits at most ``deadline_ms``, plus
-        up to ``grace_s`` for a bot that is not connected to come back (then asked afresh)."""
+        """Ask ``address`` for its action in ``match_id``: ``deadline_ms`` at the edge, plus up
+        to ``grace_s`` for a bot that is away to come back, plus up to the outage limit for one
+        the arena cut off (then :class:`ArenaOutage`). See the module's text."""
         self._start()
-        decision = None
+        watch = _Watch(time.monotonic() + self.outage_limit_s)
         for _ in range(MAX_ASKS):
-            decision, stream_changed, deadline_unix_ms = await self._ask_once(
-                address, match_id, game, seat, observation, legal_actions, deadline_ms, check
-            )
-            if (decision.fault in (Fault.TIMEOUT, Fault.ILLEGAL) and grace_s > 0 and not stream_changed
-                    and not await self._server_alive_after(address, deadline_unix_ms)):
-                decision = replace(decision, fault=Fault.DISCONNECTED)  # its game server died meanwhile
-            if decision.fault == Fault.DISCONNECTED:
-                if grace_s <= 0 or not await self.wait_connected(address, grace_s):
-                    return decision
-            elif decision.fault is None or not stream_changed:
+            ex = _Exchange(address, match_id, game, seat, observation, legal_actions, deadline_ms, check,
+                           self.max_deadline_ms, request_id=self._new_request_id(),
+                           hold_ms=int(self.outage_limit_s * 1000))
+            decision = await self._ask_once(ex, grace_s, watch)
+            if decision is not None:
                 return decision
-        assert decision is not None
-        return decision
+        raise ArenaOutage(f"match {match_id}: the arena lost the request to {address} {MAX_ASKS} times")
 
-    async def _ask_once(
-        self, address: str, match_id: str, game: str, seat: int, observation: dict[str, Any] | str,
-        legal_actions: Sequence[str], deadline_ms: int, check: Check,
-    ) -> tuple[Decision, bool, int]:
-        """One request; returns its decision, whether the bot's stream changed meanwhile
-        (it reconnected: the request may have been lost with the old stream), its deadline."""
-        ex = _Exchange(address, match_id, game, seat, observation, legal_actions, deadline_ms, check,
-                       self.max_deadline_ms, request_id=self._new_request_id())
+    async def _ask_once(self, ex: _Exchange, grace_s: float, watch: _Watch) -> Decision | None:
+        """One request, followed to its decision; None when the arena lost it (ask again)."""
         key = ex.request_id.encode()
         slot = self._slots[key] = _Slot(self._deadlines)
-        wire = self.wire
         pushed: asyncio.Future[Any] | None = None
         try:
-            pushed = self._push(ex.push())
-            value = await slot.get(ex.wait_s())
-            conn_at_push = _text(await pushed)
-            while True:
-                step = ex.on_reply(None if value is None else (None, value))
-                if isinstance(step, Decision):
-                    return step, False, ex.deadline_unix_ms
-                if step is None:
-                    live, _ = await asyncio.gather(wire.eval(*live_conn_command(address)),
-                                                   wire.eval(*cancel_command(address, ex.request_id)))
-                    now_conn = _text(live)
-                    return ex.expired(now_conn is not None), now_conn != conn_at_push, ex.deadline_unix_ms
-                await wire.eval(*step)  # the rejection: then wait again
-                value = await slot.get(ex.wait_s())
+            try:
+                pushed = self._push(ex.push())
+                state = await pushed
+            except (redis.RedisError, OSError) as exc:
+                await self._redis_outage(watch, exc)
+                return None  # pushed or not, it is asked again once Redis is back
+            return await self._follow(ex, slot, _state(state), grace_s, watch)
         finally:
             del self._slots[key]
             if pushed is not None and not pushed.done():  # given up (cancelled): its error is nobody's
                 pushed.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    async def _server_alive_after(self, address: str, deadline_unix_ms: int) -> bool:
-        """Before a timeout is charged: whether the bot's game server renewed its liveness
-        after the deadline (waits up to one liveness TTL). A server killed with -9 leaves its
-        streams looking live for up to that TTL: its bots' timeouts are the arena's fault."""
-        limit = time.monotonic() + SERVER_TTL_MS / 1000 + 0.5
+    async def _follow(self, ex: _Exchange, slot: _Slot, state: str, grace_s: float,
+                      watch: _Watch) -> Decision | None:
+        """Wait for the request's answers and verdict, watching its stream (module's text)."""
+        address, rid, wire = ex.address, ex.request_id, self.wire
+        conn = state if state not in (_AWAY, _OUTAGE) else ""
+        conn_since = time.monotonic()  # since when the request has been with this live stream
+        wait = ex.deadline_ms / 1000 + EDGE_SLACK_S
+        away_until: float | None = None  # the grace of a bot that is away
+        lost = 0  # watches that found the request neither pending nor answered
+        if state == _AWAY and grace_s <= 0:  # a bot known gone is not waited for
+            await self._cancel(address, rid)
+            return ex.outcome(Fault.DISCONNECTED)
         while True:
-            conn = _text(await self.wire.eval(*live_conn_command(address)))
-            if conn is None:
-                return False
-            server = conn.rpartition("/")[0]
-            until = await self.wire.call("ZSCORE", SERVERS_KEY, server) if server else None
-            if until is None or float(until) - SERVER_TTL_MS >= deadline_unix_ms:
-                return True
-            if time.monotonic() >= limit:
-                return True
-            await asyncio.sleep(RECONNECT_POLL_S)
+            if state in (_AWAY, _OUTAGE):
+                wait = RECONNECT_POLL_S
+            value = await slot.get(wait)
+            if value is not None:
+                step = ex.on_reply(value)
+                if isinstance(step, Decision):
+                    return step
+                if step is None:  # the last illegal answer allowed
+                    await wire.eval(*cancel_command(address, rid))
+                    return ex.outcome(Fault.ILLEGAL)
+                await wire.eval(*step)  # the Rejection: then wait again
+                continue
+            try:
+                now_state, pending = await wire.eval(*stream_state_command(address, rid))
+            except (redis.RedisError, OSError) as exc:
+                await self._redis_outage(watch, exc)
+                return None  # Redis may have come back empty: asked again
+            state = _state(now_state)
+            now = time.monotonic()
+            if state == _OUTAGE:  # the arena's doing: the clock is stopped
+                away_until = None
+                if now >= watch.outage_until:
+                    await self._cancel(address, rid)
+                    raise ArenaOutage(f"{address} cut off by an outage of the arena for over "
+                                      f"{self.outage_limit_s:.0f} s")
+                continue
+            if state == _AWAY:
+                if away_until is None:
+                    away_until = now + grace_s
+                if now >= away_until:
+                    await self._cancel(address, rid)
+                    return ex.outcome(Fault.DISCONNECTED)
+                continue
+            away_until = None
+            if state != conn:  # (back) on another stream: its edge was sent the request afresh
+                conn, conn_since, lost = state, now, 0
+                wait = ex.deadline_ms / 1000 + EDGE_SLACK_S
+                continue
+            wait = WATCH_S
+            if not pending:  # answered (its reply on its way), or lost with a Redis that restarted
+                lost += 1
+                if lost >= 3:
+                    return None
+            elif now - conn_since > ex.deadline_ms / 1000 + STUCK_S:
+                log.warning("request %s to %s: no verdict from its edge %.0f s after its time; asked again",
+                            rid, address, now - conn_since - ex.deadline_ms / 1000)
+                await self._cancel(address, rid)
+                return None
+
+    async def _cancel(self, address: str, request_id: str) -> None:
+        try:
+            await self.wire.eval(*cancel_command(address, request_id))
+        except (redis.RedisError, OSError) as exc:  # it expires by itself
+            log.debug("request %s not cancelled: %s", request_id, exc)
+
+    async def _redis_outage(self, watch: _Watch, exc: BaseException) -> None:
+        """Redis is unreachable: wait for it (the clock stopped) up to the outage limit."""
+        if not self._redis_down:
+            self._redis_down = True
+            log.warning("Redis unreachable (%s): decisions wait, their clocks stopped", exc)
+        while True:
+            if time.monotonic() >= watch.outage_until:
+                raise ArenaOutage(f"Redis unreachable for over {self.outage_limit_s:.0f} s") from exc
+            await asyncio.sleep(0.5)
+            try:
+                await self.wire.call("PING")
+            except (redis.RedisError, OSError):
+                continue
+            if self._redis_down:
+                self._redis_down = False
+                log.warning("Redis is back: the decisions it held are asked again")
+            return
 
     async def wait_connected(self, address: str, timeout_s: float) -> bool:
         deadline = time.monotonic() + timeout_s
@@ -538,9 +633,11 @@ class DecisionClient:
     its own, started on first use. The MatchStart / MatchEnd notifications a match's follow-ups
     send are plain Redis calls, on the caller's thread."""
 
-    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS) -> None:
+    def __init__(self, redis_url: str, *, max_deadline_ms: int = MAX_DEADLINE_MS,
+                 outage_limit_s: float = OUTAGE_LIMIT_S) -> None:
         self.redis_url = redis_url
         self.max_deadline_ms = max_deadline_ms
+        self.outage_limit_s = outage_limit_s
         self.redis = redis.Redis.from_url(
             redis_url,
             socket_timeout=COMMAND_TIMEOUT_S,
@@ -560,7 +657,8 @@ class DecisionClient:
                 thread.start()
 
                 async def make() -> AsyncDecisionClient:  # its connections belong to the loop
-                    return AsyncDecisionClient(self.redis_url, max_deadline_ms=self.max_deadline_ms)
+                    return AsyncDecisionClient(self.redis_url, max_deadline_ms=self.max_deadline_ms,
+                                               outage_limit_s=self.outage_limit_s)
 
                 self._client = asyncio.run_coroutine_threadsafe(make(), loop).result()
                 self._loop, self._thread = loop, thread

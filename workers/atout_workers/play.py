@@ -40,7 +40,7 @@ import redis
 from sqlalchemy.exc import OperationalError
 
 from atout.games import State
-from atout_arena.core.keys import last_event_key, public_channel, seat_channel
+from atout_arena.core.keys import current_key, last_event_key, public_channel, seat_channel
 from atout_arena.core.match import (
     Answer,
     Asker,
@@ -52,12 +52,18 @@ from atout_arena.core.match import (
     Step,
     run_loop_async,
 )
-from atout_arena.core.relay import are_connected, live_conn_command, seat_addresses
+from atout_arena.core.relay import (
+    STREAM_OUTAGE,
+    are_connected,
+    live_conn_command,
+    seat_addresses,
+    stream_state_command,
+)
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy, RunResult
 from atout_arena.services.bots import is_house
 from atout_workers import store
-from atout_workers.decisions import AsyncDecisionClient, Decision
+from atout_workers.decisions import ArenaOutage, AsyncDecisionClient, Decision
 from atout_workers.fastjson import dumps
 from atout_workers.house import HouseAsker
 from atout_workers.world import Lease, World, matches_client
@@ -293,10 +299,15 @@ async def absent_seats(world: World, setup: MatchSetup, lease: Lease,
     stop = matches.stopping if stop is None else stop
     if await matches.run_sync(_chosen_streams_live, world, setup):
         return [], False
-    deadline = time.monotonic() + setup.absent_grace_s
+    started = time.monotonic()
+    deadline = started + setup.absent_grace_s
     while True:
         missing = await matches.run_sync(_missing, world, setup)
-        if not missing or time.monotonic() >= deadline:
+        now = time.monotonic()
+        if missing and now >= deadline and now < started + world.settings.outage_limit_s \
+                and await matches.run_sync(_cut_off, world, setup, missing):
+            pass  # a bot cut off by the arena's outage is not absent: waited for, up to the limit
+        elif not missing or now >= deadline:
             return missing, True
         if lease.lost.is_set():
             raise LeaseLost(f"match {setup.match_id}: lease {lease.id} lost")
@@ -312,6 +323,18 @@ def _chosen_streams_live(world: World, setup: MatchSetup) -> bool:
     for _, bot in visiting_seats(setup):
         pipe.eval(*live_conn_command(bot.stream))
     return all(pipe.execute())
+
+
+def _cut_off(world: World, setup: MatchSetup, seats: list[int]) -> bool:
+    """Whether one of ``seats`` is cut off by the arena (its stream on a game server that is
+    dead, hung or stopped, or moved by the arena): not the bot's absence."""
+    pipe = world.redis.pipeline(transaction=False)
+    for seat in seats:
+        bot = setup.seats[seat]
+        address = bot.stream if bot.version else (world.redis.get(current_key(str(bot.bot_id))) or bot.stream)
+        address = address.decode() if isinstance(address, bytes) else address
+        pipe.eval(*stream_state_command(address, ""))
+    return any(state == STREAM_OUTAGE for state, _ in pipe.execute())
 
 
 def _missing(world: World, setup: MatchSetup) -> list[int]:
@@ -626,6 +649,10 @@ async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
             claimed.publisher.settle()
     except TRANSIENT_ERRORS:
         raise
+    except ArenaOutage as exc:  # a seat cut off by the arena past the outage limit: voided
+        claimed.publisher.settle()
+        return await matches.run_sync(_replay_outage, world, setup, claimed.match_id, claimed.lease_id,
+                                      claimed.publisher, house, follow_ups, str(exc))
     except Exception as exc:
         return await matches.run_sync(_stopped, world, claimed, setup, house, exc, started, follow_ups)
     return await matches.run_sync(_conclude, world, claimed, setup, house, outcome, absent, started,
@@ -642,11 +669,14 @@ def is_outage(setup: MatchSetup, outcome: MatchOutcome) -> bool:
     return visiting <= cut
 
 
+OUTAGE_REASON = "every seat was disconnected (an outage of the arena): no result"
+
+
 def _replay_outage(world: World, setup: MatchSetup, match_id: int, lease_id: str, publisher: Publisher,
-                   house: HouseAsker | None, follow_ups: FollowUps) -> RunResult:
+                   house: HouseAsker | None, follow_ups: FollowUps,
+                   reason: str = OUTAGE_REASON) -> RunResult:
     """Store nothing: the match is played again from its seed (it counts one error), or fails
     after ``ATOUT_MATCH_ATTEMPTS`` of them with its reason."""
-    reason = "every seat was disconnected (an outage of the arena): no result"
     what = store.record_error(world.sessions, match_id, lease_id, reason, world.settings.match_attempts)
     publisher.end(None, "replayed" if what == "queued" else "error")
     _notify_end(world, setup, None, RESTARTED if what == "queued" else "cancelled", house)

@@ -45,7 +45,7 @@ PREFIX = "atout:"
 # The version of the contract between the arena's processes through Redis (this key space, its
 # scripts and its formats). Raise it with any change that a part of the previous version would
 # misread; a change every version reads the same way keeps it.
-CONTRACT_VERSION = 1
+CONTRACT_VERSION = 2  # 2: decisions are timed at the edge (EXPIRE, E/X replies, A/O stream states)
 CONTRACT_KEY = "atout:contract"
 
 # -- the decision relay (game servers <-> workers) -----------------------------------------

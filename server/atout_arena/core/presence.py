@@ -52,6 +52,9 @@ class Presence:
         self.before_release = before_release
         self.after_release = after_release
         self.pending: list[bytes] = []  # MatchEnds, MatchStarts, then requests: to send first
+        # > 0 when the arena ends the stream itself (a shutdown, a hand-over): the address reads as
+        # cut off by an outage for this long (ms) after the release, not as a bot that left
+        self.moved_ms = 0
         self._inbox: InboxReader | None = None
         self._cursor = b"0-0"
 
@@ -95,7 +98,8 @@ class Presence:
         if self._inbox is not None:
             await self._inbox.aclose()
         try:
-            await asyncio.wait_for(self.relay.release(self.address, self.conn_id), RELEASE_TIMEOUT_S)
+            await asyncio.wait_for(self.relay.release(self.address, self.conn_id, self.moved_ms),
+                                   RELEASE_TIMEOUT_S)
         except (redis.RedisError, OSError, TimeoutError) as exc:  # Redis gone (a shutdown): one line
             log.warning("%s: presence not released, Redis unreachable (%s); it expires by itself",
                         self.name, exc)

@@ -154,7 +154,18 @@ INBOX_READ_COUNT = 512
 KIND_CONNECTION = b"conn"
 REPLY_ACTION = b"A"
 REPLY_TIMED = b"T"  # an action with the bot's own think time
+REPLY_EDGE = b"E"  # an action timed at the edge: ``E<edge ms> <bot ms> <action>`` (game servers)
+REPLY_EXPIRED = b"X"  # ``X<edge ms>``: the edge's deadline passed with no legal answer (timeout)
 REPLY_DISCONNECTED = b"D"
+# What PUSH_DECISION(S) and STREAM_STATE say of a stream that is not live: ``A`` (away: the bot
+# has no stream: it left, or never came) or ``O`` (an outage: its stream is on a game server that
+# is dead, hung or stopped, or the arena moved it: the arena's doing, never charged to the bot).
+STREAM_AWAY = b"A"
+STREAM_OUTAGE = b"O"
+# A stream the arena ended itself (its game server shut down, or handed the bot to another one)
+# leaves its conn as this marker + its connection id, for the outage limit: the bot's decisions
+# wait with their clocks stopped until it is back, as for a game server that died.
+MOVED_MARKER = "!"
 
 
 def now_ms() -> int:
@@ -170,20 +181,32 @@ SERVER_BEAT_S = 0.5  # four beats a TTL: a stalled loop or a stopped process is 
 # The live connection id of a stream (its conn key, given its game server is alive), or false.
 # A game server's liveness is read from SERVERS_KEY (absent: trusted, e.g. a bare relay in tests).
 _LIVE = """
-local function live(conn_key, servers, now)
+local function stream_state(conn_key, servers, now)
   local c = redis.call('GET', conn_key)
-  if not c then return false end
+  if not c then return 'A' end
+  if string.sub(c, 1, 1) == '!' then return 'O' end
   local sid = string.match(c, '^(.*)/[^/]*$')
   if sid then
     local until_ms = redis.call('ZSCORE', servers, sid)
-    if until_ms and tonumber(until_ms) < tonumber(now) then return false end
+    if until_ms and tonumber(until_ms) < tonumber(now) then return 'O' end
   end
+  return c
+end
+local function live(conn_key, servers, now)
+  local c = stream_state(conn_key, servers, now)
+  if c == 'A' or c == 'O' then return false end
   return c
 end
 """
 
 LIVE_CONN = _LIVE + """
 return live(KEYS[1], KEYS[2], ARGV[1])
+"""
+
+# The state of a stream (its live connection id, A or O: see STREAM_AWAY / STREAM_OUTAGE) and
+# whether a request is still pending for it (1 / 0): what a worker's watch over a request reads.
+STREAM_STATE = _LIVE + """
+return {stream_state(KEYS[1], KEYS[2], ARGV[1]), redis.call('ZSCORE', KEYS[3], ARGV[2]) and 1 or 0}
 """
 
 LIVE_STREAMS = _LIVE + """
@@ -196,17 +219,14 @@ return out
 
 _PUSH = """
 local function push(k, a)
-  local c = live(KEYS[k + 1], KEYS[k + 6], ARGV[a + 6])
-  if not c then
-    redis.call('RPUSH', KEYS[k + 5], ARGV[a + 7])
-    redis.call('PEXPIRE', KEYS[k + 5], ARGV[a + 4])
-    return 0
-  end
+  local c = stream_state(KEYS[k + 1], KEYS[k + 6], ARGV[a + 6])
   redis.call('SET', KEYS[k + 2], ARGV[a + 3], 'PX', ARGV[a + 4])
   redis.call('ZREMRANGEBYSCORE', KEYS[k + 3], '-inf', ARGV[a + 6])
   redis.call('ZADD', KEYS[k + 3], ARGV[a + 2], ARGV[a + 1])
   redis.call('PEXPIRE', KEYS[k + 3], ARGV[a + 4])
-  redis.call('XADD', KEYS[k + 4], 'MAXLEN', '~', ARGV[a + 5], '*', 'k', 'msg', 'm', ARGV[a + 3])
+  if c ~= 'A' and c ~= 'O' then
+    redis.call('XADD', KEYS[k + 4], 'MAXLEN', '~', ARGV[a + 5], '*', 'k', 'msg', 'm', ARGV[a + 3])
+  end
   return c
 end
 """
@@ -237,13 +257,15 @@ redis.call('DEL', KEYS[2], KEYS[3])
 return 1
 """
 
-NOTIFY = """
+# (a MatchEnd is kept for a bot without a live stream: away, or cut off by an outage, whose
+# next stream's cursor starts after it)
+NOTIFY = _LIVE + """
 if ARGV[1] == 'start' then
   redis.call('HSET', KEYS[1], ARGV[2], ARGV[3])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
 elseif ARGV[1] == 'end' then
   redis.call('HDEL', KEYS[1], ARGV[2])
-  if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[7]) then
+  if not live(KEYS[3], KEYS[5], ARGV[8]) and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[7]) then
     redis.call('HSET', KEYS[4], ARGV[2], ARGV[3])
     redis.call('PEXPIRE', KEYS[4], ARGV[6])
   end
@@ -255,10 +277,10 @@ return 1
 # A MatchEnd for a run of a match that was aborted (its worker died): told only to a stream
 # that was told this match's MatchStart and not yet its end (the start is still in ``matches``),
 # exactly as NOTIFY's 'end' would. Returns 1 when told, 0 when there was nothing to end.
-NOTIFY_IF_STARTED = """
+NOTIFY_IF_STARTED = _LIVE + """
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
-if redis.call('EXISTS', KEYS[3]) == 0 and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[5]) then
+if not live(KEYS[3], KEYS[5], ARGV[6]) and redis.call('HLEN', KEYS[4]) < tonumber(ARGV[5]) then
   redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
 end
@@ -317,6 +339,26 @@ redis.call('DEL', KEYS[3])
 return 1
 """
 
+# The edge's verdict when a request's deadline passed at the game server (or the API's play
+# stream) that sent it, with no legal answer: pushed to the worker as ``X<edge ms>`` only while
+# the request is still pending and this stream still holds the address (a bot that reconnected
+# elsewhere was sent the request again there, with a fresh clock). Returns 1 (expired) or 0.
+EXPIRE = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('DEL', KEYS[3])
+redis.call('RPUSH', KEYS[4], ARGV[3])
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
+return 1
+"""
+
+# When an edge sends a human seat its decision: the request's score in ``pending`` becomes the
+# edge's deadline, which ANSWER_IF_PENDING checks the answers of other requests against.
+EDGE_DEADLINE = """
+return redis.call('ZADD', KEYS[1], 'XX', ARGV[2], ARGV[1])
+"""
+
 HEARTBEAT = """
 local owner = redis.call('GET', KEYS[1])
 if owner and owner ~= ARGV[1] then
@@ -333,10 +375,18 @@ return 1
 # RELEASE leaves a tombstone of the stream (KEYS[3], one presence TTL): a HEARTBEAT of that
 # stream still in flight when it closed (sent, then cancelled) would otherwise bring its
 # presence back for a whole TTL after the release.
+#
+# A stream the arena ended itself (ARGV[4] = the outage limit in ms, else 0) leaves
+# MOVED_MARKER + its id in ``conn`` for that long instead: its bot is not live, but cut off by
+# the arena (an outage), until it reconnects (TAKEOVER) anywhere.
 RELEASE = """
 redis.call('SET', KEYS[3], 1, 'PX', ARGV[3])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('DEL', KEYS[1])
+  if tonumber(ARGV[4]) > 0 then
+    redis.call('SET', KEYS[1], '!' .. ARGV[1], 'PX', ARGV[4])
+  else
+    redis.call('DEL', KEYS[1])
+  end
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 1
 end
@@ -405,6 +455,12 @@ def live_conn_command(address: str) -> tuple[Any, ...]:
     return (LIVE_CONN, 2, conn_key(address), SERVERS_KEY, now_ms())
 
 
+def stream_state_command(address: str, request_id: str) -> tuple[Any, ...]:
+    """[the stream's live connection id, or STREAM_AWAY / STREAM_OUTAGE; 1 if ``request_id``
+    is still pending for it, else 0] (:data:`STREAM_STATE`)."""
+    return (STREAM_STATE, 3, conn_key(address), SERVERS_KEY, pending_key(address), now_ms(), request_id)
+
+
 def cancel_command(address: str, request_id: str) -> tuple[Any, ...]:
     # a mailbox is shared by a worker's requests: only a reply list of its own is dropped
     replies = req_key(request_id) if mailbox_of(request_id) is not None else reply_key(request_id)
@@ -415,8 +471,9 @@ def notify_command(address: str, what: str, match_id: str, message: bytes) -> tu
     """``what``: ``start`` (remembered for reconnects while the match runs), ``end`` (the start
     is forgotten; the end is kept for a bot that is not connected) or ``other``."""
     return (
-        NOTIFY, 4, matches_key(address), inbox_key(address), conn_key(address), ended_key(address),
-        what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX,
+        NOTIFY, 5,
+        matches_key(address), inbox_key(address), conn_key(address), ended_key(address), SERVERS_KEY,
+        what, match_id, message, INBOX_MAXLEN, MATCHES_TTL_MS, ENDED_TTL_MS, ENDED_MAX, now_ms(),
     )  # fmt: skip
 
 
@@ -424,8 +481,8 @@ def notify_if_started_command(address: str, match_id: str, message: bytes) -> tu
     """The MatchEnd ``message`` of an aborted run, for a stream that was told the match started
     (:data:`NOTIFY_IF_STARTED`)."""
     return (
-        NOTIFY_IF_STARTED, 4, matches_key(address), inbox_key(address), conn_key(address), ended_key(address),
-        match_id, message, INBOX_MAXLEN, ENDED_TTL_MS, ENDED_MAX,
+        NOTIFY_IF_STARTED, 5, matches_key(address), inbox_key(address), conn_key(address), ended_key(address),
+        SERVERS_KEY, match_id, message, INBOX_MAXLEN, ENDED_TTL_MS, ENDED_MAX, now_ms(),
     )  # fmt: skip
 
 
@@ -449,22 +506,46 @@ class Answer:
     action: str
     ttl_ms: int
     think_ms: float = 0.0  # the bot's own time, as it told it (0: not told)
+    edge_ms: float | None = None  # the time at the edge, from the request written to this answer read
 
     def reply(self) -> bytes:
-        """The reply entry: ``A<action>``, or ``T<think ms> <action>`` when the bot told it."""
+        """The reply entry: ``E<edge ms> <bot ms> <action>`` from an edge that timed it (a game
+        server), else ``A<action>``, or ``T<think ms> <action>`` when the bot told its time."""
+        if self.edge_ms is not None:
+            timed = f"{self.edge_ms:.3f} {self.think_ms:.3f} ".encode()
+            return REPLY_EDGE + timed + self.action.encode("utf-8")
         if self.think_ms > 0:
             return REPLY_TIMED + f"{self.think_ms:.3f} ".encode() + self.action.encode("utf-8")
         return REPLY_ACTION + self.action.encode("utf-8")
 
 
-def parse_reply(value: bytes) -> tuple[str, float | None]:
-    """A reply entry (``A...`` or ``T...``) -> (action, the bot's think time or None)."""
+@dataclass(frozen=True)
+class Reply:
+    """A reply entry, parsed: an action (with the bot's own time and the edge's, when told)."""
+
+    action: str
+    bot_ms: float | None = None
+    edge_ms: float | None = None
+
+
+def parse_reply(value: bytes) -> Reply:
+    """A reply entry (``E...``, ``A...`` or ``T...``) -> its :class:`Reply`."""
+    if value.startswith(REPLY_EDGE):
+        edge, _, rest = value[1:].partition(b" ")
+        told, _, action = rest.partition(b" ")
+        bot_ms = float(told)
+        return Reply(action.decode("utf-8", errors="replace"), bot_ms if bot_ms > 0 else None, float(edge))
     if value.startswith(REPLY_TIMED):
         told, _, action = value[1:].partition(b" ")
-        return action.decode("utf-8", errors="replace"), float(told)
+        return Reply(action.decode("utf-8", errors="replace"), float(told))
     if value.startswith(REPLY_ACTION):
-        return value[1:].decode("utf-8", errors="replace"), None
+        return Reply(value[1:].decode("utf-8", errors="replace"))
     raise ValueError(f"unexpected reply entry {value[:40]!r}")
+
+
+def expired_entry(edge_ms: float) -> bytes:
+    """The reply of an edge whose deadline passed with no legal answer (:data:`EXPIRE`)."""
+    return REPLY_EXPIRED + f"{edge_ms:.3f}".encode()
 
 
 _RUNNING_TO_THE_END: set[asyncio.Task[Any]] = set()  # (the loop keeps only weak references to tasks)
@@ -582,9 +663,26 @@ class GatewayRelay:
         )
         return bool(renewed)
 
-    async def release(self, address: str, conn_id: str) -> None:
+    async def release(self, address: str, conn_id: str, moved_ms: int = 0) -> None:
+        """Give the address up (if this stream still holds it). ``moved_ms`` > 0: the arena
+        ended the stream itself (a shutdown, a hand-over to another game server): the address
+        reads as cut off by an outage for that long, or until the bot is back."""
         await self._call("EVAL", RELEASE, 3, conn_key(address), CONNECTED_KEY, released_key(conn_id), conn_id,
-                         address, self.presence_ttl_ms)
+                         address, self.presence_ttl_ms, moved_ms)
+
+    async def edge_deadline(self, address: str, request_id: str, deadline_ms: int) -> None:
+        """The request's score in ``pending`` becomes its deadline at the edge (human seats:
+        :data:`EDGE_DEADLINE`, what ANSWER_IF_PENDING checks)."""
+        await self._call("EVAL", EDGE_DEADLINE, 1, pending_key(address), request_id, deadline_ms)
+
+    def expire(self, address: str, conn_id: str, request_id: str, edge_ms: float) -> asyncio.Future[Any]:
+        """The edge's verdict on a request whose deadline passed (:data:`EXPIRE`), queued on
+        the shared wire; its result: 1 (the worker is told) or 0 (answered, or not this
+        stream's any more)."""
+        return self.wire.eval_soon(
+            EXPIRE, 4, conn_key(address), pending_key(address), req_key(request_id), reply_key(request_id),
+            conn_id, request_id, reply_entry(request_id, expired_entry(edge_ms)), 60_000,
+        )  # fmt: skip
 
     async def count(self, key: str, field: str, amount: int) -> None:
         """``HINCRBY key field amount`` (a metric of :mod:`atout_arena.core.metrics`)."""

@@ -25,6 +25,18 @@ stream may send an ``ActionBatch``: each of its Actions is handled exactly as if
 message go to Redis in one pipeline.
 An empty ActionBatch, or one of more than :data:`MAX_ACTION_BATCH` Actions, gets an Error
 ``bad_message`` and none of its Actions is read.
+
+The clock runs here, at the edge. A request's worker sets only its time (``deadline_ms``); its
+deadline starts when this stream writes it to the bot: ``deadline_unix_ms`` is then + that
+time, and whatever the request waited before (the worker, Redis, this server's queue) is not
+counted. Answers are read until that deadline plus the network lag measured on this stream
+(:class:`LagCompensation`: the keep-alive pings' round trip, capped per decision and per
+match, as lichess does) plus any stall of this server's own event loop (:class:`LoopLag`).
+When it passes with no answer waiting for the worker's verdict, this server tells the worker
+(``EXPIRE``: a ``timeout``, or ``illegal`` after rejected answers). The answer's time at the
+edge goes to the worker with it, for the match's clock and time bank. A stream the arena ends
+itself (``shutting_down``, ``moved``) leaves its bot cut off by an outage, not gone: its
+decisions wait with their clocks stopped until it is back (``ATOUT_OUTAGE_LIMIT_S``).
 """
 
 from __future__ import annotations
@@ -35,6 +47,7 @@ import math
 import secrets
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import DecodeError
@@ -54,6 +67,14 @@ MAX_VERSION_LENGTH = 64
 MAX_STREAMS = 4  # live streams (versions) of one bot at once
 MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
+# Network lag compensation (docs/protocol.md, "Deadlines and clocks"): each decision's deadline
+# at the edge is extended by the stream's measured round trip, at most MAX_LAG_COMP_MS, and a
+# match's decisions together by at most LAG_QUOTA_MS (what a bot that delays its Pongs can win).
+MAX_LAG_COMP_MS = 500.0
+LAG_QUOTA_MS = 5_000.0
+ARENA_ENDS = frozenset({"shutting_down", "moved"})  # a stream the arena ends itself: not the bot's doing
+EXPIRE_RETRY_S = 0.5  # an EXPIRE that Redis did not take is sent again (a Redis blip)
+EXPIRE_TRIES = 20
 # Per stream: a token bucket on the bot's messages, so a flooding bot cannot slow the others. It
 # fills at MESSAGE_RATE a second (up to MESSAGE_BURST: pings, pongs, a few stray answers) and by
 # MAX_REJECTIONS + 1 for every decision the stream is sent (up to MAX_CREDIT), so a bot answering
@@ -81,6 +102,83 @@ class SessionEnd(Exception):  # noqa: N818  (a control-flow signal, not an error
         super().__init__(f"{code}: {message}")
         self.code = code
         self.message = message
+
+
+class LoopLag:
+    """How late this event loop has been lately: a task sleeps :data:`TICK_S` and measures
+    how much longer it took. An answer read late because the server itself stalled (load, a
+    long garbage collection) is not the bot's: deadlines stretch by :meth:`recent_ms`."""
+
+    TICK_S = 0.1
+    WINDOW_S = 5.0
+
+    def __init__(self) -> None:
+        self._samples: list[tuple[float, float]] = []  # (when, lag ms), the last WINDOW_S
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._watch(), name="loop-lag")
+
+    async def _watch(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(self.TICK_S)
+            now = loop.time()
+            lag = (now - before - self.TICK_S) * 1000
+            self._samples = [(at, ms) for at, ms in self._samples if now - at < self.WINDOW_S]
+            if lag > 1.0:
+                self._samples.append((now, lag))
+
+    def recent_ms(self) -> float:
+        """The longest stall of the loop in the last :data:`WINDOW_S` seconds (ms)."""
+        return max((ms for _, ms in self._samples), default=0.0)
+
+
+LOOP_LAG = LoopLag()  # one per game server process (its one event loop)
+
+
+class LagCompensation:
+    """The network lag of one stream, measured by its keep-alive pings' round trips (an
+    exponential average), and each match's quota of compensation."""
+
+    ALPHA = 0.3
+
+    def __init__(self) -> None:
+        self.rtt_ms: float | None = None
+        self.used: dict[str, float] = {}  # match id -> compensation the bot's answers used (ms)
+
+    def sample(self, rtt_ms: float) -> None:
+        if 0 <= rtt_ms < 60_000:
+            self.rtt_ms = rtt_ms if self.rtt_ms is None else self.rtt_ms + self.ALPHA * (rtt_ms - self.rtt_ms)
+
+    def grant(self, match_id: str) -> float:
+        """The compensation a decision of ``match_id`` gets now (ms)."""
+        left = LAG_QUOTA_MS - self.used.get(match_id, 0.0)
+        return max(0.0, min(self.rtt_ms or 0.0, MAX_LAG_COMP_MS, left))
+
+    def use(self, match_id: str, ms: float) -> None:
+        """An answer arrived ``ms`` after the decision's nominal deadline: taken from the quota."""
+        if ms > 0:
+            self.used[match_id] = self.used.get(match_id, 0.0) + ms
+
+
+@dataclass
+class OpenRequest:
+    """A request this stream was sent and may answer."""
+
+    match_id: str
+    deadline: int  # the deadline told to the bot (ms since the epoch, this server's clock)
+    accept_until: int  # ... plus the lag compensation granted: answers are read until then
+    sent_at: float  # time.monotonic() when written to the stream
+    timer: asyncio.TimerHandle | None = None
+    awaiting: bool = False  # an answer went to the worker and no Rejection came back yet
+    expired: bool = False  # the worker was told the deadline passed
+    stretched: bool = False  # the deadline was moved once for a stall of this server's loop
+
+    def edge_ms(self) -> float:
+        return (time.monotonic() - self.sent_at) * 1000
 
 
 def reported_think_ms(value: float) -> float:
@@ -127,6 +225,7 @@ class BotSession:
         server_id: str,
         keepalive_ms: int,
         hello_timeout_ms: int,
+        outage_limit_ms: int = 300_000,
     ) -> None:
         self.relay = relay
         self.bot = bot
@@ -139,8 +238,11 @@ class BotSession:
         self.keepalive_ms = keepalive_ms
         self.hello_timeout_ms = hello_timeout_ms
         self.conn_id = f"{server_id}/{secrets.token_hex(6)}"
-        # request id -> (match id, absolute deadline in ms): what this stream may answer
-        self.open: dict[str, tuple[str, int]] = {}
+        self.outage_limit_ms = outage_limit_ms
+        # request id -> its OpenRequest: what this stream may answer, and its clock
+        self.open: dict[str, OpenRequest] = {}
+        self.lag = LagCompensation()
+        self._pings: dict[int, float] = {}  # nonce -> time.monotonic() sent (the round trip)
         self.open_in: dict[str, set[str]] = {}  # match id -> its open request ids (forgotten at its end)
         self.last_seen = time.monotonic()
         self._send_lock = asyncio.Lock()
@@ -212,9 +314,14 @@ class BotSession:
                 )
             )
         )
+        LOOP_LAG.start()
+        await self._ping()  # a first round trip for the lag compensation, before any decision
         tasks: list[asyncio.Task[None]] = []
 
         async def stop_tasks() -> None:  # before the release: the answers read so far go first
+            for request in self.open.values():  # no verdict from a stream that is gone
+                if request.timer is not None:
+                    request.timer.cancel()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -242,6 +349,8 @@ class BotSession:
                     raise exc
                 elif finished is stopped:
                     end = finished.result()
+            if end is not None and end.code in ARENA_ENDS:
+                presence.moved_ms = self.outage_limit_ms
             return await self._close(end) if end else "eof"
 
     def revoke(self, message: str) -> None:
@@ -304,16 +413,19 @@ class BotSession:
             kind = message.WhichOneof("kind")
             if kind == "decision":
                 decision = message.decision
-                left = decision.deadline_unix_ms - now_ms()
-                if left <= 0:
-                    continue  # its worker has given up on it already
-                decision.deadline_ms = left
-                self.open[decision.request_id] = (decision.match_id, decision.deadline_unix_ms)
-                self.open_in.setdefault(decision.match_id, set()).add(decision.request_id)
+                if decision.request_id in self.open:
+                    continue  # sent already on this stream: its clock runs
+                self._start_clock(decision)
                 self.bucket.credit(MAX_REJECTIONS + 1)
+            elif kind == "rejection":
+                self._rejected(message.rejection.request_id)
             elif kind == "match_end":
-                for rid in self.open_in.pop(message.match_end.match_id, ()):
-                    self.open.pop(rid, None)
+                match_id = message.match_end.match_id
+                self.lag.used.pop(match_id, None)
+                for rid in self.open_in.pop(match_id, ()):
+                    request = self.open.pop(rid, None)
+                    if request is not None and request.timer is not None:
+                        request.timer.cancel()
                     self.answers.pop(rid, None)
             if self.bundle or (self.batch and kind == "decision"):
                 if pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES and (pending or bundled):
@@ -334,6 +446,73 @@ class BotSession:
             await self.send(message)
         if pending or bundled:
             await self._send_held(pending, bundled)
+
+    # ------------------------------------------------------------ the clock
+
+    def _start_clock(self, decision: pb.DecisionRequest) -> None:
+        """The request is about to be written to the stream: its time starts now."""
+        now = now_ms()
+        budget = decision.deadline_ms  # the worker's time for it (the decision's move time and bank)
+        decision.deadline_unix_ms = now + budget
+        accept_until = now + budget + int(self.lag.grant(decision.match_id))
+        request = OpenRequest(decision.match_id, now + budget, accept_until, time.monotonic())
+        loop = asyncio.get_running_loop()
+        request.timer = loop.call_later((accept_until - now) / 1000, self._on_deadline,
+                                        decision.request_id, loop.time() + (accept_until - now) / 1000)
+        self.open[decision.request_id] = request
+        self.open_in.setdefault(decision.match_id, set()).add(decision.request_id)
+
+    def _on_deadline(self, rid: str, due: float) -> None:
+        request = self.open.get(rid)
+        if request is None or request.expired:
+            return
+        loop = asyncio.get_running_loop()
+        late = loop.time() - due
+        if late > 0.05 and not request.stretched:
+            # this loop stalled: an answer may be waiting, unread, in the stream; read it first
+            request.stretched = True
+            request.accept_until += int(late * 1000)
+            request.timer = loop.call_later(late, self._on_deadline, rid, loop.time() + late)
+            return
+        if request.awaiting:
+            return  # the worker's verdict on an answer is on its way; a Rejection brings us back
+        self._expire(rid, request)
+
+    def _rejected(self, rid: str) -> None:
+        """The worker refused an answer to ``rid``: the bot may answer again until the deadline,
+        and if that passed meanwhile, the worker is told now."""
+        request = self.open.get(rid)
+        if request is None:
+            return
+        request.awaiting = False
+        if now_ms() > request.accept_until and not request.expired:
+            self._expire(rid, request)
+
+    def _expire(self, rid: str, request: OpenRequest, tries: int = 0) -> None:
+        request.expired = True
+        posted = self.relay.expire(self.address, self.conn_id, rid, request.edge_ms())
+
+        def done(future: asyncio.Future[Any]) -> None:
+            exc = None if future.cancelled() else future.exception()
+            if exc is None or self.open.get(rid) is not request:
+                return
+            if tries + 1 >= EXPIRE_TRIES:
+                log.error("bot %s: the deadline of request %s could not be told to Redis: %s",
+                          self.bot_id, rid, exc)
+                return
+            if tries == 0:
+                log.warning("bot %s: Redis did not take a deadline's verdict (%s); trying again",
+                            self.bot_id, exc)
+            asyncio.get_running_loop().call_later(EXPIRE_RETRY_S, self._expire, rid, request, tries + 1)
+
+        posted.add_done_callback(done)
+
+    async def _ping(self) -> None:
+        self._ping_nonce += 1
+        self._pings[self._ping_nonce] = time.monotonic()
+        if len(self._pings) > 16:  # never answered: forgotten
+            del self._pings[min(self._pings)]
+        await self.send(pb.ArenaMessage(ping=pb.Ping(nonce=self._ping_nonce)))
 
     async def _send_held(self, pending: list[pb.DecisionRequest], bundled: list[pb.ArenaMessage]) -> None:
         """Send the held decisions (one DecisionBatch) or messages (one ArenaBundle), and empty
@@ -364,17 +543,17 @@ class BotSession:
             if silent > 3 * interval:
                 raise SessionEnd("keepalive_timeout", f"no message from the bot for {silent:.1f} s")
             now = now_ms()
-            for rid, (match_id, _) in [(r, o) for r, o in self.open.items() if o[1] + ANSWER_GRACE_MS < now]:
+            for rid, request in [(r, o) for r, o in self.open.items()
+                                 if o.expired and o.accept_until + ANSWER_GRACE_MS < now]:
                 del self.open[rid]
                 self.answers.pop(rid, None)
-                ids = self.open_in.get(match_id)
+                ids = self.open_in.get(request.match_id)
                 if ids is not None:
                     ids.discard(rid)
                     if not ids:
-                        del self.open_in[match_id]
+                        del self.open_in[request.match_id]
             await self._count_limited()
-            self._ping_nonce += 1
-            await self.send(pb.ArenaMessage(ping=pb.Ping(nonce=self._ping_nonce)))
+            await self._ping()
 
     async def _count_limited(self) -> None:
         """Add the messages held back since the last time to the metric, and log them."""
@@ -410,7 +589,9 @@ class BotSession:
         elif kind == "ping":
             await self.send(pb.ArenaMessage(pong=pb.Pong(nonce=message.ping.nonce)))
         elif kind == "pong":
-            pass  # last_seen is all a Pong is for
+            sent = self._pings.pop(message.pong.nonce, None)
+            if sent is not None:  # (last_seen was renewed by any message)
+                self.lag.sample((time.monotonic() - sent) * 1000)
         elif kind == "hello":
             await self.send(error_message("bad_message", "Hello was already received on this stream"))
         else:
@@ -458,15 +639,15 @@ class BotSession:
         if request is None:
             await reject(f"unknown request_id {action.request_id[:64]!r}: no open request of this bot has it")
             return
-        match_id, deadline = request
+        match_id = request.match_id
         if action.match_id and action.match_id != match_id:
             await reject(
                 f"request {action.request_id!r} belongs to match {match_id!r}, not {action.match_id[:64]!r}"
             )
             return
-        late = now_ms() - deadline
-        if late > 0:
-            await reject(f"too late: the deadline passed {late} ms ago")
+        now = now_ms()
+        if request.expired or now - request.accept_until - LOOP_LAG.recent_ms() > 0:
+            await reject(f"too late: the deadline passed {now - request.deadline} ms ago")
             return
         if len(action.action) > MAX_ACTION_LENGTH:
             await reject(f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
@@ -476,8 +657,10 @@ class BotSession:
             self.limited["answers"] += 1
             return
         self.answers[action.request_id] = answered + 1
-        answers.append(Answer(self.address, action.request_id, action.action, -late + 5_000,
-                              reported_think_ms(action.think_ms)))
+        self.lag.use(match_id, now - request.deadline)
+        request.awaiting = True
+        answers.append(Answer(self.address, action.request_id, action.action, 60_000,
+                              reported_think_ms(action.think_ms), request.edge_ms()))
 
     def _post(self, answers: list[Answer]) -> None:
         """Hand answers to Redis at once: those of one message (and of every stream that

@@ -45,6 +45,7 @@ from atout.v1 import atout_pb2 as pb
 from atout_arena.api.deps import ArenaDep, BotCallerDep
 from atout_arena.api.routes.practice import CODES
 from atout_arena.api.schemas import PracticeCreate, PracticeStarted
+from atout_arena.core.edge import EdgeClock
 from atout_arena.core.presence import Presence
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
@@ -89,8 +90,9 @@ def _json(kind: str, data: dict[str, Any]) -> ServerSentEvent:
     return ServerSentEvent(raw_data=json.dumps(data, separators=(",", ":")), event=kind)
 
 
-def message_event(payload: bytes) -> ServerSentEvent | None:
-    """An inbox message as the JSON event the page reads (None: nothing to send)."""
+async def message_event(payload: bytes, clock: EdgeClock | None = None) -> ServerSentEvent | None:
+    """An inbox message as the JSON event the page reads (None: nothing to send). A decision's
+    clock starts here (``clock``: the stream's, core/edge.py)."""
     try:
         message = pb.ArenaMessage.FromString(payload)
     except DecodeError:
@@ -99,9 +101,9 @@ def message_event(payload: bytes) -> ServerSentEvent | None:
     kind = message.WhichOneof("kind")
     if kind == "decision":
         d = message.decision
-        left = d.deadline_unix_ms - now_ms()
-        if left <= 0:
-            return None  # its worker has given up on it already
+        if clock is not None:
+            await clock.sent(d)
+        left = max(0, d.deadline_unix_ms - now_ms())
         return _json("decision", {
             "request_id": d.request_id, "match_id": d.match_id, "game": d.game, "seat": d.seat,
             "observation": json.loads(d.observation_json or "{}"), "legal_actions": list(d.legal_actions),
@@ -109,6 +111,8 @@ def message_event(payload: bytes) -> ServerSentEvent | None:
         })  # fmt: skip
     if kind == "rejection":
         r = message.rejection
+        if clock is not None:
+            await clock.rejected(r.request_id)
         return _json("rejection", {"request_id": r.request_id, "match_id": r.match_id, "action": r.action,
                                    "reason": r.reason})  # fmt: skip
     if kind == "match_start":
@@ -119,6 +123,8 @@ def message_event(payload: bytes) -> ServerSentEvent | None:
         })  # fmt: skip
     if kind == "match_end":
         e = message.match_end
+        if clock is not None:
+            clock.ended(e.match_id)
         return _json("match_end", {"match_id": e.match_id, "seat": e.seat, "scores": list(e.scores),
                                    "ranking": list(e.ranking), "reason": e.reason})  # fmt: skip
     return None
@@ -145,18 +151,24 @@ async def play_events(
     replaced = _json("error", {"code": "replaced", "message": "you opened another play stream"})
     # The presence session the game server's bot streams have (core.presence): taken over on
     # entering, given up however the stream ends (a closed page cancels it anywhere).
-    async with Presence(relay, human.bot_id, conn_id, name=f"play stream {conn_id}") as presence:
+    clock = EdgeClock(relay, human.bot_id, conn_id)
+
+    async def stop_clock() -> None:
+        clock.close()
+
+    async with Presence(relay, human.bot_id, conn_id, name=f"play stream {conn_id}",
+                        before_release=stop_clock) as presence:
         yield _json("hello", {"human": human.name, "human_id": human.id, "move_ms": human.move_ms,
                               "bot": None if caller.kind == HUMAN else caller.name})  # fmt: skip
         for payload in presence.pending:
-            event = message_event(payload)
+            event = await message_event(payload, clock)
             if event is not None:
                 yield event
         beat = time.monotonic()
         while True:
             payloads, replaced_by = await presence.read(READ_BLOCK_MS)
             for payload in payloads:
-                event = message_event(payload)
+                event = await message_event(payload, clock)
                 if event is not None:
                     yield event
             if replaced_by is not None:
