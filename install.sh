@@ -27,7 +27,7 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
         export DEBIAN_FRONTEND=noninteractive
         $SUDO apt-get update -qq
         # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
-        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy >/dev/null
+        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 >/dev/null
         $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
     fi
 fi

@@ -90,13 +90,25 @@ ARENA_SETTINGS = {
 }
 # The variables set per part, as compose does: where things are, and who is who.
 PART_VARIABLES = ("ATOUT_DATA_DIR", "ATOUT_REDIS_URL", "ATOUT_DATABASE_URL",  # every part
-                  "ATOUT_GRPC_ADDRESS", "ATOUT_SERVER_ID",  # game servers
+                  "ATOUT_GRPC_ADDRESS", "ATOUT_SERVER_ID", "ATOUT_HEALTH_PORT",  # game servers
                   "ATOUT_ADMIN_TOKEN")  # the API
-# prometheus.yml's targets (compose's service names) -> the rehearsal's port of each
-PROMETHEUS_TARGETS = {"api:8000": "api", "gateway-lb:8404": "lb_monitor", "localhost:9090": "prometheus"}
+# prometheus.yml's targets (compose's service names) -> the rehearsal's part and port of each
+PROMETHEUS_TARGETS = {"api:8000": ("api", "api"), "gateway-lb:8404": ("gateway-lb", "lb_monitor"),
+                      "localhost:9090": ("prometheus", "prometheus")}
+# The ports, in the order --base-port numbers them (a game server's health port: HAProxy's check)
+PORTS = ("postgres", "redis", "api", "lb", "lb_monitor", "prometheus", *GAME_SERVERS,
+         *(f"{name}-health" for name in GAME_SERVERS))
+# The multi-host rehearsal's hosts (deploy/netns.py), and the host of each part
+HOSTS = ("edge", "compute", "data", "bots")
+PLACEMENT = {
+    "gateway-lb": "edge", **dict.fromkeys(GAME_SERVERS, "edge"),
+    "worker": "compute", "practice-worker": "compute", "beat": "compute",
+    "redis": "data", "postgres": "data", "api": "data", "prometheus": "data",
+    "bot": "bots",
+}
 SCRAPE_INTERVAL = "1s"
 RATE_INTERVAL = "1m"  # what Grafana's $__rate_interval stands for in the dashboard's queries
-UP_AGAIN = 'server="gameserver-1",state="UP"} 1'  # HAProxy's metric of a server it checks up
+UP = 'server="{}",state="UP"}} 1'  # HAProxy's metric of a server it checks up
 
 # What the rehearsal runs for each service of docker-compose.yml (tests/deploy compares them).
 TOPOLOGY: dict[str, str] = {
@@ -130,10 +142,10 @@ def wait_until(predicate: Callable[[], Any], timeout: float, what: str, poll_s: 
     raise RuntimeError(f"rehearsal: timed out after {timeout:.0f} s waiting for {what}")
 
 
-def port_open(port: int) -> bool:
+def port_open(port: int, host: str = "127.0.0.1") -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+        return s.connect_ex((host, port)) == 0
 
 
 def http_json(url: str, method: str = "GET", body: Any = None, token: str | None = None,
@@ -164,12 +176,42 @@ def http_text(url: str, timeout: float = 10) -> tuple[int, str]:
 # ------------------------------------------------------------------ the configurations
 
 
-def loopback_haproxy_config(text: str, bots_port: int, monitor_port: int,
-                            servers: dict[str, int]) -> str:
-    """The project's haproxy.cfg with Docker's DNS replaced by loopback addresses: the
-    ``resolvers`` section goes, each ``bind :PORT`` binds 127.0.0.1 on the given port, and the
-    ``server-template`` line becomes one ``server`` line per game server with the same
-    options (checks every second, so a stopped one is seen at once)."""
+def _server_options(template: str, health_port: int | None) -> str:
+    """The options of a ``server-template`` line for one named server: Docker's resolution
+    (``resolvers``, ``init-addr``) goes, checks run every second (``inter 1s fall 2 rise 2``, so
+    a stopped server is seen at once), and a check or agent port (``check port N``,
+    ``agent-port N``: the game server's health port) becomes that server's own, since both
+    servers share one host here and cannot both listen on N."""
+    tokens = template.split()[4:]  # server-template NAME COUNT ADDRESS options...
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        value = tokens[i + 1] if i + 1 < len(tokens) else ""
+        if token in ("resolvers", "init-addr", "resolve-prefer", "resolve-opts"):
+            i += 2
+            continue
+        if token in ("inter", "fall", "rise"):
+            i += 2
+            continue
+        if token in ("port", "agent-port"):
+            out += [token, str(health_port) if health_port is not None else value]
+            i += 2
+            continue
+        out.append(token)
+        i += 1
+    if "check" in out:
+        at = out.index("check") + 1
+        out[at:at] = ["inter", "1s", "fall", "2", "rise", "2"]
+    return " ".join(out)
+
+
+def haproxy_config(text: str, bind_host: str, bots_port: int, monitor_port: int,
+                   servers: dict[str, tuple[str, int, int | None]]) -> str:
+    """The project's haproxy.cfg without Docker's DNS: the ``resolvers`` section goes, each
+    ``bind :PORT`` binds ``bind_host`` on the given port, and the ``server-template`` line
+    becomes one ``server`` line per game server (name -> address, gRPC port, health port or
+    None) with the template's options (:func:`_server_options`)."""
     out, skipping = [], False
     template = None
     for line in text.splitlines():
@@ -181,19 +223,26 @@ def loopback_haproxy_config(text: str, bots_port: int, monitor_port: int,
         if skipping:
             continue
         if line.strip().startswith("server-template "):
-            template = line
-            continue
-        line = line.replace("bind :50051", f"bind 127.0.0.1:{bots_port}")
-        line = line.replace("bind :8404", f"bind 127.0.0.1:{monitor_port}")
-        out.append(line)
-        if line.strip() == "balance leastconn":
+            template = line.strip()
             indent = line[: len(line) - len(line.lstrip())]
-            out += [f"{indent}server {name} 127.0.0.1:{port} check inter 1s fall 2 rise 2"
-                    for name, port in servers.items()]
+            out += [f"{indent}server {name} {host}:{port} {_server_options(template, health)}".rstrip()
+                    for name, (host, port, health) in servers.items()]
+            continue
+        line = line.replace("bind :50051", f"bind {bind_host}:{bots_port}")
+        line = line.replace("bind :8404", f"bind {bind_host}:{monitor_port}")
+        out.append(line)
     binds = "\n".join(out)
-    if template is None or any(f"bind 127.0.0.1:{p}" not in binds for p in (bots_port, monitor_port)):
+    if template is None or any(f"bind {bind_host}:{p}" not in binds for p in (bots_port, monitor_port)):
         raise ValueError("haproxy.cfg: expected `bind :50051`, `bind :8404` and a `server-template` line")
     return "\n".join(out) + "\n"
+
+
+def loopback_haproxy_config(text: str, bots_port: int, monitor_port: int,
+                            servers: dict[str, int]) -> str:
+    """:func:`haproxy_config` on 127.0.0.1, game servers by gRPC port alone (the single-host
+    rehearsal)."""
+    return haproxy_config(text, "127.0.0.1", bots_port, monitor_port,
+                          {name: ("127.0.0.1", port, None) for name, port in servers.items()})
 
 
 def loopback_prometheus_config(text: str, targets: dict[str, str], scrape_interval: str) -> str:
@@ -262,14 +311,22 @@ class Processes:
         self.parts: dict[str, Part] = {}
 
     def start(self, name: str, args: list[str], env: dict[str, str] | None = None,
-              user: str | None = None) -> Part:
+              user: str | None = None, on: list[str] | None = None) -> Part:
         """Start ``args`` as part ``name`` (as ``user``, if given: the uid changes before the
-        parent-death signal is set, so that it holds)."""
+        parent-death signal is set, so that it holds), on the host that the command prefix
+        ``on`` enters (``ip netns exec NS``; None: this one). On a host, ``setpriv`` changes the
+        user after ``ip netns exec`` (which needs root): that clears the parent-death signal,
+        so such a part is killed with its namespace instead (:meth:`netns.Hosts.close`)."""
         log = self.logs / f"{name}.log"
+        if on:
+            if user:
+                args = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--", *args]
+            args = [*on, *args]
+        popen_user = None if on else user
         with open(log, "ab") as out:
             process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                        cwd="/" if user else ROOT, env={**os.environ, **(env or {})},
-                                       start_new_session=True, user=user, group=user,
+                                       start_new_session=True, user=popen_user, group=popen_user,
                                        preexec_fn=_die_with_parent if sys.platform == "linux" else None)
         part = self.parts[name] = Part(name, process, log)
         return part
@@ -311,11 +368,14 @@ class Processes:
 
 
 class Postgres:
-    """A throwaway PostgreSQL cluster on 127.0.0.1:``port``, trusting local connections. Its
-    server is a part of ``procs`` (it dies with the rehearsal, even one killed)."""
+    """A throwaway PostgreSQL cluster on ``host``:``port`` (run on the host that the command
+    prefix ``on`` enters, if any), trusting every connection. Its server is a part of
+    ``procs`` (it dies with the rehearsal, even one killed)."""
 
-    def __init__(self, directory: Path, port: int, procs: Processes) -> None:
+    def __init__(self, directory: Path, port: int, procs: Processes, host: str = "127.0.0.1",
+                 on: list[str] | None = None) -> None:
         self.directory, self.port, self.procs = directory, port, procs
+        self.host, self.on = host, on
         self.data, self.log = directory / "data", directory / "postgres.log"
         self.as_user: list[str] = []
         self.user: str | None = None
@@ -343,7 +403,7 @@ class Postgres:
 
     @property
     def url(self) -> str:
-        return f"postgresql+psycopg://atout@127.0.0.1:{self.port}/atout"
+        return f"postgresql+psycopg://atout@{self.host}:{self.port}/atout"
 
     def start(self) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -352,15 +412,30 @@ class Postgres:
             self.as_user, self.user = ["runuser", "-u", "postgres", "--"], "postgres"
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "atout", "-A", "trust", "-E", "UTF8",
                   "--no-locale", "--no-sync")
+        if self.host != "127.0.0.1":  # the other hosts' connections: trusted, as local ones
+            with open(self.data / "pg_hba.conf", "a") as hba:
+                hba.write("host all all 0.0.0.0/0 trust\n")
+        self.serve()
+        self._run(str(self.bin / "createdb"), "-h", self.host, "-p", str(self.port), "-U", "atout", "atout")
+
+    def serve(self) -> None:
+        """Start the server (again, after :meth:`stop`) and wait until it accepts connections."""
         server = [str(self.bin / "postgres"), "-D", str(self.data), "-k", str(self.directory),
-                  "-c", "listen_addresses=127.0.0.1", "-p", str(self.port), "-F",
+                  "-c", f"listen_addresses={self.host}", "-p", str(self.port), "-F",
                   "-c", "full_page_writes=off", "-c", "max_connections=300"]
-        self.procs.start("postgres", server, user=self.user)
-        wait_until(lambda: port_open(self.port) or self.procs.check_alive(), START_TIMEOUT_S, "postgres")
+        self.procs.start("postgres", server, user=self.user, on=self.on)
+        wait_until(lambda: port_open(self.port, self.host) or self.procs.check_alive(), START_TIMEOUT_S,
+                   "postgres")
         wait_until(lambda: subprocess.run(
-            [str(self.bin / "pg_isready"), "-h", "127.0.0.1", "-p", str(self.port)], capture_output=True,
+            [str(self.bin / "pg_isready"), "-h", self.host, "-p", str(self.port)], capture_output=True,
             timeout=10).returncode == 0 or self.procs.check_alive(), START_TIMEOUT_S, "postgres ready")
-        self._run(str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", "atout", "atout")
+
+    def stop(self, label: str) -> int:
+        """A fast shutdown (SIGINT: SIGTERM would wait for every session to end); the part is
+        kept as ``stopped-postgres-<label>``."""
+        code = self.procs.stop("postgres", signal.SIGINT, timeout=30)
+        self.procs.parts[f"stopped-postgres-{label}"] = self.procs.parts.pop("postgres")
+        return code
 
 
 # ------------------------------------------------------------------ the rehearsal
@@ -369,6 +444,7 @@ class Postgres:
 @dataclass
 class Report:
     ports: dict[str, int] = field(default_factory=dict)
+    hosts: dict[str, str] = field(default_factory=dict)  # host -> address (multi-host only)
     matches: int = 0
     results: int = 0  # matches with a stored result
     statuses: dict[str, int] = field(default_factory=dict)
@@ -440,19 +516,27 @@ def problems(report: Report) -> list[str]:
 
 
 class Rehearsal:
-    """The processes of the rehearsal and what it does with them (see the module's docstring)."""
+    """The processes of the rehearsal and what it does with them (see the module's docstring).
 
-    def __init__(self, workdir: Path, log: Callable[[str], None] = print) -> None:
+    ``hosts`` (a :class:`netns.Hosts` with the hosts of :data:`PLACEMENT`): each part runs on
+    its host and binds that host's address; None: every part on 127.0.0.1. ``base_port``: the
+    ports are ``base_port``, ``base_port + 1``, ... in the order of :data:`PORTS` (None: free
+    ones chosen at run time)."""
+
+    def __init__(self, workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
+                 base_port: int | None = None) -> None:
         self.workdir = workdir
         self.say = log
+        self.hosts = hosts
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
         self.procs = Processes(workdir / "logs")
-        names = ["postgres", "redis", "api", "lb", "lb_monitor", "prometheus", *GAME_SERVERS]
-        self.ports = {name: free_port() for name in names}
+        self.ports = ({name: base_port + i for i, name in enumerate(PORTS)} if base_port is not None
+                      else {name: free_port() for name in PORTS})
         # short: a unix socket's path has 107 bytes at most
         pg_dir = Path(tempfile.mkdtemp(prefix="atout-rh-"))
-        self.postgres = Postgres(pg_dir, self.ports["postgres"], self.procs)
-        self.report = Report(ports=dict(self.ports))
+        self.postgres = Postgres(pg_dir, self.ports["postgres"], self.procs, self.address("postgres"),
+                                 self.on("postgres"))
+        self.report = Report(ports=dict(self.ports), hosts=dict(hosts.addresses) if hosts else {})
         self.admin = "atout_admin_rehearsal"
         self.bots: dict[str, tuple[int, str]] = {}  # name -> (id, token)
         self._redis: Any = None
@@ -460,29 +544,63 @@ class Rehearsal:
 
     # -- set-up
 
+    def address(self, part: str) -> str:
+        """The address ``part`` listens on: its host's (127.0.0.1 on one host)."""
+        return self.hosts.address(PLACEMENT[part]) if self.hosts else "127.0.0.1"
+
+    def on(self, part: str) -> list[str] | None:
+        """The command prefix that runs a process on ``part``'s host (None: on this one)."""
+        return self.hosts.run_prefix(PLACEMENT[part]) if self.hosts else None
+
+    def url(self, part: str, port: str | None = None) -> str:
+        return f"http://{self.address(part)}:{self.ports[port or part]}"
+
     def env(self, part: str) -> dict[str, str]:
         data = self.workdir / "data" / part
         data.mkdir(parents=True, exist_ok=True)
         return {**ARENA_SETTINGS, "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(data),
-                "ATOUT_REDIS_URL": f"redis://127.0.0.1:{self.ports['redis']}/0",
+                "ATOUT_REDIS_URL": f"redis://{self.address('redis')}:{self.ports['redis']}/0",
                 "ATOUT_DATABASE_URL": self.postgres.url}
 
     @property
     def api(self) -> str:
-        return f"http://127.0.0.1:{self.ports['api']}"
+        return self.url("api")
 
     def start_game_server(self, name: str) -> None:
-        address = f"127.0.0.1:{self.ports[name]}"
+        address = f"{self.address(name)}:{self.ports[name]}"
+        # ATOUT_HEALTH_PORT: the health endpoint HAProxy's `check port` probes (ignored by a
+        # game server that has none: HAProxy's check is then a TCP connect to the gRPC port)
         self.procs.start(name, [str(BIN / "atout-arena"), "gateway"],
-                         {**self.env(name), "ATOUT_GRPC_ADDRESS": address, "ATOUT_SERVER_ID": name})
-        wait_until(lambda: port_open(self.ports[name]) or self.procs.check_alive(), START_TIMEOUT_S,
-                   f"{name} on {address}")
+                         {**self.env(name), "ATOUT_GRPC_ADDRESS": address, "ATOUT_SERVER_ID": name,
+                          "ATOUT_HEALTH_PORT": str(self.ports[f"{name}-health"])}, on=self.on(name))
+        wait_until(lambda: port_open(self.ports[name], self.address(name)) or self.procs.check_alive(),
+                   START_TIMEOUT_S, f"{name} on {address}")
+
+    def start_redis(self) -> None:
+        """Redis as compose runs it (``--appendonly yes``: queued matches and decision state
+        survive a restart), its files in the workdir."""
+        (self.workdir / "redis").mkdir(exist_ok=True)
+        self.procs.start("redis", [str(BIN / "redis-server"), "--bind", self.address("redis"), "--port",
+                                   str(self.ports["redis"]), "--appendonly", "yes", "--save", "60", "1000",
+                                   "--dir", str(self.workdir / "redis")], on=self.on("redis"))
+        wait_until(lambda: port_open(self.ports["redis"], self.address("redis")) or self.procs.check_alive(),
+                   START_TIMEOUT_S, "redis")
+
+    def start_worker(self, i: int) -> None:
+        command = [str(BIN / "atout-arena"), "worker", "--hostname", f"worker-{i}@rehearsal"]
+        self.procs.start(f"worker-{i}", command, self.env(f"worker-{i}"), on=self.on("worker"))
+
+    def retire(self, name: str, label: str) -> None:
+        """Part ``name`` stopped on purpose: kept as ``stopped-<name>-<label>`` (not a crash)."""
+        self.procs.parts[f"stopped-{name}-{label}"] = self.procs.parts.pop(name)
 
     def start(self) -> None:
         import redis
         import sqlalchemy
 
-        self.say(f"rehearsal in {self.workdir}; ports {self.ports}")
+        where = (f"hosts {self.hosts.addresses} (namespaces {self.hosts.tag}-*)" if self.hosts
+                 else "127.0.0.1")
+        self.say(f"rehearsal in {self.workdir}; on {where}; ports {self.ports}")
         self.postgres.start()
         self.say(f"postgres: {self.postgres.url}")
         result = subprocess.run([str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, capture_output=True,
@@ -490,41 +608,43 @@ class Rehearsal:
         if result.returncode != 0:
             raise RuntimeError(f"rehearsal: alembic upgrade head failed:\n{result.stdout}{result.stderr}")
         self.say("migrate: alembic upgrade head done")
-        self.procs.start("redis", [str(BIN / "redis-server"), "--bind", "127.0.0.1", "--port",
-                                   str(self.ports["redis"]), "--save", "", "--appendonly", "no",
-                                   "--dir", str(self.workdir)])
-        wait_until(lambda: port_open(self.ports["redis"]), START_TIMEOUT_S, "redis")
-        self._redis = redis.Redis(port=self.ports["redis"], decode_responses=True)
-        self._engine = sqlalchemy.create_engine(self.postgres.url)
+        self.start_redis()
+        self._redis = redis.Redis(host=self.address("redis"), port=self.ports["redis"], decode_responses=True,
+                                  socket_timeout=5, socket_connect_timeout=5)
+        self._engine = sqlalchemy.create_engine(self.postgres.url, pool_pre_ping=True)
         for name in GAME_SERVERS:
             self.start_game_server(name)
         cfg = self.workdir / "haproxy.cfg"
-        cfg.write_text(loopback_haproxy_config(
-            HAPROXY_CONFIG.read_text(), self.ports["lb"], self.ports["lb_monitor"],
-            {name: self.ports[name] for name in GAME_SERVERS}))
+        edge = self.address("gateway-lb")
+        cfg.write_text(haproxy_config(
+            HAPROXY_CONFIG.read_text(), edge, self.ports["lb"], self.ports["lb_monitor"],
+            {name: (self.address(name), self.ports[name], self.ports[f"{name}-health"])
+             for name in GAME_SERVERS}))
         check = subprocess.run(["haproxy", "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=30)
         if check.returncode != 0:
             raise RuntimeError(f"rehearsal: haproxy -c rejects {cfg}:\n{check.stdout}{check.stderr}")
-        self.procs.start("gateway-lb", ["haproxy", "-db", "-f", str(cfg)])
+        self.procs.start("gateway-lb", ["haproxy", "-db", "-f", str(cfg)], on=self.on("gateway-lb"))
         wait_until(lambda: http_text(self.lb_url("/healthz"))[0] == 200, START_TIMEOUT_S, "HAProxy /healthz")
         for i in range(1, WORKERS + 1):
-            self.procs.start(f"worker-{i}", [str(BIN / "atout-arena"), "worker", "--hostname",
-                                             f"worker-{i}@rehearsal"], self.env(f"worker-{i}"))
+            self.start_worker(i)
         self.procs.start("practice-worker", [str(BIN / "atout-arena"), "worker", "--practice", "--hostname",
-                                             "practice@rehearsal"], self.env("practice-worker"))
-        self.procs.start("beat", [str(BIN / "atout-arena"), "beat"], self.env("beat"))
-        self.procs.start("api", [str(BIN / "atout-arena"), "api", "--host", "127.0.0.1", "--port",
+                                             "practice@rehearsal"], self.env("practice-worker"),
+                         on=self.on("practice-worker"))
+        self.procs.start("beat", [str(BIN / "atout-arena"), "beat"], self.env("beat"), on=self.on("beat"))
+        self.procs.start("api", [str(BIN / "atout-arena"), "api", "--host", self.address("api"), "--port",
                                  str(self.ports["api"])],
-                         {**self.env("api"), "ATOUT_ADMIN_TOKEN": self.admin})
+                         {**self.env("api"), "ATOUT_ADMIN_TOKEN": self.admin}, on=self.on("api"))
         wait_until(lambda: http_text(f"{self.api}/healthz")[0] == 200 or self.procs.check_alive(),
                    START_TIMEOUT_S, "the API's /healthz")
         prom = self.workdir / "prometheus.yml"
         prom.write_text(loopback_prometheus_config(PROMETHEUS_CONFIG.read_text(), {
-            target: f"127.0.0.1:{self.ports[port]}" for target, port in PROMETHEUS_TARGETS.items()
+            target: f"{self.address(part)}:{self.ports[port]}"
+            for target, (part, port) in PROMETHEUS_TARGETS.items()
         }, SCRAPE_INTERVAL))
         self.procs.start("prometheus", [
             "prometheus", f"--config.file={prom}", f"--storage.tsdb.path={self.workdir / 'prometheus-data'}",
-            f"--web.listen-address=127.0.0.1:{self.ports['prometheus']}"])
+            f"--web.listen-address={self.address('prometheus')}:{self.ports['prometheus']}"],
+            on=self.on("prometheus"))
         wait_until(lambda: self.prometheus_targets() and all(
             h == "up" for h in self.prometheus_targets().values()), START_TIMEOUT_S, "Prometheus targets up")
         self.say(f"prometheus: every target up {self.prometheus_targets()}")
@@ -537,8 +657,9 @@ class Rehearsal:
             self.bots[name] = (int(bot["id"]), bot["token"])
         for name, (_, token) in self.bots.items():
             self.procs.start(f"bot-{name}", [str(BIN / "atout-bot"), "run", "random", "--server",
-                                             f"127.0.0.1:{self.ports['lb']}", "--max-reconnects", "-1"],
-                             {"ATOUT_TOKEN": token, "PYTHONUNBUFFERED": "1"})
+                                             f"{self.address('gateway-lb')}:{self.ports['lb']}",
+                                             "--max-reconnects", "-1"],
+                             {"ATOUT_TOKEN": token, "PYTHONUNBUFFERED": "1"}, on=self.on("bot"))
             # one at a time: least connections then alternates between the game servers
             wait_until(lambda name=name: self.server_of(name), START_TIMEOUT_S, f"bot {name} connected")
         self.report.bots_before = self.bots_per_server()
@@ -547,7 +668,7 @@ class Rehearsal:
     # -- observations
 
     def lb_url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.ports['lb_monitor']}{path}"
+        return f"{self.url('gateway-lb', 'lb_monitor')}{path}"
 
     def server_of(self, bot: str) -> str | None:
         """The game server holding ``bot``'s stream: ``atout:bot:{id}:conn`` is ``<server>/<nonce>``."""
@@ -563,7 +684,7 @@ class Rehearsal:
 
     def prometheus(self, path: str, **params: str) -> Any:
         query = urllib.parse.urlencode(params)
-        return http_json(f"http://127.0.0.1:{self.ports['prometheus']}{path}?{query}", timeout=10)
+        return http_json(f"{self.url('prometheus')}{path}?{query}", timeout=10)
 
     def prometheus_targets(self) -> dict[str, str]:
         try:
@@ -571,6 +692,11 @@ class Rehearsal:
         except (OSError, RuntimeError):  # not listening yet, or 503 while it starts
             return {}
         return {t["labels"]["job"]: t["health"] for t in active}
+
+    def wait_up_in_lb(self, name: str, timeout: float) -> None:
+        """Until HAProxy's check sees game server ``name`` up (its metric ``state="UP"`` is 1)."""
+        wait_until(lambda: UP.format(name) in http_text(self.lb_url("/metrics"))[1], timeout,
+                   f"HAProxy sees {name} up")
 
     def progress(self, tournament: int) -> dict[str, Any]:
         return http_json(f"{self.api}/v1/tournaments/{tournament}")["progress"]
@@ -581,7 +707,7 @@ class Rehearsal:
         """Stop game server ``stopped`` with ``sig``; wait until every bot's stream is on ``to``."""
         began = time.monotonic()
         code = self.procs.stop(stopped, sig)
-        self.procs.parts[f"stopped-{stopped}-{label}"] = self.procs.parts.pop(stopped)
+        self.retire(stopped, label)
         self.say(f"{stopped}: {signal.Signals(sig).name}, exited {code}")
         wait_until(lambda: self.bots_per_server() == {to: BOTS}, 60, f"every bot on {to}")
         self.report.move_s[label] = time.monotonic() - began
@@ -604,8 +730,7 @@ class Rehearsal:
                 self.report.bots_after_sigterm = self.move_bots("gameserver-1", signal.SIGTERM, "sigterm",
                                                                 "gameserver-2")
                 self.start_game_server("gameserver-1")
-                wait_until(lambda: UP_AGAIN in http_text(self.lb_url("/metrics"))[1], 30,
-                           "HAProxy sees gameserver-1 up again")
+                self.wait_up_in_lb("gameserver-1", 30)
                 done_now = self.progress(tournament)["done"]
                 self.say(f"gameserver-1: started again, up in HAProxy (at {done_now} matches done)")
                 stage = 1
@@ -667,9 +792,22 @@ class Rehearsal:
         """HAProxy's /healthz: 200 with a game server up, 503 with none."""
         self.report.healthz_lb["up"] = http_text(self.lb_url("/healthz"))[0]
         self.procs.stop("gameserver-1", signal.SIGTERM)
-        self.procs.parts["stopped-gameserver-1-end"] = self.procs.parts.pop("gameserver-1")
+        self.retire("gameserver-1", "end")
         wait_until(lambda: http_text(self.lb_url("/healthz"))[0] == 503, 30, "HAProxy /healthz 503")
         self.report.healthz_lb["no game server"] = 503
+
+    def keep(self) -> None:
+        """``--keep``: every part stays up (and the hosts, if any) until Ctrl-C; says where."""
+        self.say(f"--keep: the arena runs on: API {self.api} (organizer token {self.admin}), HAProxy "
+                 f"{self.address('gateway-lb')}:{self.ports['lb']} (stats {self.lb_url('/stats')}), "
+                 f"Prometheus {self.url('prometheus')}, {self.postgres.url}; logs in {self.workdir / 'logs'}")
+        if self.hosts:
+            self.say(f"hosts: {self.hosts.addresses}; a shell on one: "
+                     f"ip netns exec {self.hosts.tag}-<host> bash")
+        self.say("Ctrl-C stops everything")
+        with contextlib.suppress(KeyboardInterrupt):
+            while True:
+                time.sleep(3600)
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
@@ -685,9 +823,10 @@ class Rehearsal:
 
 
 @contextlib.contextmanager
-def rehearsal(workdir: Path, log: Callable[[str], None] = print) -> Iterator[Rehearsal]:
+def rehearsal(workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
+              base_port: int | None = None) -> Iterator[Rehearsal]:
     """A started :class:`Rehearsal`; every process it started is stopped on the way out."""
-    run = Rehearsal(workdir, log)
+    run = Rehearsal(workdir, log, hosts, base_port)
     try:
         run.start()
         yield run
@@ -695,26 +834,52 @@ def rehearsal(workdir: Path, log: Callable[[str], None] = print) -> Iterator[Reh
         run.close()
 
 
-def rehearse(workdir: Path, log: Callable[[str], None] = print) -> Report:
+def rehearse(workdir: Path, log: Callable[[str], None] = print, base_port: int | None = None,
+             keep: bool = False) -> Report:
     """The whole rehearsal: start everything, play the tournament through both failovers, check
-    PostgreSQL, Prometheus and HAProxy's health, stop everything. Returns the report."""
-    with rehearsal(workdir, log) as run:
+    PostgreSQL, Prometheus and HAProxy's health, stop everything (with ``keep``: after Ctrl-C,
+    game server 1 started again first). Returns the report."""
+    with rehearsal(workdir, log, base_port=base_port) as run:
         tournament = run.run_tournament()
         run.check_results(tournament)
         run.check_prometheus()
         run.check_lb_health()
+        if keep:
+            print(run.report.summary(), flush=True)
+            run.start_game_server("gameserver-1")
+            run.keep()
         return run.report
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="Rehearse the scaled-out arena on 127.0.0.1.")
+def arguments(description: str, argv: list[str] | None) -> argparse.Namespace:
+    """The command line of deploy/rehearse.sh (both rehearsals)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--workdir", type=Path, help="where logs and data go (default: a new temporary one)")
-    args = parser.parse_args(argv)
+    parser.add_argument("--base-port", type=int,
+                        help=f"the {len(PORTS)} ports are BASE_PORT, BASE_PORT+1, ... "
+                        f"({', '.join(PORTS)}); default: free ones chosen at run time")
+    parser.add_argument("--keep", action="store_true",
+                        help="after the report, leave every part running until Ctrl-C, then stop them")
+    parser.add_argument("--nemesis", action="store_true",
+                        help="the multi-host rehearsal (network namespaces, root) with the nemesis "
+                        "(deploy/nemesis.py)")
+    parser.add_argument("--short", action="store_true", help="with --nemesis: the short schedule (CI's)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments("Rehearse the scaled-out arena on 127.0.0.1.", argv)
+    if args.nemesis:
+        import nemesis  # deploy/ is sys.path[0] when this file runs as a script
+
+        return nemesis.main(argv)
+    # a SIGTERM (a CI timeout, kill) stops the parts as Ctrl-C does: through the finally blocks
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="atout-rehearsal-"))
     workdir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     report = rehearse(workdir, log=lambda line: print(f"[{time.monotonic() - started:6.1f} s] {line}",
-                                                      flush=True))
+                                                      flush=True), base_port=args.base_port, keep=args.keep)
     print(report.summary())
     found = problems(report)
     for problem in found:

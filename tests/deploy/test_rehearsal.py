@@ -112,6 +112,28 @@ def test_loopback_haproxy_config_is_valid_and_binds_loopback(tmp_path: Path) -> 
         rh.loopback_haproxy_config("frontend x\n    bind :50051\n", 1, 2, {})
 
 
+def test_a_check_port_becomes_each_servers_own_health_port(tmp_path: Path) -> None:
+    """haproxy.cfg's check through the game server's health port (``check port N``, or an agent
+    check's ``agent-port N``): both game servers share the edge host in the multi-host
+    rehearsal, so each server line gets its own health port; Docker's resolution goes."""
+    _need("haproxy")
+    text = rh.HAPROXY_CONFIG.read_text()
+    template = next(line for line in text.splitlines() if line.strip().startswith("server-template"))
+    with_port = text.replace(template, "    server-template gameserver 16 gameserver:50051 check port 8080 "
+                                       "inter 5s agent-check agent-port 8080 resolvers docker init-addr none")
+    out = rh.haproxy_config(with_port, "10.77.1.2", 50051, 8404,
+                            {"gameserver-1": ("10.77.1.2", 50061, 50071),
+                             "gameserver-2": ("10.77.1.2", 50062, 50072)})
+    servers = [line.strip() for line in out.splitlines() if line.strip().startswith("server ")]
+    assert servers == [f"server gameserver-{i} 10.77.1.2:5006{i} check inter 1s fall 2 rise 2 port 5007{i} "
+                       f"agent-check agent-port 5007{i}" for i in (1, 2)]
+    assert re.findall(r"^\s*bind (\S+)", out, re.M) == ["10.77.1.2:50051", "10.77.1.2:8404"]
+    path = tmp_path / "haproxy.cfg"
+    path.write_text(out)
+    result = subprocess.run(["haproxy", "-c", "-f", str(path)], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_loopback_prometheus_config_keeps_the_jobs(tmp_path: Path) -> None:
     _need("promtool")
     original = yaml.safe_load(rh.PROMETHEUS_CONFIG.read_text())
@@ -178,8 +200,9 @@ def test_compose_and_the_rehearsal_set_the_same_variables(compose: dict) -> None
     arena = {"migrate", "gameserver", "worker", "practice-worker", "beat", "api"}
     in_compose = {k for name in arena for k in compose["services"][name]["environment"]}
     in_rehearsal = set(rh.ARENA_SETTINGS) | set(rh.PART_VARIABLES)
-    # the rehearsal names its two game servers (compose leaves ATOUT_SERVER_ID to the container id)
-    assert in_rehearsal == in_compose | {"ATOUT_SERVER_ID"}
+    # the rehearsal names its two game servers (compose leaves ATOUT_SERVER_ID to the container id),
+    # and gives each its health port (HAProxy's `check port`), which compose may set or not
+    assert in_rehearsal | {"ATOUT_HEALTH_PORT"} == in_compose | {"ATOUT_SERVER_ID", "ATOUT_HEALTH_PORT"}
     doc = DEPLOYMENT_DOC.read_text()
     for name in in_rehearsal:
         assert f"`{name}`" in doc
