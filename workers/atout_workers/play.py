@@ -72,7 +72,6 @@ log = logging.getLogger(__name__)
 
 LAST_EVENT_TTL_S = 3600
 LAST_EVENT_EVERY_S = 1.0  # an unwatched match on the event loop writes its latest event this often
-METRICS_FLUSH_S = 1.0  # how often a match hands its decisions' metrics to the event sink
 EVENTS_FLUSH_TIMEOUT_S = 10.0
 TRANSIENT_ERRORS: tuple[type[BaseException], ...] = (
     redis.ConnectionError, redis.TimeoutError, OperationalError,
@@ -131,9 +130,11 @@ class Publisher:
     The public event of every step goes to the spectators' channel and the latest-event key; a
     seat's event only while someone listens to that seat's channel (serialising every seat's
     view for nobody would be most of a worker's work per decision). Decision metrics are kept
-    in the match and handed to the sink every :data:`METRICS_FLUSH_S` and at its end (the sink
-    adds up those of every match of the process and writes them once a second); faults are
-    written at once.
+    in the match and handed to the sink when its result is stored (:meth:`end` with an
+    outcome; the sink adds up those of every match of the process and writes them once a
+    second): a run that stores nothing (its worker died, its lease was lost, it is played again
+    from its seed) counts none, so each stored decision is counted once. Faults are written at
+    once.
     """
 
     world: World
@@ -146,22 +147,19 @@ class Publisher:
     # within LISTEN_CHECK_S) the match's current view is published at once, then every step.
     # None: every step is published (a match played on a thread).
     schedule: Callable[[Callable[[], None]], Any] | None = None
-    _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to write
-    _flushed: float = 0.0
+    _pending: list[tuple[str, float]] = field(default_factory=list)  # (bot, seconds) to count
     _stale: Step | None = None  # the latest step not written yet (nobody watching)
     _written: float = 0.0  # when an unwatched match last wrote its latest event
     _watching: bool = False  # its channels are tracked by the event sink (watch() .. close())
     _all_channels: frozenset[str] = frozenset()  # the seats' channels and the public one
 
-    def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, force_metrics: bool = False,
-              faults: tuple[tuple[str, str], ...] = (), now: float | None = None) -> None:
+    def _emit(self, events: tuple[dict[str, Any], list[dict[str, Any]]] | None, stored: bool = False,
+              faults: tuple[tuple[str, str], ...] = ()) -> None:
         sink = self.world.events
-        if self._pending:
-            now = time.monotonic() if now is None else now
-            if force_metrics or now - self._flushed >= METRICS_FLUSH_S:
-                # added up with the other matches' of the process, written by the sink
-                sink.add_decisions(self.setup.game, self._pending)
-                self._pending, self._flushed = [], now
+        if stored and self._pending:
+            # added up with the other matches' of the process, written by the sink
+            sink.add_decisions(self.setup.game, self._pending)
+            self._pending = []
         if events is None and not faults:
             return
         match_id = self.setup.match_id
@@ -198,7 +196,6 @@ class Publisher:
     def start(self, state: State) -> None:
         self.views = StepViews(state)
         self.watch()
-        self._flushed = time.monotonic()
         base = {
             "type": "start", "match_id": self.setup.match_id, "game": self.setup.game,
             "options": self.setup.options, "seats": [s.name for s in self.setup.seats],
@@ -230,11 +227,11 @@ class Publisher:
         # what a spectator who opens it sees first: once a second, within the process's budget
         if now - self._written >= LAST_EVENT_EVERY_S and self.world.events.take_refresh(now):
             self._written, self._stale = now, None
-            self._emit(self._step_event(step), faults=charged, now=now)
+            self._emit(self._step_event(step), faults=charged)
             return
         self._stale = step  # its event is built if someone comes to watch, from the state as it is then
-        if charged or (self._pending and now - self._flushed >= METRICS_FLUSH_S):
-            self._emit(None, faults=charged, now=now)
+        if charged:
+            self._emit(None, faults=charged)
 
     def _heard(self) -> None:
         """(The event sink's thread) someone started watching: the current view, on the loop."""
@@ -254,12 +251,13 @@ class Publisher:
         self._write_stale()
 
     def end(self, outcome: MatchOutcome | None, reason: str) -> None:
+        """The end event; ``outcome``: the result stored (only then are its decisions counted)."""
         event: dict[str, Any] = {"type": "end", "match_id": self.setup.match_id, "reason": reason}
         if outcome is not None:
             event.update(scores=outcome.scores, ranking=outcome.ranking, forfeited=outcome.forfeited)
         if not self.channels:
             self.channels = [seat_channel(self.setup.match_id, s) for s in range(len(self.setup.seats))]
-        self._emit((event, [event] * len(self.channels)), force_metrics=True)
+        self._emit((event, [event] * len(self.channels)), stored=outcome is not None)
         self.close()
 
     def close(self) -> None:
