@@ -149,7 +149,7 @@ def matches_client(world: World) -> AsyncDecisionClient:
     if world._async_decisions is None:
         url = world.settings.redis_url
         assert url is not None  # build_world refuses settings without one
-        world._async_decisions = AsyncDecisionClient(url)
+        world._async_decisions = AsyncDecisionClient(url, outage_limit_s=world.settings.outage_limit_s)
     return world._async_decisions
 
 
@@ -173,7 +173,7 @@ def build_world(settings: Settings | None = None) -> World:
         engine=engine,
         sessions=sessions,
         redis=client,
-        decisions=DecisionClient(settings.redis_url),
+        decisions=DecisionClient(settings.redis_url, outage_limit_s=settings.outage_limit_s),
         metrics=metrics,
         heartbeater=Heartbeater(sessions, settings.heartbeat_s),
         events=EventSink(client, metrics),
