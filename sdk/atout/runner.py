@@ -8,8 +8,18 @@ One ``BotGateway.Connect`` stream carries every match. The runner makes one Bot 
 match (from the class or zero-argument factory it is given), calls its hooks in order for that
 match, and plays different matches concurrently on a thread pool (an inline bot, such as the
 random bot, answers on the stream's own event loop: ``grpc.aio``, no thread hand-off). It answers the arena's
-keep-alives, pings a silent arena itself, and reconnects with exponential backoff when the stream
-breaks. What happens when a bot misbehaves:
+keep-alives, and reconnects with exponential backoff when the stream breaks.
+
+A hung game server (its process stopped, its loop stalled) keeps the connection open and says
+nothing: the runner pings the arena itself after :data:`PING_AFTER_S` of silence (the game
+server's loop answers a Pong), and gives the stream up after :data:`SILENCE_LIMIT_S` of silence,
+whatever keep-alive the arena announced, with one line in the log; a Welcome that does not come
+is bounded alike (``connect_timeout``). Both are well under the arena's reconnect grace (15 s),
+so its decisions are asked again on the new stream, charged nothing. When the arena itself ends
+the stream (Error ``shutting_down``: its game server stops; ``moved``: it hands the bot over to
+a less loaded one) the runner reconnects at once, its backoff untouched.
+
+What happens when a bot misbehaves:
 
 - ``act()`` raises: the traceback is logged with the match and seat; nothing is sent, so the arena
   times the decision out and plays its fallback (a fault). The runner keeps playing.
@@ -80,6 +90,25 @@ LOST_STATUS_DETAILS = "Internal error from Core"  # grpc.aio's status when it lo
 MAX_LOST_STATUSES = 10
 HELLO_DELAY_S = 0.002  # the Hello's wait after one lost status, doubled after each one in a row
 HELLO_DELAY_CAP_S = 0.1
+# A silent arena: pinged after this long without a message from it (or after its announced
+# keep-alive, when shorter), every as long while it stays silent ...
+PING_AFTER_S = 1.0
+# ... and given up after this long (or three keep-alives and a second, when shorter): a game server
+# that answers none of four pings is hung. Well under the arena's reconnect grace (15 s): the bot
+# is back, on another game server, before any of its decisions is charged.
+SILENCE_LIMIT_S = 5.0
+# This runner's own loop stalled this long (a busy machine, an inline bot that thinks on it)
+# is not the arena's silence: the watchdog did not look meanwhile, and the messages of that
+# time may be waiting to be read.
+OWN_STALL_S = 0.5
+CONNECT_TIMEOUT_S = 5.0  # the Welcome's wait: the arena sends it at once after the Hello
+# The arena's own ends of a stream: reconnect at once (its game server stops, or hands the bot
+# over to a less loaded one), not after a backoff, which they do not make grow.
+ARENA_CLOSES = frozenset({"shutting_down", "moved"})
+ARENA_CLOSE_JITTER_S = 0.05  # ... spread over this much, so that a server's bots do not all come at once
+# A stream the arena closed this soon after its Welcome is backed off as a failure: an arena that
+# kept ending streams at once would otherwise be asked again in a tight loop.
+ARENA_CLOSE_MIN_LIFE_S = 1.0
 
 
 class AtoutError(Exception):
@@ -155,6 +184,8 @@ class _Connection:
         self.cancel_reason = ""
         self.fatal: AtoutError | None = None
         self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
+        self.arena_closed = ""  # the code of the arena's own end of the stream (ARENA_CLOSES), if so
+        self.welcomed_at = 0.0  # time.monotonic() of its Welcome
         self.status_lost = False  # the arena's status was lost to grpc.aio's race (see _on_rpc_error)
         self.hello_delay = 0.0  # seconds the Hello waits (after lost statuses: see Runner._run)
         self.closed = False
@@ -274,7 +305,7 @@ class Runner:
         reconnect: bool = True,
         max_reconnects: int | None = 100,
         backoff: tuple[float, float] = (0.2, 10.0),
-        connect_timeout: float = 10.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
         keepalive: float = 20.0,
         tls: bool = False,
         stop: threading.Event | None = None,
@@ -308,6 +339,8 @@ class Runner:
         self.connect_timeout = connect_timeout
         self.first_connect_timeout = first_connect_timeout
         self.keepalive = keepalive
+        self.ping_after = PING_AFTER_S
+        self.silence_limit = SILENCE_LIMIT_S
         self.tls = tls
         # list "batch" and "bundle" in Hello and send ActionBatches (False: one message each)
         self.batch = batch
@@ -371,7 +404,16 @@ class Runner:
                 continue
             lost = 0
             if conn.welcome is not None:
-                failures, welcomed = 0, True
+                welcomed = True
+                if not conn.arena_closed:
+                    failures = 0
+                elif time.monotonic() - conn.welcomed_at >= ARENA_CLOSE_MIN_LIFE_S:
+                    # the arena ended the stream itself: nobody failed, come back now
+                    failures = 0
+                    log.info("the arena closed the stream (%s); reconnecting now", conn.cancel_reason)
+                    await self._sleep(random.uniform(0, ARENA_CLOSE_JITTER_S))
+                    continue
+                # else ended as soon as made: a failure, on top of those before (backoff grows)
             elif not welcomed and conn.unreachable and \
                     time.monotonic() - began >= self.first_connect_timeout:
                 # never connected: say so now, not after a long backoff (reconnections keep it)
@@ -523,6 +565,7 @@ class Runner:
             pass
         elif kind == "welcome":
             conn.welcome = msg.welcome
+            conn.welcomed_at = time.monotonic()
             log.info(
                 "connected as %s to %s%s",
                 msg.welcome.bot_name or msg.welcome.bot_id or "?",
@@ -571,9 +614,9 @@ class Runner:
         elif error.code == "unsupported_version":
             log.error("the arena does not support this client: %s", error.message)
             conn.fatal = ProtocolError(f"{error.code}: {error.message}")
-        elif error.code == "shutting_down":
-            log.info("the arena server is shutting down (%s); will reconnect", error.message)
-            conn.cancel_reason = "the arena server shut down"
+        elif error.code in ARENA_CLOSES:  # said once, as the stream ends (Runner._run)
+            conn.arena_closed = error.code
+            conn.cancel_reason = f"{error.code}: {error.message}" if error.message else error.code
         else:
             log.error("the arena reported an error: %s: %s", error.code, error.message)
 
@@ -607,9 +650,15 @@ class Runner:
 
     async def _watch(self, conn: _Connection) -> None:
         """Notice a stop request, a missing Welcome, or a silent arena; ping when it is quiet."""
+        looked = time.monotonic()
         while not conn.ended.is_set():
             await asyncio.sleep(STOP_POLL_S)
             now = time.monotonic()
+            stalled = now - looked - STOP_POLL_S
+            looked = now
+            if stalled > OWN_STALL_S:  # our loop did not run: that time is not the arena's silence
+                conn.started += stalled
+                conn.last_received = min(now, conn.last_received + stalled)
             if self.stopping.is_set():
                 # Close our side first so the arena sees a clean end; cancel if it lingers.
                 conn.half_close()
@@ -624,11 +673,15 @@ class Runner:
                     return
                 continue
             interval = conn.welcome.keepalive_ms / 1000 if conn.welcome.keepalive_ms else self.keepalive
+            limit = min(self.silence_limit, 3 * interval + 1)
+            ping_after = min(self.ping_after, interval)
             silent = now - conn.last_received
-            if silent > 3 * interval + 1:
-                conn.cancel(f"the arena was silent for {silent:.0f} s")
+            if silent > limit:
+                server = f"game server {conn.welcome.server_id}" if conn.welcome.server_id else "it"
+                conn.cancel(f"the arena was silent for {silent:.1f} s ({server} answered none of "
+                            "the pings: hung?)")
                 return
-            if silent > interval and now - conn.last_ping_sent > interval:
+            if silent > ping_after and now - conn.last_ping_sent > ping_after:
                 self._nonce += 1
                 conn.last_ping_sent = now
                 self.send(pb.BotMessage(ping=pb.Ping(nonce=self._nonce)))
@@ -666,7 +719,7 @@ def run(
     reconnect: bool = True,
     max_reconnects: int | None = 100,
     backoff: tuple[float, float] = (0.2, 10.0),
-    connect_timeout: float = 10.0,
+    connect_timeout: float = CONNECT_TIMEOUT_S,
     keepalive: float = 20.0,
     tls: bool = False,
     stop: threading.Event | None = None,
@@ -682,9 +735,10 @@ def run(
     - ``reconnect``/``max_reconnects``/``backoff``: on a broken stream, retry after ``backoff[0]``
       seconds doubling up to ``backoff[1]`` (with jitter), giving up after ``max_reconnects``
       failed attempts in a row (``None``: never give up).
-    - ``connect_timeout``: seconds to wait for the arena's Welcome; ``keepalive``: seconds of
-      silence before pinging the arena when it did not announce its own interval (a stream silent
-      for three intervals is reconnected).
+    - ``connect_timeout``: seconds to wait for the arena's Welcome; ``keepalive``: the arena's
+      keep-alive when it did not announce one. A silent arena is pinged after a second and its
+      stream given up after :data:`SILENCE_LIMIT_S` (or three keep-alives and a second, if shorter).
+      A stream the arena ends itself (``shutting_down``, ``moved``) is reconnected at once.
     - ``version``: a free label of this version of the bot (e.g. a git commit; default the
       ``ATOUT_BOT_VERSION`` environment variable, or none), sent in Hello: every match stores the
       version each seat played with, and two versions of one bot may be connected at once.
