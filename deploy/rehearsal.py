@@ -448,7 +448,7 @@ class Report:
     matches: int = 0
     results: int = 0  # matches with a stored result
     statuses: dict[str, int] = field(default_factory=dict)
-    rating_rows_bad: int = 0  # matches without exactly one rating change per seat
+    rating_rows_bad: int = 0  # matches without exactly one rating change per seat (not absent)
     decisions: int = 0
     fallbacks: int = 0  # actions played for a bot (timeout, disconnect)
     faults: int = 0  # faults stored in the matches' seats
@@ -754,7 +754,9 @@ class Rehearsal:
                 "SELECT id, status, outcome, ranking, actions FROM matches WHERE tournament_id = :t"),
                 {"t": tournament}).all()
             seats = dict(db.execute(sqlalchemy.text(
-                "SELECT m.id, count(s.seat) FROM matches m JOIN match_seats s ON s.match_id = m.id "
+                # an absent seat (forfeited before it played) is not rated: no rating change
+                "SELECT m.id, count(s.seat) FILTER (WHERE NOT s.absent) FROM matches m "
+                "JOIN match_seats s ON s.match_id = m.id "
                 "WHERE m.tournament_id = :t GROUP BY m.id"), {"t": tournament}).all())
             changes = dict(db.execute(sqlalchemy.text(
                 "SELECT m.id, count(r.id) FROM matches m LEFT JOIN rating_history r ON r.match_id = m.id "
