@@ -87,6 +87,7 @@ ARENA_SETTINGS = {
     "ATOUT_MATCH_ATTEMPTS": "3",
     "ATOUT_RECONNECT_GRACE_S": "15",  # the trust issue's grace: a bot moving server is not faulted
     "ATOUT_LADDER_TICK_S": "2",
+    "ATOUT_REBALANCE_S": "5",  # compose's: a game server hands a share of its bots to a newcomer
 }
 # The variables set per part, as compose does: where things are, and who is who.
 PART_VARIABLES = ("ATOUT_DATA_DIR", "ATOUT_REDIS_URL", "ATOUT_DATABASE_URL",  # every part
