@@ -144,6 +144,24 @@ class EmbeddedRedis:
         log.info("embedded Redis %s on %s", self.process.pid, self.url)
         return self
 
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    def alive(self) -> bool:
+        """Whether the server runs. Asking reaps a server that died (``poll``): a supervisor
+        that asks leaves no zombie behind."""
+        return self.process is not None and self.process.poll() is None
+
+    def restart(self) -> EmbeddedRedis:
+        """Start the server again after it died: the same socket, TCP port and directory, so
+        that every client finds it where it was, and (``persist``) with the data of its last
+        snapshot. Raises as :meth:`start` does; a server still running is left alone."""
+        if self.alive():
+            return self
+        self.process = None
+        return self.start()
+
     def stop(self) -> None:
         process, self.process = self.process, None
         if process is None or process.poll() is not None:

@@ -6,7 +6,10 @@ It owns every part it starts (each a process group of its own, its output append
 ``<data dir>/logs/<part>.log``):
 
 - Redis: ``ATOUT_REDIS_URL`` when set, else an embedded ``redis-server`` that ``up`` itself
-  starts and stops (never one of the parts: the Redis outlives any part that dies);
+  starts, supervises and stops (never one of the parts: the Redis outlives any part that dies).
+  When it dies it is started again at once on the same socket and data dir (its snapshot, if
+  any, comes back), said in one line, and the parts reconnect by themselves; dying again within
+  a minute, after the parts' backoff;
 - the database: ``ATOUT_DATABASE_URL`` when set, else ``<data dir>/atout.db`` (SQLite),
   its tables created before any part starts;
 - the game server on 127.0.0.1:``--grpc-port``, the API and dashboard on
@@ -136,13 +139,71 @@ class Supervised:
                    part=part, started_at=time.monotonic())
 
 
+@dataclass
+class SupervisedRedis:
+    """The embedded Redis under supervision, and its restart state."""
+
+    server: EmbeddedRedis
+    label: str = "the embedded Redis"
+    started_at: float = field(default_factory=time.monotonic)
+    restarts: int = 0
+    restart_at: float | None = None  # dead: when to start it again
+    death: str = ""  # how the last one ended, for the line that says it is back
+
+
+def redis_delay(restarts: int, ran_s: float, backoff: tuple[float, float] = BACKOFF_S) -> tuple[float, int]:
+    """:func:`next_delay` for the embedded Redis, except that its first restart in a row is at
+    once: every part waits for it (their decisions' clocks stopped), and a restart costs 0.1 s."""
+    if ran_s >= HEALTHY_S:
+        restarts = 0
+    if restarts == 0:
+        return 0.0, 1
+    delay, _ = next_delay(restarts - 1, 0.0, backoff)
+    return delay, restarts + 1
+
+
 class Supervisor:
-    """Starts parts and starts again, after a backoff, those that die; says so with ``say``."""
+    """Starts parts and starts again, after a backoff, those that die; says so with ``say``.
+    The embedded Redis (:meth:`watch_redis`) is supervised too."""
 
     def __init__(self, parts: Parts, say: Callable[[str], None]) -> None:
         self.parts = parts
         self.say = say
         self.supervised: list[Supervised] = []
+        self.redis: SupervisedRedis | None = None
+
+    def watch_redis(self, server: EmbeddedRedis) -> None:
+        self.redis = SupervisedRedis(server)
+
+    def redis_once(self, now: float | None = None) -> None:
+        """Start the embedded Redis again if it died (reaped at once: no zombie), in one line."""
+        r = self.redis
+        if r is None:
+            return
+        now = time.monotonic() if now is None else now
+        server = r.server
+        if r.restart_at is None:
+            if server.process is None or server.alive():  # alive() reaps a dead one
+                return
+            r.death = f"(pid {server.pid}) exited with code {server.process.returncode}"
+            delay, r.restarts = redis_delay(r.restarts, now - r.started_at)
+            r.restart_at = now + delay
+            if delay > 0:  # dying again and again: not at once (two lines, then)
+                self.say(f"{r.label} {r.death}; restarting it in {delay:.0f} s "
+                         f"(restart {r.restarts}; log {server.directory / 'redis.log'})")
+                return
+        if now < r.restart_at:
+            return
+        try:
+            server.restart()
+        except (RuntimeError, OSError) as exc:
+            delay, r.restarts = next_delay(r.restarts, 0.0)
+            r.restart_at = time.monotonic() + delay
+            self.say(f"{r.label} did not start again: {exc}; trying again in {delay:.0f} s")
+            return
+        r.restart_at, r.started_at = None, time.monotonic()
+        self.say(f"{r.label} {r.death}; started again, pid {server.pid}, on {server.url} "
+                 f"(restart {r.restarts}; log {server.directory / 'redis.log'})")
 
     def launch(self, s: Supervised) -> None:
         again = s.part is not None  # a restart: its log goes on
@@ -155,8 +216,9 @@ class Supervisor:
             self.supervised.append(s)
 
     def once(self, now: float | None = None) -> None:
-        """Restart the parts that died, each after its backoff."""
+        """Restart the embedded Redis and the parts that died, each after its backoff."""
         now = time.monotonic() if now is None else now
+        self.redis_once(now)
         for s in self.supervised:
             if s.part is None or s.part.alive():
                 continue
@@ -235,6 +297,8 @@ class Arena:
         (self.data_dir / "logs").mkdir(parents=True, exist_ok=True)
         self.parts = Parts(self.data_dir / "logs", env)
         self.supervisor = Supervisor(self.parts, self.say)
+        if self.redis_server is not None:
+            self.supervisor.watch_redis(self.redis_server)
         recipes = [
             Supervised("gateway", "the game server", python_module(
                 "atout_arena.cli", "gateway", "--address", self.grpc_address), tier=2,

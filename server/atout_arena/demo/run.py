@@ -307,6 +307,7 @@ class Demo:
         last_change, last_seen = began, (-1, -1)
         while True:
             self.signals.check()
+            self._check_redis()
             status, done, total = self._progress_counts()
             progress.total = total or plan.matches
             now = time.monotonic()
@@ -331,6 +332,15 @@ class Demo:
         self.say(summary_line(sum(report.matches.values()), report.decisions, elapsed))
         return report
 
+    def _check_redis(self) -> None:
+        """During the tournament, a dead embedded Redis ends the demo with why (and is reaped),
+        not with a ConnectionError's traceback at the next look at the decisions' count."""
+        server = self.redis_server
+        if server is not None and not server.alive():
+            code = server.process.returncode if server.process is not None else None
+            raise DemoError(f"the embedded Redis stopped during the tournament (exit code {code}; "
+                            f"log {server.directory / 'redis.log'})")
+
     def keep_serving(self) -> None:
         assert self.parts is not None
         self.say()
@@ -352,6 +362,8 @@ class Demo:
         self.serving = True
         supervisor = Supervisor(self.parts, self.say)  # as `up`: restart what dies, with backoff
         supervisor.supervised = [Supervised.of(part) for part in self.parts.started]
+        if self.redis_server is not None:  # its embedded Redis too (same socket: parts reconnect)
+            supervisor.watch_redis(self.redis_server)
         while True:
             supervisor.once()
             self.signals.sleep(0.2)
