@@ -19,7 +19,7 @@ from pathlib import Path
 from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.settings import Settings, SettingsError
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE, QUEUES
-from atout_workers.celery_app import create_app
+from atout_workers.celery_app import create_app, quiet_broker_outages
 from atout_workers.world import CELERY_THREADS
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -60,6 +60,7 @@ def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     # the process's world (its event loop's room) is built from the environment on first use
     os.environ["ATOUT_WORKER_CONCURRENCY"] = str(concurrency)
     app = create_app(settings)
+    quiet_broker_outages()  # a Redis outage: two lines, not one per reconnection attempt
     note = root_note(list(app.conf.accept_content))
     if note is not None:
         print(note, file=sys.stderr, flush=True)
@@ -105,7 +106,9 @@ def cmd_beat(args: argparse.Namespace, settings: Settings) -> int:
     app = create_app(settings.replace(redis_url=url))
     schedule = Path(settings.data_dir) / "celerybeat-schedule"
     schedule.parent.mkdir(parents=True, exist_ok=True)
-    app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule)])
+    # its scheduler says a Redis outage in two lines, not a traceback per due task
+    app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule),
+               "--scheduler", "atout_workers.celery_app:QuietScheduler"])
     return EXIT_OK
 
 

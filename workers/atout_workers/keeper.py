@@ -16,8 +16,9 @@ A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
   the interval) sweeps, the others skip that interval.
 
 Beat's ``atout.sweep`` still works (it is the same function), but no arena needs beat to
-recover. Redis or the database being away is logged and retried at the next tick; the thread
-never dies of it.
+recover. Redis or the database being away is retried at the next tick; the thread never dies
+of it. A Redis outage is said once for the whole process (:data:`atout_arena.core.wire.redis_outage`:
+a line when it begins, a line when Redis is back), not once a tick.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import redis
 from atout_arena.core.keys import CONTRACT_KEY, SWEEPER_LOCK_KEY, WORKERS_KEY, ladder_armed_key
 from atout_arena.core.relay import ContractMismatch, check_contract
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE
+from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.services import ladders
 from atout_workers import store
 from atout_workers.sweeper import SweepReport, sweep
@@ -114,7 +116,10 @@ class Keeper:
             try:
                 self._renew()
             except redis.RedisError as exc:  # Redis away: the first tick registers it
-                log.warning("keeper: could not register this process yet (%s)", exc)
+                if is_outage(exc):
+                    redis_outage.failed("the keeper registering this worker", exc)
+                else:
+                    log.warning("keeper: could not register this process yet (%s)", exc)
             self._thread = threading.Thread(target=self._run, name="atout-keeper", daemon=True)
             self._thread.start()
             log.info("keeper: sweeping every %.1f s under a Redis lock (no beat needed)",
@@ -155,7 +160,12 @@ class Keeper:
             try:
                 self.tick()
             except Exception as exc:  # Redis or the database away: try again at the next tick
-                log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
+                if is_outage(exc):  # said once for the process, not once a tick
+                    redis_outage.failed("the keeper", exc)
+                else:
+                    log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
+            else:
+                redis_outage.ok()
 
 
 _keeper: Keeper | None = None

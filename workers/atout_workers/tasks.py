@@ -26,6 +26,7 @@ from atout_arena.core import tasks as contract
 from atout_arena.core.keys import ladder_armed_key
 from atout_arena.core.relay import connected_bots, is_connected
 from atout_arena.core.vocabulary import RunResult
+from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.services import deals, ladders, leagues, sprt, tournaments
 from atout_workers.keeper import sweep_world
 from atout_workers.play import TRANSIENT_ERRORS, play_on_loop
@@ -162,16 +163,35 @@ def disarm_ladder(world: Any, ladder_id: int, chain: str) -> None:
         world.redis.delete(key)
 
 
+# Beat's two ticks are not retried: the next tick (seconds later) does their work. A Redis
+# outage met by one is said once for the process (redis_outage), not as a failed task with its
+# traceback at every tick until Redis is back.
+
+
 @shared_task(name=contract.LEAGUE_TICK, acks_late=True, ignore_result=True)
 def league_tick() -> list[int]:
     world = get_world()
     due = leagues.due_leagues(world.sessions)
-    for league_id in due:
-        world.tasks.start_season(league_id)
+    try:
+        for league_id in due:
+            world.tasks.start_season(league_id)
+    except Exception as exc:
+        if not is_outage(exc):
+            raise
+        redis_outage.failed("the league tick", exc)
+        return []
     return due
 
 
 @shared_task(name=contract.SWEEP, acks_late=True, ignore_result=True)
 def sweep() -> dict[str, Any]:
     """Beat's sweep (optional: every worker sweeps by itself, :mod:`atout_workers.keeper`)."""
-    return sweep_world(get_world()).as_dict()
+    try:
+        report = sweep_world(get_world()).as_dict()
+    except Exception as exc:
+        if not is_outage(exc):
+            raise
+        redis_outage.failed("the sweep", exc)
+        return {}
+    redis_outage.ok()
+    return report

@@ -20,6 +20,10 @@ A connection that breaks (Redis restarted, a timeout) fails every command in fli
 ``redis.ConnectionError`` — the caller's transient error, as with redis-py — and the next call
 connects again. Used by the workers (every decision) and by the game server (the bots' answers
 and inboxes).
+
+:class:`RedisOutage` (one per process: :data:`redis_outage`) is how a part says that Redis is
+away: one warning when the first call fails, one line when a call succeeds again, nothing for
+the retries in between, however many loops of the process retry.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import collections
 import contextlib
 import hashlib
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -74,6 +79,77 @@ def _deliver(waiter: asyncio.Future[Any] | Then, reply: Any, exc: BaseException 
 def _hello_reply(reply: Any, exc: BaseException | None) -> None:
     if isinstance(exc, redis.ResponseError):
         log.error("Redis refused AUTH or SELECT: %s", exc)
+
+
+# What says "Redis is not there": a refused or broken connection, a timeout (Redis hung), Redis
+# still loading its snapshot (BusyLoadingError is a ConnectionError), and the same errors
+# wrapped by Celery's transport (kombu's OperationalError is raised from redis's error).
+OUTAGE_ERRORS: tuple[type[BaseException], ...] = (redis.ConnectionError, redis.TimeoutError, ConnectionError,
+                                                  TimeoutError)
+
+
+def is_outage(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it was raised ``from``) says Redis cannot be reached. Only
+    explicit causes count: an error merely raised while another was handled (a database error
+    in an ``except`` of a Redis one) is not a Redis outage."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        if isinstance(error, OUTAGE_ERRORS):
+            return True
+        seen.add(id(error))
+        error = error.__cause__
+    return False
+
+
+class RedisOutage:
+    """Says a Redis outage once per process: a warning when a call first fails
+    (:meth:`failed`), one line when a call succeeds again (:meth:`ok`), nothing in between.
+
+    A part has several loops that talk to Redis (a worker: its keeper, its mailbox, its event
+    sink, Celery's consumer); each retrying on its own and logging each retry gave 150 lines
+    (and tracebacks) per 5 s restart of Redis. They all report here instead, so an outage is
+    two lines per part, whichever loop notices first. Thread-safe; :meth:`ok` is one attribute
+    read when Redis is up (it is called on hot paths)."""
+
+    def __init__(self, logger: logging.Logger | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.log = logger or log
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._down_since: float | None = None
+        self.outages = 0  # how many began in this process
+
+    @property
+    def down(self) -> bool:
+        return self._down_since is not None
+
+    def failed(self, where: str, exc: BaseException | str) -> bool:
+        """A call of ``where`` (what was trying, for people) failed with ``exc``; True when
+        this began an outage (and said so)."""
+        with self._lock:
+            if self._down_since is not None:
+                return False
+            self._down_since = self.clock()
+            self.outages += 1
+        what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
+        self.log.warning("Redis unreachable (%s, %s); retrying quietly until it is back", where, what)
+        return True
+
+    def ok(self) -> bool:
+        """A call succeeded; True when this ended an outage (and said so). The line is a warning
+        too, so that a log filtered at warning level shows the end of what it showed begin."""
+        if self._down_since is None:  # no lock: the common case, on hot paths
+            return False
+        with self._lock:
+            since, self._down_since = self._down_since, None
+        if since is None:
+            return False
+        self.log.warning("Redis is back after %.1f s", self.clock() - since)
+        return True
+
+
+redis_outage = RedisOutage()  # the process's: every loop of a part reports to this one
 
 
 class _Connection(asyncio.Protocol):
