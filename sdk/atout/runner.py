@@ -499,7 +499,11 @@ class Runner:
     # ------------------------------------------------------------------ one connection
 
     def _channel(self) -> grpc.aio.Channel:
-        options = [("grpc.enable_retries", 0), ("grpc.max_receive_message_length", 16 * 1024 * 1024)]
+        # A subchannel pool of the channel's own: gRPC otherwise shares connections between
+        # channels to the same address, and the next attempt went out on the old TCP connection,
+        # through a balancer to the hung game server the runner was leaving.
+        options = [("grpc.enable_retries", 0), ("grpc.max_receive_message_length", 16 * 1024 * 1024),
+                   ("grpc.use_local_subchannel_pool", 1)]
         if self.tls:
             return grpc.aio.secure_channel(self.server, grpc.ssl_channel_credentials(), options=options)
         return grpc.aio.insecure_channel(self.server, options=options)
