@@ -138,6 +138,9 @@ def reply_entry(request_id: str, value: bytes) -> bytes:
 # Game servers' own liveness, renewed every second: a stream's ``conn`` is live only while the
 # server in its connection id (``<server id>/<nonce>``) is (a server absent from it: trusted).
 SERVERS_KEY = "atout:servers"
+# game server id -> the boot nonce of its running process (a restarted server of the same id has
+# another: the streams of the one before it are gone, an outage of the arena)
+SERVER_BOOTS_KEY = "atout:server_boots"
 
 # -- workers ---------------------------------------------------------------------------------
 

@@ -17,6 +17,10 @@ key                                   type    meaning
 ``atout:bot:{bot}:conn``              string  the id (``<server id>/<nonce>``) of the bot's one live stream;
                                               expires after the presence TTL unless the game server's
                                               heartbeat renews it. Absent = the bot is not connected.
+``atout:bot:{bot}:last``              string  the connection id of its last stream, kept an hour (renewed
+                                              with ``conn``; dropped when the bot itself ends its stream): a
+                                              bot without ``conn`` whose last game server is dead is cut off
+                                              by an outage, not away.
 ``atout:bot:{bot}:pending``           zset    request ids still waiting for an answer, scored by their
                                               absolute deadline (ms since the epoch).
 ``atout:bot:{bot}:matches``           hash    match id -> its MatchStart message, while the match runs.
@@ -98,6 +102,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import secrets
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +118,7 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     CONTROL_CHANNEL,
     MAILBOX_PREFIX,
     REQ_KEY_PREFIX,
+    SERVER_BOOTS_KEY,
     SERVERS_KEY,
     conn_key,
     current_key,
@@ -181,15 +187,25 @@ SERVER_BEAT_S = 0.5  # four beats a TTL: a stalled loop or a stopped process is 
 # The live connection id of a stream (its conn key, given its game server is alive), or false.
 # A game server's liveness is read from SERVERS_KEY (absent: trusted, e.g. a bare relay in tests).
 _LIVE = """
-local function stream_state(conn_key, servers, now)
-  local c = redis.call('GET', conn_key)
-  if not c then return 'A' end
-  if string.sub(c, 1, 1) == '!' then return 'O' end
-  local sid = string.match(c, '^(.*)/[^/]*$')
+local function server_dead(c, servers, now)
+  local sid, nonce = string.match(c, '^(.*)/([^/]*)$')
   if sid then
     local until_ms = redis.call('ZSCORE', servers, sid)
-    if until_ms and tonumber(until_ms) < tonumber(now) then return 'O' end
+    if until_ms and tonumber(until_ms) < tonumber(now) then return true end
+    local boot = redis.call('HGET', '""" + SERVER_BOOTS_KEY + """', sid)
+    if boot and string.sub(nonce, 1, #boot) ~= boot then return true end
   end
+  return false
+end
+local function stream_state(conn_key, servers, now)
+  local c = redis.call('GET', conn_key)
+  if not c then
+    local last = redis.call('GET', (string.gsub(conn_key, ':conn$', ':last')))
+    if last and server_dead(last, servers, now) then return 'O' end
+    return 'A'
+  end
+  if string.sub(c, 1, 1) == '!' then return 'O' end
+  if server_dead(c, servers, now) then return 'O' end
   return c
 end
 local function live(conn_key, servers, now)
@@ -292,6 +308,7 @@ return 1
 
 TAKEOVER = """
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', (string.gsub(KEYS[1], ':conn$', ':last')), ARGV[1], 'PX', 3600000)
 redis.call('ZADD', KEYS[5], ARGV[3] + ARGV[2], ARGV[5])
 local cursor = redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[4], '*', 'k', 'conn', 'm', ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[3])
@@ -368,6 +385,7 @@ if redis.call('EXISTS', KEYS[3]) == 1 then
   return 0
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SET', (string.gsub(KEYS[1], ':conn$', ':last')), ARGV[1], 'PX', 3600000)
 redis.call('ZADD', KEYS[2], ARGV[3] + ARGV[2], ARGV[4])
 return 1
 """
@@ -385,7 +403,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   if tonumber(ARGV[4]) > 0 then
     redis.call('SET', KEYS[1], '!' .. ARGV[1], 'PX', ARGV[4])
   else
-    redis.call('DEL', KEYS[1])
+    redis.call('DEL', KEYS[1], (string.gsub(KEYS[1], ':conn$', ':last')))
   end
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 1
@@ -789,10 +807,24 @@ def is_live(redis: Any, address: str) -> bool:
     return bool(redis.eval(*live_conn_command(address)))
 
 
+# A game server process's boot nonce: the first characters of its streams' connection ids
+# (``<server id>/<boot><nonce>``), registered with its liveness. A stream of a server id whose
+# registered boot differs belongs to a process that died: cut off by an outage (the server was
+# restarted under the same id before its bots came back).
+PROCESS_BOOT = secrets.token_hex(4)
+
+SERVER_BEAT = """
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+return 1
+"""
+
+
 def server_beat_command(server_id: str, ttl_ms: int = SERVER_TTL_MS) -> tuple[Any, ...]:
-    """ZADD of a game server's liveness (``ttl_ms`` 0: it stopped, its streams are gone)."""
+    """A game server's liveness and its process's boot nonce (``ttl_ms`` 0: it stopped, its
+    streams are gone)."""
     until = now_ms() + ttl_ms if ttl_ms else 0
-    return ("ZADD", SERVERS_KEY, until, server_id)
+    return ("EVAL", SERVER_BEAT, 2, SERVERS_KEY, SERVER_BOOTS_KEY, until, server_id, PROCESS_BOOT)
 
 
 def connected_bots(redis: Any) -> list[str]:

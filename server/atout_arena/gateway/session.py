@@ -56,7 +56,14 @@ from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import stream_address
 from atout_arena.core.metrics import STREAM_LIMITED, limited_field
 from atout_arena.core.presence import Presence
-from atout_arena.core.relay import INBOX_READ_COUNT, MAX_REJECTIONS, Answer, GatewayRelay, now_ms
+from atout_arena.core.relay import (
+    INBOX_READ_COUNT,
+    MAX_REJECTIONS,
+    PROCESS_BOOT,
+    Answer,
+    GatewayRelay,
+    now_ms,
+)
 from atout_arena.services.bots import BotInfo
 
 log = logging.getLogger(__name__)
@@ -237,7 +244,7 @@ class BotSession:
         self.server_id = server_id
         self.keepalive_ms = keepalive_ms
         self.hello_timeout_ms = hello_timeout_ms
-        self.conn_id = f"{server_id}/{secrets.token_hex(6)}"
+        self.conn_id = f"{server_id}/{PROCESS_BOOT}{secrets.token_hex(6)}"  # (relay.PROCESS_BOOT)
         self.outage_limit_ms = outage_limit_ms
         # request id -> its OpenRequest: what this stream may answer, and its clock
         self.open: dict[str, OpenRequest] = {}
