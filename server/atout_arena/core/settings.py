@@ -14,6 +14,12 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_KEEPALIVE_MS`` (10000): the Ping interval on each bot stream; a bot counts as
   connected for three intervals after its game server's last heartbeat.
 - ``ATOUT_HELLO_TIMEOUT_MS`` (10000): time a new stream has to send its Hello.
+- ``ATOUT_HEALTH_PORT`` (unset: none): the game server's HTTP health check, ``GET /healthz`` on
+  this port of ``ATOUT_GRPC_ADDRESS``'s host (0: any free port, logged): 200 while it serves, 503
+  while it drains after SIGTERM. Its event loop answers it, so a hung server answers nothing:
+  what the load balancer checks (deploy/haproxy/haproxy.cfg).
+- ``ATOUT_REBALANCE_S`` (5; 0: never): how often a game server compares the streams it holds
+  with every live game server's, and hands its excess over (Error ``moved`` between decisions).
 - ``ATOUT_SHUTDOWN_GRACE_S`` (5): on SIGTERM, time left to open calls.
 - ``ATOUT_WORKER_CONCURRENCY`` (1000): matches in flight in one worker process (coroutines on its event loop).
 - ``ATOUT_PRACTICE_CONCURRENCY`` (8): practice matches in flight in one practice worker.
@@ -80,6 +86,8 @@ class Settings(BaseSettings):
     server_id: str = Field(default_factory=_default_server_id)
     keepalive_ms: int = Field(10_000, ge=50)
     hello_timeout_ms: int = Field(10_000, ge=50)
+    health_port: int | None = Field(None, ge=0, le=65_535)
+    rebalance_s: float = Field(5.0, ge=0, allow_inf_nan=False)
     shutdown_grace_s: float = Field(5.0, ge=0, allow_inf_nan=False)
     worker_concurrency: int = Field(1000, ge=1)
     practice_concurrency: int = Field(8, ge=1)

@@ -23,6 +23,7 @@ from atout.games import GAMES
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
 from atout_arena.core.relay import GatewayRelay
+from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.gateway.session import BotSession, SessionEnd
 from atout_arena.services.bots import BotInfo
 from atout_arena.services.practice import Practice, PracticeError
@@ -72,14 +73,18 @@ class BotGatewayServicer(pb_grpc.BotGatewayServicer):
         self.sessions.add(session)
         try:
             await session.run()
-        except redis.RedisError as exc:
-            log.error("bot %s stream %s: Redis error: %s", bot.name, session.conn_id, exc)
-            await context.abort(grpc.StatusCode.UNAVAILABLE, f"the arena cannot reach its Redis: {exc}")
-        except Exception:
-            log.exception("bot %s stream %s: unexpected error", bot.name, session.conn_id)
-            await context.abort(
-                grpc.StatusCode.INTERNAL, "unexpected error in the game server (logged there)"
-            )
+        except Exception as exc:
+            if is_outage(exc):  # said once for the server, not once per stream and reconnection
+                redis_outage.failed(f"bot {bot.name}'s stream", exc)
+            elif isinstance(exc, redis.RedisError):
+                log.error("bot %s stream %s: Redis error: %s", bot.name, session.conn_id, exc)
+            else:
+                log.exception("bot %s stream %s: unexpected error", bot.name, session.conn_id)
+                await context.abort(
+                    grpc.StatusCode.INTERNAL, "unexpected error in the game server (logged there)"
+                )
+            await context.abort(grpc.StatusCode.UNAVAILABLE,
+                                f"the arena cannot reach its Redis: {str(exc) or type(exc).__name__}")
         finally:
             self.sessions.discard(session)
 
