@@ -101,6 +101,7 @@ WATCH_S = 1.0
 # A request held by a live edge this long past its time with no verdict was lost by the arena
 # (e.g. the edge could not tell Redis): it is asked again, nothing charged.
 STUCK_S = 30.0
+REDIS_RECENT_S = 60.0  # after Redis was unreachable, a bot away is not charged for this long
 
 
 class ArenaOutage(Exception):  # noqa: N818 - what happened, not an error of the caller
@@ -356,6 +357,7 @@ class AsyncDecisionClient:
         self.max_deadline_ms = max_deadline_ms
         self.outage_limit_s = outage_limit_s
         self._redis_down = False
+        self._redis_seen_down = -math.inf  # time.monotonic() when Redis was last seen unreachable
         self._mailbox_failing = False
         self.wire = Wire(redis_url, COMMAND_TIMEOUT_S)
         self.mailbox = secrets.token_hex(6)
@@ -409,6 +411,7 @@ class AsyncDecisionClient:
             finally:
                 error = exc or (first if isinstance(first, BaseException) else None)
                 if error is not None:
+                    self._redis_seen_down = time.monotonic()
                     if not self._mailbox_failing:  # one line an outage, not five a second
                         self._mailbox_failing = True
                         log.warning("reading the replies' mailbox failed (%s); retrying", error)
@@ -530,6 +533,9 @@ class AsyncDecisionClient:
                 if away_until is None:
                     away_until = now + grace_s
                 if now >= away_until:
+                    if self._redis_restarted_lately():  # the presences may have been lost with it
+                        away_until = now + grace_s
+                        continue
                     await self._cancel(address, rid)
                     return ex.outcome(Fault.DISCONNECTED)
                 continue
@@ -549,6 +555,13 @@ class AsyncDecisionClient:
                 await self._cancel(address, rid)
                 return None
 
+    def _redis_restarted_lately(self) -> bool:
+        """Whether this client saw Redis unreachable less than :data:`REDIS_RECENT_S` ago: a
+        Redis that restarted may have lost the presences (restarted empty, or a presence lapsed
+        while it was away), and the bots' game servers take theirs back at their next beat;
+        until then a bot reads as away through no doing of its own."""
+        return time.monotonic() - self._redis_seen_down < REDIS_RECENT_S
+
     async def _cancel(self, address: str, request_id: str) -> None:
         try:
             await self.wire.eval(*cancel_command(address, request_id))
@@ -557,6 +570,7 @@ class AsyncDecisionClient:
 
     async def _redis_outage(self, watch: _Watch, exc: BaseException) -> None:
         """Redis is unreachable: wait for it (the clock stopped) up to the outage limit."""
+        self._redis_seen_down = time.monotonic()
         if not self._redis_down:
             self._redis_down = True
             log.warning("Redis unreachable (%s): decisions wait, their clocks stopped", exc)

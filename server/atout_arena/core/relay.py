@@ -19,8 +19,8 @@ key                                   type    meaning
                                               heartbeat renews it. Absent = the bot is not connected.
 ``atout:bot:{bot}:last``              string  the connection id of its last stream, kept an hour (renewed
                                               with ``conn``; dropped when the bot itself ends its stream): a
-                                              bot without ``conn`` whose last game server is dead is cut off
-                                              by an outage, not away.
+                                              bot without ``conn`` but with ``last`` did not leave: it is cut
+                                              off by an outage of the arena, not away.
 ``atout:bot:{bot}:pending``           zset    request ids still waiting for an answer, scored by their
                                               absolute deadline (ms since the epoch).
 ``atout:bot:{bot}:matches``           hash    match id -> its MatchStart message, while the match runs.
@@ -164,14 +164,12 @@ REPLY_EDGE = b"E"  # an action timed at the edge: ``E<edge ms> <bot ms> <action>
 REPLY_EXPIRED = b"X"  # ``X<edge ms>``: the edge's deadline passed with no legal answer (timeout)
 REPLY_DISCONNECTED = b"D"
 # What PUSH_DECISION(S) and STREAM_STATE say of a stream that is not live: ``A`` (away: the bot
-# has no stream: it left, or never came) or ``O`` (an outage: its stream is on a game server that
-# is dead, hung or stopped, or the arena moved it: the arena's doing, never charged to the bot).
+# has no stream, and ended its last one itself, or never came) or ``O`` (an outage: its stream
+# is on a game server that is dead, hung or restarted, or it vanished without the bot ending it:
+# the arena ended it (a shutdown, a hand-over), or its presence lapsed while Redis or its game
+# server was in trouble. The arena's doing, never charged to the bot).
 STREAM_AWAY = b"A"
 STREAM_OUTAGE = b"O"
-# A stream the arena ended itself (its game server shut down, or handed the bot to another one)
-# leaves its conn as this marker + its connection id, for the outage limit: the bot's decisions
-# wait with their clocks stopped until it is back, as for a game server that died.
-MOVED_MARKER = "!"
 
 
 def now_ms() -> int:
@@ -200,11 +198,9 @@ end
 local function stream_state(conn_key, servers, now)
   local c = redis.call('GET', conn_key)
   if not c then
-    local last = redis.call('GET', (string.gsub(conn_key, ':conn$', ':last')))
-    if last and server_dead(last, servers, now) then return 'O' end
+    if redis.call('EXISTS', (string.gsub(conn_key, ':conn$', ':last'))) == 1 then return 'O' end
     return 'A'
   end
-  if string.sub(c, 1, 1) == '!' then return 'O' end
   if server_dead(c, servers, now) then return 'O' end
   return c
 end
@@ -394,16 +390,18 @@ return 1
 # stream still in flight when it closed (sent, then cancelled) would otherwise bring its
 # presence back for a whole TTL after the release.
 #
-# A stream the arena ended itself (ARGV[4] = the outage limit in ms, else 0) leaves
-# MOVED_MARKER + its id in ``conn`` for that long instead: its bot is not live, but cut off by
-# the arena (an outage), until it reconnects (TAKEOVER) anywhere.
+# A stream the bot ended (ARGV[4] = 0) drops ``last`` too: the bot left. One the arena ended
+# itself (a shutdown, a hand-over: ARGV[4] = the outage limit in ms) keeps ``last`` for that
+# long: its bot is cut off by the arena, not away, until it reconnects (TAKEOVER) anywhere.
 RELEASE = """
 redis.call('SET', KEYS[3], 1, 'PX', ARGV[3])
 if redis.call('GET', KEYS[1]) == ARGV[1] then
+  local last = (string.gsub(KEYS[1], ':conn$', ':last'))
   if tonumber(ARGV[4]) > 0 then
-    redis.call('SET', KEYS[1], '!' .. ARGV[1], 'PX', ARGV[4])
+    redis.call('SET', last, ARGV[1], 'PX', ARGV[4])
+    redis.call('DEL', KEYS[1])
   else
-    redis.call('DEL', KEYS[1], (string.gsub(KEYS[1], ':conn$', ':last')))
+    redis.call('DEL', KEYS[1], last)
   end
   redis.call('ZREM', KEYS[2], ARGV[2])
   return 1
