@@ -20,7 +20,8 @@ const protoLoader = require("@grpc/proto-loader");
 const FATAL_ERRORS = new Set(["replaced", "unsupported_version", "too_many_versions", "revoked"]);
 const BACKOFF_BASE_MS = 200;
 const BACKOFF_CAP_MS = 10_000;
-const DEFAULT_KEEPALIVE_MS = 10_000;
+const PING_AFTER_MS = 1_000; // ping the arena after this long without a message from it
+const SILENT_GIVE_UP_MS = 5_000; // ... and give the stream up after this long (docs/protocol.md)
 const REMEMBERED_REQUESTS = 10_000;
 
 function parseArgs(argv) {
@@ -111,14 +112,14 @@ class Bot {
     };
     this.send = send;
 
-    // The watchdog: ping a silent arena, give up on one silent for three keep-alive intervals.
+    // The watchdog: ping an arena silent for 1 s, give up on one silent for 5 s (a hung game
+    // server keeps the connection open and says nothing; a live one answers a Ping at once).
     const watchdog = setInterval(() => {
-      const interval = stream.welcome ? stream.welcome.keepalive_ms || DEFAULT_KEEPALIVE_MS : DEFAULT_KEEPALIVE_MS;
       const silent = Date.now() - stream.lastHeard;
-      if (silent > 3 * interval + 1000) {
+      if (silent > SILENT_GIVE_UP_MS) {
         stream.reason = `the arena was silent for ${Math.round(silent / 1000)} s`;
         call.cancel();
-      } else if (stream.welcome && silent > interval && Date.now() - stream.lastPing > interval) {
+      } else if (stream.welcome && silent > PING_AFTER_MS && Date.now() - stream.lastPing > PING_AFTER_MS) {
         stream.lastPing = Date.now();
         stream.nonce += 1;
         send({ ping: { nonce: String(stream.nonce) } });

@@ -105,12 +105,6 @@ def test_a_redis_outage_is_two_lines_in_a_worker_and_in_beat_and_both_work_after
         own.stop()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "not yet quiet with matches in flight: workers/atout_workers/events.py EventSink._write logs "
-    "'could not write N spectator events / metrics to Redis: dropped' with a traceback every 0.5 s, "
-    "and workers/atout_workers/decisions.py says the outage in 4 warning lines of its own (the mailbox's "
-    "and the held decisions'); both are to report to atout_arena.core.wire.redis_outage (then this "
-    "test passes and strict xfail fails: remove this mark)"))
 def test_a_redis_outage_with_matches_in_flight_is_two_lines_in_a_worker(
     tmp_path: Path, processes: Any, database_url: str, make_bot: Any, spawn_bot: Any, sessions: Any
 ) -> None:

@@ -82,7 +82,7 @@ from atout_arena.core.relay import (
     stream_state_command,
 )
 from atout_arena.core.vocabulary import Fault
-from atout_arena.core.wire import Wire, resolve
+from atout_arena.core.wire import Wire, is_outage, redis_outage, resolve
 from atout_workers.fastjson import dumps_text
 
 log = logging.getLogger(__name__)
@@ -412,14 +412,17 @@ class AsyncDecisionClient:
                 error = exc or (first if isinstance(first, BaseException) else None)
                 if error is not None:
                     self._redis_seen_down = time.monotonic()
-                    if not self._mailbox_failing:  # one line an outage, not five a second
-                        self._mailbox_failing = True
+                    # said once per outage, for the whole process (core.wire.redis_outage)
+                    if is_outage(error):
+                        redis_outage.failed("the replies' mailbox", error)
+                    elif not self._mailbox_failing:
                         log.warning("reading the replies' mailbox failed (%s); retrying", error)
+                    self._mailbox_failing = True
                     loop.call_later(0.2, self._read_mailbox)
                 else:
                     if self._mailbox_failing:
                         self._mailbox_failing = False
-                        log.warning("the replies' mailbox is read again")
+                        redis_outage.ok()
                     # the next read is asked for after the matches just woken have run: their
                     # pushes leave first (a write wakes Redis, which on a 2-core machine may take
                     # the CPU from this process for tens of microseconds, and a push is what a
@@ -573,7 +576,7 @@ class AsyncDecisionClient:
         self._redis_seen_down = time.monotonic()
         if not self._redis_down:
             self._redis_down = True
-            log.warning("Redis unreachable (%s): decisions wait, their clocks stopped", exc)
+            redis_outage.failed("a decision (it waits, its clock stopped)", exc)
         while True:
             if time.monotonic() >= watch.outage_until:
                 raise ArenaOutage(f"Redis unreachable for over {self.outage_limit_s:.0f} s") from exc
@@ -584,7 +587,7 @@ class AsyncDecisionClient:
                 continue
             if self._redis_down:
                 self._redis_down = False
-                log.warning("Redis is back: the decisions it held are asked again")
+                redis_outage.ok()
             return
 
     async def wait_connected(self, address: str, timeout_s: float) -> bool:

@@ -32,6 +32,7 @@ from typing import Any
 import redis
 
 from atout_arena.core.metrics import MetricsRecorder
+from atout_arena.core.wire import is_outage, redis_outage
 
 log = logging.getLogger(__name__)
 
@@ -196,9 +197,14 @@ class EventSink:
                 return
             try:
                 replies = pipe.execute()
-            except redis.RedisError:
-                log.exception("could not write %d spectator events / metrics to Redis: dropped", len(batch))
+            except redis.RedisError as exc:
+                if is_outage(exc):  # said once per outage, for the whole process (core.wire)
+                    redis_outage.failed("the spectator events", exc)
+                else:
+                    log.exception("could not write %d spectator events / metrics to Redis: dropped",
+                                  len(batch))
                 return
+            redis_outage.ok()
             if channels:
                 heard = {(c.decode() if isinstance(c, bytes) else c) for c, n in replies[numsub_at] if n}
                 with self._lock:

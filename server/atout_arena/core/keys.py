@@ -11,6 +11,7 @@ key                                    type     written by / meaning
 =====================================  =======  ==========================================================
 ``atout:bot:{stream}:inbox``           stream   workers, game servers: everything for the stream, in order
 ``atout:bot:{stream}:conn``            string   game server: the address's one live stream (presence)
+``atout:bot:{stream}:last``            string   game server: its last stream, until the bot ends it itself
 ``atout:bot:{stream}:pending``         zset     workers: requests waiting for an answer
 ``atout:bot:{stream}:matches``         hash     workers: the stream's running matches (MatchStart)
 ``atout:bot:{stream}:ended``           hash     workers: MatchEnds kept for a stream that was away
@@ -23,6 +24,8 @@ key                                    type     written by / meaning
 ``atout:match:{match}:public:last``    string   workers: the latest public event (late spectators)
 ``atout:metrics:{name}``               hash     every process: metric values, summed across processes
 ``atout:servers``                      zset     game servers: server id -> liveness expiry (ms); 0 = stopped
+``atout:server_boots``                 hash     game servers: server id -> its running process's boot nonce
+``atout:server:{server}:streams``      string   game server: how many bot streams it holds (rebalancing)
 ``atout:workers``                      zset     workers: worker processes (``host:pid``) by expiry
 ``atout:sweeper:lock``                 string   workers: the one sweep of the current interval (NX, expiring)
 ``atout:control``                      channel  API: a bot's revocation, for every game server
@@ -79,6 +82,12 @@ def current_key(bot_id: str) -> str:
 
 def inbox_key(bot_id: str) -> str:
     return f"atout:bot:{bot_id}:inbox"
+
+
+def streams_key(server_id: str) -> str:
+    """How many bot streams the game server holds (a string, renewed with its liveness, expiring
+    with it): what rebalancing compares."""
+    return f"atout:server:{server_id}:streams"
 
 
 def conn_key(bot_id: str) -> str:

@@ -24,7 +24,7 @@ while the loop is stalled. A load balancer checking it (deploy/haproxy/haproxy.c
 or draining server out of its pool within seconds; gRPC's health service, answered by gRPC's own
 threads, kept saying SERVING for a SIGSTOPped server, whose kernel still completed handshakes.
 
-Beside its liveness it publishes how many bot streams it holds (:func:`streams_key`), and every
+Beside its liveness it publishes how many bot streams it holds (``keys.streams_key``), and every
 ``ATOUT_REBALANCE_S`` it compares with the other live servers: holding more than its fair share
 (``ceil(total / servers) +`` :data:`REBALANCE_TOLERANCE`) it ends a few of its streams that wait
 for no decision with an Error ``moved`` (:class:`Rebalancer`). Their bots reconnect at once,
@@ -53,7 +53,7 @@ from grpc_reflection.v1alpha import reflection
 
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
-from atout_arena.core.keys import CONTRACT_KEY, CONTROL_CHANNEL, SERVERS_KEY
+from atout_arena.core.keys import CONTRACT_KEY, CONTROL_CHANNEL, SERVERS_KEY, streams_key
 from atout_arena.core.relay import (
     SERVER_BEAT_S,
     SERVER_TTL_MS,
@@ -248,7 +248,6 @@ class HealthEndpoint:
 
 # -- rebalancing -------------------------------------------------------------------------------
 
-STREAMS_KEY_PREFIX = "atout:server:"  # + "<server id>:streams" (keys.py's table: to be added)
 REBALANCE_TOLERANCE = 1  # streams a server may hold above its fair share before it hands any over
 REBALANCE_SHARE = 0.1  # at most this share of its streams (and at least REBALANCE_MIN) per round
 REBALANCE_MIN = 2
@@ -256,12 +255,6 @@ REBALANCE_MIN = 2
 # given this server's own address) it comes straight back, and would be moved every round.
 MOVE_AGAIN_AFTER_S = 60.0
 MOVED_MESSAGE = "this game server hands some of its bots over to another one: reconnect now"
-
-
-def streams_key(server_id: str) -> str:
-    """``atout:server:<id>:streams``: how many bot streams the game server holds (a string,
-    renewed with its liveness, expiring with it)."""
-    return f"{STREAMS_KEY_PREFIX}{server_id}:streams"
 
 
 def excess_streams(mine: int, counts: dict[str, int], tolerance: int = REBALANCE_TOLERANCE) -> int:
@@ -522,6 +515,7 @@ def create_server(
         server_id=settings.server_id,
         keepalive_ms=settings.keepalive_ms,
         hello_timeout_ms=settings.hello_timeout_ms,
+        outage_limit_ms=int(settings.outage_limit_s * 1000),
     )
     pb_grpc.add_BotGatewayServicer_to_server(gateway, server)
     pb_grpc.add_GamesServicer_to_server(GamesServicer(practice), server)

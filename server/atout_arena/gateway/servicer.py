@@ -36,12 +36,14 @@ CURRENT_BOT: ContextVar[BotInfo | None] = ContextVar("atout_current_bot", defaul
 
 class BotGatewayServicer(pb_grpc.BotGatewayServicer):
     def __init__(
-        self, relay: GatewayRelay, *, server_id: str, keepalive_ms: int, hello_timeout_ms: int
+        self, relay: GatewayRelay, *, server_id: str, keepalive_ms: int, hello_timeout_ms: int,
+        outage_limit_ms: int = 300_000,
     ) -> None:
         self.relay = relay
         self.server_id = server_id
         self.keepalive_ms = keepalive_ms
         self.hello_timeout_ms = hello_timeout_ms
+        self.outage_limit_ms = outage_limit_ms
         self.sessions: set[BotSession] = set()
         self.closing = False
 
@@ -69,6 +71,7 @@ class BotGatewayServicer(pb_grpc.BotGatewayServicer):
             server_id=self.server_id,
             keepalive_ms=self.keepalive_ms,
             hello_timeout_ms=self.hello_timeout_ms,
+            outage_limit_ms=self.outage_limit_ms,
         )
         self.sessions.add(session)
         try:
