@@ -179,10 +179,10 @@ def http_text(url: str, timeout: float = 10) -> tuple[int, str]:
 
 def _server_options(template: str, health_port: int | None) -> str:
     """The options of a ``server-template`` line for one named server: Docker's resolution
-    (``resolvers``, ``init-addr``) goes, checks run every second (``inter 1s fall 2 rise 2``, so
-    a stopped server is seen at once), and a check or agent port (``check port N``,
-    ``agent-port N``: the game server's health port) becomes that server's own, since both
-    servers share one host here and cannot both listen on N."""
+    (``resolvers``, ``init-addr``) goes, the template's check timing is kept (checks every
+    second, ``inter 1s fall 2 rise 2``, when it sets none), and a check or agent port
+    (``check port N``, ``agent-port N``: the game server's health port) becomes that server's
+    own, since both servers share one host here and cannot both listen on N."""
     tokens = template.split()[4:]  # server-template NAME COUNT ADDRESS options...
     out: list[str] = []
     i = 0
@@ -192,16 +192,13 @@ def _server_options(template: str, health_port: int | None) -> str:
         if token in ("resolvers", "init-addr", "resolve-prefer", "resolve-opts"):
             i += 2
             continue
-        if token in ("inter", "fall", "rise"):
-            i += 2
-            continue
         if token in ("port", "agent-port"):
             out += [token, str(health_port) if health_port is not None else value]
             i += 2
             continue
         out.append(token)
         i += 1
-    if "check" in out:
+    if "check" in out and "inter" not in out:
         at = out.index("check") + 1
         out[at:at] = ["inter", "1s", "fall", "2", "rise", "2"]
     return " ".join(out)

@@ -125,8 +125,13 @@ def test_a_check_port_becomes_each_servers_own_health_port(tmp_path: Path) -> No
                             {"gameserver-1": ("10.77.1.2", 50061, 50071),
                              "gameserver-2": ("10.77.1.2", 50062, 50072)})
     servers = [line.strip() for line in out.splitlines() if line.strip().startswith("server ")]
-    assert servers == [f"server gameserver-{i} 10.77.1.2:5006{i} check inter 1s fall 2 rise 2 port 5007{i} "
+    # the template's own timing is kept (haproxy.cfg's: inter 500ms fastinter 200ms fall 2 rise 2)
+    assert servers == [f"server gameserver-{i} 10.77.1.2:5006{i} check port 5007{i} inter 5s "
                        f"agent-check agent-port 5007{i}" for i in (1, 2)]
+    plain = rh.haproxy_config(text.replace(template, "    server-template gameserver 16 gameserver:50051 "
+                                                     "check resolvers docker init-addr none"),
+                              "10.77.1.2", 50051, 8404, {"gameserver-1": ("10.77.1.2", 50061, None)})
+    assert "server gameserver-1 10.77.1.2:50061 check inter 1s fall 2 rise 2" in plain  # none: every second
     assert re.findall(r"^\s*bind (\S+)", out, re.M) == ["10.77.1.2:50051", "10.77.1.2:8404"]
     path = tmp_path / "haproxy.cfg"
     path.write_text(out)
