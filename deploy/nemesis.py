@@ -62,18 +62,21 @@ class Schedule:
     gap_s: float  # between two steps: matches go on, parts settle
     rebalance_timeout_s: float  # at the end: how long bots may take to spread again
     deals: int  # merde's deals a match: 4n + 2n(n+1) decisions, the tournament's length
+    # the bots' think time a decision (ms): with the arena at ~1,500 decisions/s an unpaced
+    # tournament of 9 deals ended (68 s) before the last steps of the short schedule began
+    bot_think_ms: int = 0
 
 
 # The issue's schedule. 13 deals (416 decisions a match, the most for 4 players; 468 matches, the
-# most for 8 bots): about 4 minutes at ~900 decisions/s on two cores, longer than the steps
-# (about 3 minutes with 5 s between them).
+# most for 8 bots), bots thinking 15 ms a decision: longer than the steps (about 3 minutes with
+# 5 s between them).
 FULL = Schedule("full", sigstop_s=60, partition_s=10, loss_s=30, loss_percent=5, warmup_s=10, gap_s=5,
-                rebalance_timeout_s=60, deals=13)
+                rebalance_timeout_s=60, deals=13, bot_think_ms=15)
 # CI's: the same steps, shorter; the whole run under 5 minutes. The stop still outlasts the 15 s
 # reconnect grace (ATOUT_RECONNECT_GRACE_S), the case a hung game server is about; 9 deals (216
 # decisions a match): about 2 minutes of tournament.
 SHORT = Schedule("short", sigstop_s=20, partition_s=5, loss_s=10, loss_percent=5, warmup_s=5, gap_s=3,
-                 rebalance_timeout_s=30, deals=9)
+                 rebalance_timeout_s=30, deals=9, bot_think_ms=25)
 
 STEPS = ("sigstop", "partition", "loss", "kill-worker", "restart-redis", "restart-postgres",
          "rolling-restart")
@@ -452,7 +455,7 @@ def rehearse(workdir: Path, schedule: Schedule = FULL, log: Callable[[str], None
     namespaces cannot be made."""
     hosts = netns.Hosts.create(list(rh.HOSTS))
     try:
-        with rh.rehearsal(workdir, log, hosts, base_port) as run:
+        with rh.rehearsal(workdir, log, hosts, base_port, schedule.bot_think_ms) as run:
             report = NemesisReport(run.report, schedule.name)
             spec = {**rh.TOURNAMENT, "name": f"nemesis-{schedule.name}", "options": {"deals": schedule.deals},
                     "bots": list(run.bots)}

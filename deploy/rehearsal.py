@@ -522,8 +522,9 @@ class Rehearsal:
     ones chosen at run time)."""
 
     def __init__(self, workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
-                 base_port: int | None = None) -> None:
+                 base_port: int | None = None, bot_think_ms: int = 0) -> None:
         self.workdir = workdir
+        self.bot_think_ms = bot_think_ms  # > 0: the bots think that long a decision (paced_bot.py)
         self.say = log
         self.hosts = hosts
         (workdir / "logs").mkdir(parents=True, exist_ok=True)
@@ -653,11 +654,13 @@ class Rehearsal:
             name = f"rehearsal-{i}"
             bot = http_json(f"{self.api}/v1/bots", "POST", {"name": name, "owner": "rehearsal"}, self.admin)
             self.bots[name] = (int(bot["id"]), bot["token"])
+        spec = f"{ROOT / 'deploy' / 'paced_bot.py'}:PacedRandom" if self.bot_think_ms else "random"
         for name, (_, token) in self.bots.items():
-            self.procs.start(f"bot-{name}", [str(BIN / "atout-bot"), "run", "random", "--server",
+            self.procs.start(f"bot-{name}", [str(BIN / "atout-bot"), "run", spec, "--server",
                                              f"{self.address('gateway-lb')}:{self.ports['lb']}",
                                              "--max-reconnects", "-1"],
-                             {"ATOUT_TOKEN": token, "PYTHONUNBUFFERED": "1"}, on=self.on("bot"))
+                             {"ATOUT_TOKEN": token, "PYTHONUNBUFFERED": "1",
+                              "ATOUT_REHEARSAL_THINK_MS": str(self.bot_think_ms)}, on=self.on("bot"))
             # one at a time: least connections then alternates between the game servers
             wait_until(lambda name=name: self.server_of(name), START_TIMEOUT_S, f"bot {name} connected")
         self.report.bots_before = self.bots_per_server()
@@ -824,9 +827,9 @@ class Rehearsal:
 
 @contextlib.contextmanager
 def rehearsal(workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
-              base_port: int | None = None) -> Iterator[Rehearsal]:
+              base_port: int | None = None, bot_think_ms: int = 0) -> Iterator[Rehearsal]:
     """A started :class:`Rehearsal`; every process it started is stopped on the way out."""
-    run = Rehearsal(workdir, log, hosts, base_port)
+    run = Rehearsal(workdir, log, hosts, base_port, bot_think_ms)
     try:
         run.start()
         yield run

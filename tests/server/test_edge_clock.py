@@ -67,7 +67,7 @@ def test_a_bot_that_does_not_answer_is_timed_out_by_its_edge(
         decision = client.request(info.bot_id, "m-slow", deadline_ms=500, **engine_request())
         elapsed = time.monotonic() - started
         assert decision.fault == Fault.TIMEOUT
-        assert 500 <= decision.think_ms < 1100, decision.think_ms  # the edge's time: 500 ms + lag
-        assert elapsed < 2.5, elapsed
+        assert 500 <= decision.think_ms < 1600, decision.think_ms  # the edge's time: 500 ms + lag
+        assert elapsed < 4, elapsed
     finally:
         client.close()

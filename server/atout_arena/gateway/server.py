@@ -283,11 +283,16 @@ class Rebalancer:
         return [s for s in self.gateway.sessions if s.presence is not None]
 
     def pick(self, count: int, now: float) -> list[BotSession]:
-        """Up to ``count`` streams to move: waiting for no decision (moving one between two
-        decisions costs its bot nothing), and not moved within :data:`MOVE_AGAIN_AFTER_S`."""
+        """Up to ``count`` streams to move, not moved within :data:`MOVE_AGAIN_AFTER_S`: those
+        waiting for no decision first, then those waiting for the fewest. A bot in many matches
+        at once is hardly ever between decisions (in the nemesis rehearsal, never while its
+        tournament ran), and moving it mid-decision costs it nothing either: the arena ended the
+        stream, so its decisions' clocks stop, and its new stream is sent them again, each with
+        its whole time (session.py: ``moved``)."""
         self.moved = {a: t for a, t in self.moved.items() if now - t < MOVE_AGAIN_AFTER_S}
-        free = [s for s in self.held() if not s.open and s.address not in self.moved]
+        free = [s for s in self.held() if s.address not in self.moved]
         random.shuffle(free)
+        free.sort(key=lambda s: len(s.open))
         return free[:count]
 
     async def counts(self, redis_client: Any) -> dict[str, int]:

@@ -64,6 +64,7 @@ from atout_arena.core.relay import (
     GatewayRelay,
     now_ms,
 )
+from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.services.bots import BotInfo
 
 log = logging.getLogger(__name__)
@@ -483,6 +484,10 @@ class BotSession:
             return
         if request.awaiting:
             return  # the worker's verdict on an answer is on its way; a Rejection brings us back
+        early = request.accept_until - now_ms()
+        if early > 0:  # (asyncio runs a timer up to its clock's resolution early)
+            request.timer = loop.call_later(early / 1000, self._on_deadline, rid, loop.time() + early / 1000)
+            return
         self._expire(rid, request)
 
     def _rejected(self, rid: str) -> None:
@@ -669,9 +674,12 @@ class BotSession:
         answers.append(Answer(self.address, action.request_id, action.action, 60_000,
                               reported_think_ms(action.think_ms), request.edge_ms()))
 
-    def _post(self, answers: list[Answer]) -> None:
+    def _post(self, answers: list[Answer], tries: int = 0) -> None:
         """Hand answers to Redis at once: those of one message (and of every stream that
-        answered in this turn of the loop) leave in one pipelined write."""
+        answered in this turn of the loop) leave in one pipelined write. Answers Redis did not
+        take (it is restarting) are handed again every :data:`EXPIRE_RETRY_S`, while their
+        requests are open: the bot answered in time, and its answer is not lost for the arena's
+        outage (a Redis outage is said once, by the process's ``redis_outage``)."""
         if not answers:
             return
         count = len(answers)
@@ -681,8 +689,15 @@ class BotSession:
         def confirmed(done: asyncio.Future[Any]) -> None:
             self._posting.discard(done)
             exc = None if done.cancelled() else done.exception()
-            if exc is not None:
-                # the workers waiting on them see no answer: a timeout fault, as for a lost packet
+            if exc is None:
+                redis_outage.ok()
+                return
+            if is_outage(exc):
+                redis_outage.failed("the bots' answers", exc)
+            else:
                 log.error("bot %s: %d answers could not be handed to Redis: %s", self.bot_id, count, exc)
+            still = [a for a in answers if a.request_id in self.open]
+            if still and tries + 1 < EXPIRE_TRIES:  # (also after the stream closed: answered in time)
+                asyncio.get_running_loop().call_later(EXPIRE_RETRY_S, self._post, still, tries + 1)
 
         posted.add_done_callback(confirmed)
