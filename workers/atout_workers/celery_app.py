@@ -67,6 +67,36 @@ def _stop_keeper(**_: Any) -> None:
 # -- a Redis outage, as Celery meets it -------------------------------------------------------
 
 
+def guard_kombu_reconnect() -> None:
+    """kombu 5.7's Redis channel, closed after the broker connection broke (Celery's consumer
+    closes it before reconnecting), restores its unacknowledged messages through a client made
+    from ``connection.client``, which the broken connection already set to None: an
+    ``AttributeError`` ('NoneType' object has no attribute 'hostname'), which Celery does not
+    ignore as it ignores connection errors: "Unrecoverable error", and the worker shuts down
+    (seen in the nemesis rehearsal's Redis restart; kombu issues 582 and 970 are the same
+    path). Made a Redis ``ConnectionError`` here, it is one of the errors Celery ignores while
+    it reconnects, and the messages come back by the visibility timeout as for any lost
+    connection. Idempotent."""
+    from kombu.transport import redis as kombu_redis
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    channel = kombu_redis.Channel
+    if getattr(channel._connparams, "_atout_guarded", False):
+        return
+    original = channel._connparams
+
+    def _connparams(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if self.connection is None or self.connection.client is None:
+            raise RedisConnectionError("the broker connection is closed (kombu: no connection info)")
+        return original(self, *args, **kwargs)
+
+    _connparams._atout_guarded = True  # type: ignore[attr-defined]
+    channel._connparams = _connparams  # type: ignore[method-assign]
+
+
+guard_kombu_reconnect()
+
+
 # The consumer's messages, as Celery's module spells them (its stubs do not declare them)
 _LOST = getattr(celery_consumer, "CONNECTION_RETRY", None)  # "Connection to broker lost..."
 _CANNOT_CONNECT = getattr(celery_consumer, "CONNECTION_ERROR", None)  # "Cannot connect to %s..."
