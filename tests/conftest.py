@@ -86,6 +86,20 @@ def _postgres_bin() -> Path | None:
     return Path(initdb).parent if initdb and pg_ctl else None
 
 
+@pytest.fixture
+def cluster() -> Iterator[Any]:
+    """A throwaway PostgreSQL cluster of the test's own, which it may stop and start again
+    (``pg_helpers.Cluster``); the test fails, saying why, where PostgreSQL is not installed."""
+    from pg_helpers import Cluster
+
+    made = Cluster()
+    try:
+        made.create()
+        yield made
+    finally:
+        made.remove()
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A SQLAlchemy URL of an empty PostgreSQL database: ``ATOUT_TEST_POSTGRES_URL`` (the tests

@@ -32,11 +32,12 @@ import time
 from typing import Any
 
 import redis
+from sqlalchemy.exc import OperationalError
 
 from atout_arena.core.keys import CONTRACT_KEY, SWEEPER_LOCK_KEY, WORKERS_KEY, ladder_armed_key
 from atout_arena.core.relay import ContractMismatch, check_contract
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE
-from atout_arena.core.wire import is_outage, redis_outage
+from atout_arena.core.wire import database_outage, is_outage, redis_outage
 from atout_arena.services import ladders
 from atout_workers import store
 from atout_workers.sweeper import SweepReport, sweep
@@ -162,10 +163,12 @@ class Keeper:
             except Exception as exc:  # Redis or the database away: try again at the next tick
                 if is_outage(exc):  # said once for the process, not once a tick
                     redis_outage.failed("the keeper", exc)
+                elif isinstance(exc, OperationalError):
+                    database_outage.failed("the keeper's sweep", exc)
                 else:
                     log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
             else:
-                redis_outage.ok()
+                redis_outage.ok()  # (the database's end is said by the heartbeats and results)
 
 
 _keeper: Keeper | None = None

@@ -61,6 +61,7 @@ from atout_arena.core.relay import (
 )
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy, RunResult
+from atout_arena.core.wire import database_outage
 from atout_arena.services.bots import is_house
 from atout_workers import store
 from atout_workers.decisions import ArenaOutage, AsyncDecisionClient, Decision
@@ -486,14 +487,37 @@ def _stopped(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAske
     return RunResult.FAILED
 
 
+STORE_RETRY_S = 1.0  # a result the database did not take is offered again this often
+
+
+def _store_kept(world: World, claimed: Claimed, outcome: MatchOutcome, played_versions: list[str],
+                absent: list[int]) -> store.Completion | None:
+    """:func:`store.store_result`, kept through a database outage: the result of a match played
+    to its end is offered again every :data:`STORE_RETRY_S` until the database takes it, up to
+    ``ATOUT_OUTAGE_LIMIT_S`` (or the process stopping), rather than given back to be played
+    again. The outage is said once per process (``database_outage``)."""
+    give_up = time.monotonic() + world.settings.outage_limit_s
+    while True:
+        try:
+            completion = store.store_result(world.sessions, claimed.match_id, claimed.lease_id, outcome,
+                                            played_versions=played_versions, absent=absent)
+        except OperationalError as exc:
+            if time.monotonic() >= give_up or world.matches.stopping.is_set():
+                raise  # given back: played again once the database is back
+            database_outage.failed(f"a finished match's result (match {claimed.match_id}; kept)", exc)
+            time.sleep(STORE_RETRY_S)
+            continue
+        database_outage.ok()
+        return completion
+
+
 def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None,
               outcome: MatchOutcome, absent: list[int], started: float, follow_ups: FollowUps) -> RunResult:
     """A match played to its end: its result stored once, then told to everyone."""
     match_id, lease_id, publisher = claimed.match_id, claimed.lease_id, claimed.publisher
     if is_outage(setup, outcome):
         return _replay_outage(world, setup, match_id, lease_id, publisher, house, follow_ups)
-    completion = store.store_result(world.sessions, match_id, lease_id, outcome,
-                                    played_versions=[s.played_version for s in setup.seats], absent=absent)
+    completion = _store_kept(world, claimed, outcome, [s.played_version for s in setup.seats], absent)
     if completion is None:
         return RunResult.DUPLICATE
     elapsed = time.perf_counter() - started

@@ -16,12 +16,14 @@ from dataclasses import dataclass, field
 
 import redis
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import sessionmaker
 
 from atout_arena.core.db import open_database
 from atout_arena.core.metrics import MetricsRecorder
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
+from atout_arena.core.wire import database_outage
 from atout_workers import store
 from atout_workers.decisions import AsyncDecisionClient, DecisionClient
 from atout_workers.events import EventSink
@@ -69,11 +71,12 @@ class Heartbeater:
             if self._leases.get(lease.match_id) is lease:
                 del self._leases[lease.match_id]
 
-    def beat_once(self) -> None:
+    def beat_once(self) -> bool:
+        """Renew every lease; False when there was none (the database was not asked)."""
         with self._lock:
             leases = list(self._leases.values())
         if not leases:
-            return
+            return False
         lost = store.heartbeat(self.sessions, [(lease.match_id, lease.id) for lease in leases])
         with self._lock:  # a lease removed meanwhile is a match its thread ended itself: not lost
             current = set(map(id, self._leases.values()))
@@ -82,13 +85,19 @@ class Heartbeater:
                 log.warning("match %s: lease of %s lost (another worker took it over)", lease.match_id,
                             lease.id)
                 lease.lost.set()
+        return True
 
     def _run(self) -> None:
         while not self._stop.wait(self.interval_s):
             try:
-                self.beat_once()
+                asked = self.beat_once()
+            except OperationalError as exc:  # the database away: said once, beat again later
+                database_outage.failed("the matches' heartbeats", exc)
             except Exception:  # a database hiccup must not kill the thread: log, beat again later
                 log.exception("heartbeat failed; retrying in %.1f s", self.interval_s)
+            else:
+                if asked:
+                    database_outage.ok()
 
     def stop(self) -> None:
         self._stop.set()

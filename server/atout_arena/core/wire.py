@@ -113,8 +113,9 @@ class RedisOutage:
     read when Redis is up (it is called on hot paths)."""
 
     def __init__(self, logger: logging.Logger | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, service: str = "Redis") -> None:
         self.log = logger or log
+        self.service = service  # what is away: "Redis" (database_outage: "the database")
         self.clock = clock
         self._lock = threading.Lock()
         self._down_since: float | None = None
@@ -133,7 +134,8 @@ class RedisOutage:
             self._down_since = self.clock()
             self.outages += 1
         what = exc if isinstance(exc, str) else f"{type(exc).__name__}: {exc}"
-        self.log.warning("Redis unreachable (%s, %s); retrying quietly until it is back", where, what)
+        self.log.warning("%s unreachable (%s, %s); retrying quietly until it is back",
+                         self.service, where, what)
         return True
 
     def ok(self) -> bool:
@@ -145,11 +147,13 @@ class RedisOutage:
             since, self._down_since = self._down_since, None
         if since is None:
             return False
-        self.log.warning("Redis is back after %.1f s", self.clock() - since)
+        self.log.warning("%s is back after %.1f s", self.service, self.clock() - since)
         return True
 
 
 redis_outage = RedisOutage()  # the process's: every loop of a part reports to this one
+# ... and the same for the database, in the parts that keep working without it (workers)
+database_outage = RedisOutage(service="the database")
 
 
 class _Connection(asyncio.Protocol):
