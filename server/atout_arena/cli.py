@@ -61,6 +61,8 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     if embedded is not None:
         print(f"embedded Redis at {redis_url} (set ATOUT_REDIS_URL to share it)", flush=True)
     settings = settings.replace(redis_url=redis_url)
+    if args.health_port is not None:
+        settings = settings.replace(health_port=args.health_port)
     address = args.address or settings.grpc_address
 
     def ready(port: int) -> None:
@@ -124,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     gateway = commands.add_parser("gateway", help="run a gRPC game server")
     gateway.add_argument("--address", help="HOST:PORT to listen on (default: ATOUT_GRPC_ADDRESS)")
+    gateway.add_argument("--health-port", type=int, metavar="PORT",
+                         help="serve GET /healthz on this port, from the server's event loop, for a "
+                              "load balancer's check (default: ATOUT_HEALTH_PORT; none)")
 
     api = commands.add_parser("api", help="run the REST API and the web dashboard")
     api.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -186,6 +191,8 @@ def _main(argv: list[str]) -> int:
         address = args.address or settings.grpc_address
         problem = _port_problem(address.rsplit(":", 1)[0], address.rsplit(":", 1)[-1],
                                 "--address" if args.address else "ATOUT_GRPC_ADDRESS")
+        if not problem and args.health_port is not None:
+            problem = _port_problem(address.rsplit(":", 1)[0], str(args.health_port), "--health-port")
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return 2

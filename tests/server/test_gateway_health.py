@@ -74,3 +74,19 @@ def test_a_stopped_game_server_answers_no_health_check(start_game_server) -> Non
     server.popen.send_signal(signal.SIGTERM)
     assert server.popen.wait(15) == 0
     assert re.search(r"stopping: \d+ bot streams open", server.log())
+
+
+def test_the_health_port_is_an_option_of_the_command_too(processes, redis_url, database_url) -> None:
+    import sys
+
+    from atout_arena.core.embedded_redis import free_tcp_port
+
+    env = {"ATOUT_REDIS_URL": redis_url, "ATOUT_DATABASE_URL": database_url, "ATOUT_SERVER_ID": "gs-hp"}
+    cli = [sys.executable, "-m", "atout_arena.cli", "gateway", "--address", "127.0.0.1:0"]
+    bad = processes.start("gateway-bad-health", [*cli, "--health-port", "70000"], env)
+    assert bad.popen.wait(30) == 2
+    assert "--health-port 70000: a port is a number from 0" in bad.log()
+    port = free_tcp_port()
+    server = processes.start("gateway-health-option", [*cli, "--health-port", str(port)], env)
+    server.wait_for_log(rf"health check on http://127\.0\.0\.1:{port}/healthz")
+    assert _get(port) == (200, "serving\n")
