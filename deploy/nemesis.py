@@ -68,10 +68,10 @@ class Schedule:
 
 
 # The schedule. 13 deals (416 decisions a match, the most for 4 players; 468 matches, the
-# most for 8 bots), bots thinking 15 ms a decision: longer than the steps (about 3 minutes with
+# most for 8 bots), bots thinking 30 ms a decision: longer than the steps (about 3 minutes with
 # 5 s between them).
 FULL = Schedule("full", sigstop_s=60, partition_s=10, loss_s=30, loss_percent=5, warmup_s=10, gap_s=5,
-                rebalance_timeout_s=60, deals=13, bot_think_ms=15)
+                rebalance_timeout_s=60, deals=13, bot_think_ms=30)
 # CI's: the same steps, shorter; the whole run under 5 minutes. The stop still outlasts the 15 s
 # reconnect grace (ATOUT_RECONNECT_GRACE_S), the case a hung game server is about; 9 deals (216
 # decisions a match): about 2 minutes of tournament.

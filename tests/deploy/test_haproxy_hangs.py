@@ -145,7 +145,8 @@ def holders(redis_url: str, bot_ids: list[str]) -> dict[str, str]:
         for bot_id in bot_ids:
             conn = client.get(f"atout:bot:{bot_id}:conn")
             if conn is not None:
-                out[bot_id] = conn.decode().rsplit("/", 1)[0]
+                text = conn.decode() if isinstance(conn, bytes) else str(conn)
+                out[bot_id] = text.rsplit("/", 1)[0]
         return out
     finally:
         client.close()

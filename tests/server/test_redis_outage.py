@@ -20,7 +20,7 @@ def test_many_loops_failing_at_once_say_the_outage_once_and_its_end_once(
     outage = RedisOutage(logging.getLogger("test.outage"), clock=lambda: now[0])
     caplog.set_level(logging.INFO, "test.outage")
     error = redis.ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
-    began = []
+    began: list[bool] = []
     threads = [threading.Thread(target=lambda: began.extend(
         outage.failed("loop", error) for _ in range(200))) for _ in range(8)]
     for thread in threads:

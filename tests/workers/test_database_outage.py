@@ -73,7 +73,8 @@ def test_results_of_matches_ending_during_a_database_outage_are_kept(
 
         def finished() -> bool:
             with sessions() as session:
-                return session.get(Tournament, tid).status == "finished"
+                tournament = session.get(Tournament, tid)
+                return tournament is not None and tournament.status == "finished"
 
         wait_until(finished, 150, "the tournament to finish")
         log = worker.log()

@@ -81,9 +81,9 @@ def guard_kombu_reconnect() -> None:
     from redis.exceptions import ConnectionError as RedisConnectionError
 
     channel = kombu_redis.Channel
-    if getattr(channel._connparams, "_atout_guarded", False):
+    original = getattr(channel, "_connparams")  # noqa: B009  (private: kombu's stubs do not declare it)
+    if getattr(original, "_atout_guarded", False):
         return
-    original = channel._connparams
 
     def _connparams(self: Any, *args: Any, **kwargs: Any) -> Any:
         if self.connection is None or self.connection.client is None:
@@ -91,7 +91,7 @@ def guard_kombu_reconnect() -> None:
         return original(self, *args, **kwargs)
 
     _connparams._atout_guarded = True  # type: ignore[attr-defined]
-    channel._connparams = _connparams  # type: ignore[method-assign]
+    setattr(channel, "_connparams", _connparams)  # noqa: B010
 
 
 guard_kombu_reconnect()

@@ -302,8 +302,8 @@ def install(app: FastAPI) -> None:
 
     for kind in DATABASE_DOWN:
         app.add_exception_handler(kind, database_down)
-    for kind in REDIS_DOWN:
-        app.add_exception_handler(kind, redis_down)
+    for redis_kind in REDIS_DOWN:
+        app.add_exception_handler(redis_kind, redis_down)
 
     app.add_middleware(HttpRules, openapi=lambda: app.openapi())
 

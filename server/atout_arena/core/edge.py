@@ -80,6 +80,11 @@ class EdgeClock:
             return
         edge_ms = (time.monotonic() - request.sent_at) * 1000
         posted = self.relay.expire(self.address, self.conn_id, rid, edge_ms)
-        posted.add_done_callback(lambda done: done.cancelled() or done.exception() is None or log.warning(
-            "play stream %s: the deadline of %s could not be told to Redis: %s", self.conn_id, rid,
-            done.exception()))
+
+        def told(done: asyncio.Future[object]) -> None:
+            exc = None if done.cancelled() else done.exception()
+            if exc is not None:
+                log.warning("play stream %s: the deadline of %s could not be told to Redis: %s",
+                            self.conn_id, rid, exc)
+
+        posted.add_done_callback(told)
