@@ -109,6 +109,9 @@ class Keeper:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_sweep = 0.0
+        # since when this keeper has reached Redis without a failed tick: other workers are
+        # judged dead only once it has for a liveness TTL (see tick)
+        self._reaching_since = time.monotonic()
 
     def start(self) -> None:
         if self._thread is None:
@@ -145,7 +148,13 @@ class Keeper:
             check_contract(world.redis, contract_part())
         except ContractMismatch as exc:  # registered while this one could not renew: say so
             log.error("%s", exc)
-        recover_dead_workers(world, self.me)
+        # After an outage that cut this worker off (a partition between workers and Redis, a
+        # Redis restart), every worker's liveness lapsed together: the others are not dead, they
+        # renew at their next tick. Judging them only once this keeper has been back a whole
+        # liveness TTL keeps their matches theirs (a partition of 10 s had every match of the
+        # other workers played again from its seed).
+        if time.monotonic() - self._reaching_since >= LIVENESS_TTL_S + self.tick_s:
+            recover_dead_workers(world, self.me)
         interval = world.settings.sweep_interval_s
         if time.monotonic() - self._last_sweep < interval:
             return
@@ -161,6 +170,7 @@ class Keeper:
             try:
                 self.tick()
             except Exception as exc:  # Redis or the database away: try again at the next tick
+                self._reaching_since = time.monotonic()
                 if is_outage(exc):  # said once for the process, not once a tick
                     redis_outage.failed("the keeper", exc)
                 elif isinstance(exc, OperationalError):
