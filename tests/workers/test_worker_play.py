@@ -393,3 +393,37 @@ def test_a_worker_is_alive_as_soon_as_its_keeper_starts(world, redis_client) -> 
     finally:
         keeper.stop()
     assert redis_client.zscore(WORKERS_KEY, keeper.me) is None
+
+
+def test_a_keeper_back_from_an_outage_gives_the_others_a_liveness_ttl_before_judging_them(
+    world, redis_client, monkeypatch
+) -> None:
+    """After an outage that cut every worker off Redis (a partition), every liveness lapsed
+    together: the first keeper back must not take the others' matches before they could renew
+    (the nemesis's 10 s partition had them all played again). ``recover_dead_workers`` is
+    recorded here (its own test is above); what is tested is when the keeper calls it."""
+    import redis as redis_lib
+
+    from atout_workers import keeper as keeper_module
+    from atout_workers.keeper import LIVENESS_TTL_S, Keeper
+
+    judged: list[str] = []
+    monkeypatch.setattr(keeper_module, "recover_dead_workers", lambda world, me: judged.append(me) or [])
+    keeper = Keeper(world, tick_s=0.2)
+    keeper._reaching_since -= LIVENESS_TTL_S + 1  # long running: others are judged at each tick
+    keeper.tick_safely()
+    assert judged == [keeper.me]
+    real_renew = keeper._renew
+
+    def cut_off() -> None:
+        raise redis_lib.ConnectionError("Error 111 connecting: Connection refused.")
+
+    monkeypatch.setattr(keeper, "_renew", cut_off)
+    keeper.tick_safely()  # the outage: the tick fails
+    monkeypatch.setattr(keeper, "_renew", real_renew)
+    keeper.tick_safely()  # back: its own liveness renewed, the others not judged yet
+    assert judged == [keeper.me]
+    keeper._reaching_since -= LIVENESS_TTL_S + 1  # a liveness TTL later
+    keeper.tick_safely()
+    assert judged == [keeper.me, keeper.me]
+    redis_client.zrem("atout:workers", keeper.me)

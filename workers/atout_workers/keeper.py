@@ -167,18 +167,22 @@ class Keeper:
 
     def _run(self) -> None:
         while not self._stop.wait(self.tick_s):
-            try:
-                self.tick()
-            except Exception as exc:  # Redis or the database away: try again at the next tick
-                self._reaching_since = time.monotonic()
-                if is_outage(exc):  # said once for the process, not once a tick
-                    redis_outage.failed("the keeper", exc)
-                elif isinstance(exc, OperationalError):
-                    database_outage.failed("the keeper's sweep", exc)
-                else:
-                    log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
+            self.tick_safely()
+
+    def tick_safely(self) -> None:
+        """One :meth:`tick`, its failure said (once per outage) rather than raised."""
+        try:
+            self.tick()
+        except Exception as exc:  # Redis or the database away: try again at the next tick
+            self._reaching_since = time.monotonic()
+            if is_outage(exc):  # said once for the process, not once a tick
+                redis_outage.failed("the keeper", exc)
+            elif isinstance(exc, OperationalError):
+                database_outage.failed("the keeper's sweep", exc)
             else:
-                redis_outage.ok()  # (the database's end is said by the heartbeats and results)
+                log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
+        else:
+            redis_outage.ok()  # (the database's end is said by the heartbeats and results)
 
 
 _keeper: Keeper | None = None
