@@ -408,7 +408,12 @@ def test_a_keeper_back_from_an_outage_gives_the_others_a_liveness_ttl_before_jud
     from atout_workers.keeper import LIVENESS_TTL_S, Keeper
 
     judged: list[str] = []
-    monkeypatch.setattr(keeper_module, "recover_dead_workers", lambda world, me: judged.append(me) or [])
+
+    def recorded(world: object, me: str) -> list[int]:
+        judged.append(me)
+        return []
+
+    monkeypatch.setattr(keeper_module, "recover_dead_workers", recorded)
     keeper = Keeper(world, tick_s=0.2)
     keeper._reaching_since -= LIVENESS_TTL_S + 1  # long running: others are judged at each tick
     keeper.tick_safely()
