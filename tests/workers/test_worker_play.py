@@ -418,6 +418,12 @@ def test_a_keeper_back_from_an_outage_gives_the_others_a_liveness_ttl_before_jud
     keeper._reaching_since -= LIVENESS_TTL_S + 1  # long running: others are judged at each tick
     keeper.tick_safely()
     assert judged == [keeper.me]
+    # a partition drops packets silently: the calls hang rather than fail, and the renewal goes
+    # through only when it heals, more than a TTL after the last one: not judged either
+    keeper._renewed_at -= LIVENESS_TTL_S + 1
+    keeper.tick_safely()
+    assert judged == [keeper.me]
+    keeper._reaching_since -= LIVENESS_TTL_S + 1
     real_renew = keeper._renew
 
     def cut_off() -> None:

@@ -112,6 +112,7 @@ class Keeper:
         # since when this keeper has reached Redis without a failed tick: other workers are
         # judged dead only once it has for a liveness TTL (see tick)
         self._reaching_since = time.monotonic()
+        self._renewed_at = time.monotonic()  # the last renewal of this worker's liveness that went through
 
     def start(self) -> None:
         if self._thread is None:
@@ -138,8 +139,15 @@ class Keeper:
             self.world.redis.hdel(CONTRACT_KEY, contract_part())
 
     def _renew(self) -> None:
-        """This process's liveness in ``atout:workers``, for LIVENESS_TTL_S from now."""
+        """This process's liveness in ``atout:workers``, for LIVENESS_TTL_S from now. A renewal
+        that comes more than a TTL after the last one (the calls failed, or hung: a partition
+        drops packets silently, and a call waits its socket's timeout) means this worker was cut
+        off, and so, likely, were the others: it starts the wait of :meth:`tick`."""
         self.world.redis.zadd(WORKERS_KEY, {self.me: int((time.time() + LIVENESS_TTL_S) * 1000)})
+        now = time.monotonic()
+        if now - self._renewed_at > LIVENESS_TTL_S:
+            self._reaching_since = now
+        self._renewed_at = now
 
     def tick(self) -> None:
         world = self.world
