@@ -85,7 +85,11 @@ def test_up_restarts_its_embedded_redis_killed_with_sigkill(tmp_path: Path) -> N
         back_s = time.monotonic() - killed
         assert client.get("atout:test:kept") == b"yes"  # the same data dir: its snapshot is back
         assert zombie_or_running(victim.pid) is None, "the killed redis-server is left a zombie"
-        restarted = up.child("redis-server")
+        # (the test's watch of up's children samples them now and then: wait for it to see it)
+        wait_for("the restarted redis-server among up's children", lambda: any(
+            "redis-server" in p.cmdline and p.alive() and p.pid != victim.pid for p in up.children()), 10)
+        restarted = next(p for p in up.children()
+                         if "redis-server" in p.cmdline and p.alive() and p.pid != victim.pid)
         assert restarted.pid != victim.pid
         assert f"pid {restarted.pid}, on {url.group(1)} (restart 1; log " in up.output
         assert up.output.count("the embedded Redis (pid") == 1  # one line
