@@ -323,3 +323,22 @@ def test_fool_matches_stored_under_version_2_replay_as_stored() -> None:
         replay_match(dataclasses.replace(current, rules_version=1))
     with pytest.raises(RulesVersionMismatch, match="version 4 of the fool rules"):
         replay_match(dataclasses.replace(current, rules_version=4))
+
+
+def test_a_match_with_an_absent_bot_replays_as_stored() -> None:
+    """An absent seat forfeits from the start with one fault, whatever max_faults is: the replay
+    check derives the same forfeits (it derived them from the fault count alone, so every match
+    of a never-connected bot 'diverged': issue 32, finding 1)."""
+    from atout_arena.core.replay import MatchRecord, replay_match
+
+    for seed, max_faults in ((1, 3), (2, 0), (3, 1)):
+        out = run_loop(setup("merde", {"deals": 2}, 4, seed=seed, max_faults=max_faults), random_asker(seed),
+                       absent=[1])
+        assert out.forfeited == [False, True, False, False]
+        record = MatchRecord(id=seed, game="merde", options={"deals": 2}, seed=seed, players=4,
+                             max_faults=max_faults, status="finished",
+                             actions=[s.to_json() for s in out.steps], scores=out.scores,
+                             ranking=out.ranking, forfeited=out.forfeited, rules_version=out.rules_version)
+        report = replay_match(record)
+        assert report.ok, report.divergence
+        assert report.ranking == out.ranking

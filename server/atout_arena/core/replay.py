@@ -27,7 +27,7 @@ from atout.games import GAMES, IllegalAction, State, new_game
 from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits, rules_version
 from atout_arena.core.models import Match
 from atout_arena.core.views import StepViews
-from atout_arena.core.vocabulary import MatchStatus, PlayedBy
+from atout_arena.core.vocabulary import Fault, MatchStatus, PlayedBy
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,11 @@ def replay_match(record: MatchRecord) -> ReplayReport:
     if not state.is_terminal:
         return ReplayReport(record.id, False, plies,
                             divergence=f"the log ends after {plies} actions but the game is not over")
-    forfeited = [bool(record.max_faults) and f >= record.max_faults for f in faults]
+    # a seat forfeits by its faults, or from the start when its bot was absent (its one fault,
+    # `absent`, at its first decision: match.playing forfeits it whatever max_faults is)
+    absent = {step.seat for step in record.steps() if Fault.ABSENT in step.faults}
+    forfeited = [seat in absent or (bool(record.max_faults) and f >= record.max_faults)
+                 for seat, f in enumerate(faults)]
     if record.forfeited and forfeited != record.forfeited:
         return ReplayReport(record.id, False, plies, divergence=(
             f"faults {faults} (max {record.max_faults}) give forfeits {forfeited}, "
