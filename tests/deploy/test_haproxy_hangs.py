@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 import shutil
 import signal
 import socket
+import sys
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -32,6 +32,10 @@ from gateway_helpers import RawBot
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "deploy"))  # deploy/ is not a package: the rehearsal's config conversion
+
+import rehearsal as rh  # noqa: E402
+
 HAPROXY_CFG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
 COMPOSE = ROOT / "docker-compose.yml"
 
@@ -40,44 +44,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def loopback_config(text: str, bots_port: int, monitor_port: int,
-                    servers: dict[str, tuple[int, int]]) -> str:
-    """haproxy.cfg on 127.0.0.1: Docker's DNS goes, and the ``server-template`` line becomes one
-    ``server`` line per game server (name -> gRPC port, health port) with the template's own
-    options (check interval, timeouts, fall and rise as deployed), its ``port`` (the health
-    port, one per server here: they share a host) made each server's own."""
-    out: list[str] = []
-    skipping = False
-    template = None
-    for line in text.splitlines():
-        if re.match(r"^resolvers\s", line):
-            skipping = True
-            continue
-        if skipping and line.strip() and not line[0].isspace():
-            skipping = False
-        if skipping:
-            continue
-        if line.strip().startswith("server-template "):
-            template = line.split()[4:]  # server-template NAME COUNT ADDRESS options...
-            for name, (grpc_port, health_port) in servers.items():
-                options: list[str] = []
-                tokens = iter(template)
-                for token in tokens:
-                    if token in ("resolvers", "init-addr"):
-                        next(tokens)
-                    elif token == "port":
-                        next(tokens)  # the deployed health port: each server's own here
-                        options += ["port", str(health_port)]
-                    else:
-                        options.append(token)
-                out.append(f"    server {name} 127.0.0.1:{grpc_port} {' '.join(options)}")
-            continue
-        out.append(line.replace("bind :50051", f"bind 127.0.0.1:{bots_port}")
-                       .replace("bind :8404", f"bind 127.0.0.1:{monitor_port}"))
-    assert template is not None and "port" in template, "haproxy.cfg: a server-template checking a port"
-    return "\n".join(out) + "\n"
 
 
 class Balancer:
@@ -89,7 +55,10 @@ class Balancer:
             pytest.fail("haproxy is not installed: ./install.sh (apt-get install -y haproxy)", pytrace=False)
         self.bots_port, self.monitor_port = free_port(), free_port()
         config = tmp_path / "haproxy.cfg"
-        text = loopback_config(HAPROXY_CFG.read_text(), self.bots_port, self.monitor_port, servers)
+        hosts = {name: ("127.0.0.1", grpc, health) for name, (grpc, health) in servers.items()}
+        text = rh.haproxy_config(HAPROXY_CFG.read_text(), "127.0.0.1", self.bots_port, self.monitor_port,
+                                 hosts)
+        assert " check port " in text, "haproxy.cfg: a server-template checking a port"
         config.write_text(text)
         self.process = processes.start("haproxy", [haproxy, "-f", str(config), "-db"], {})
         wait_until(lambda: self._answers(), 20, "HAProxy's monitoring port")

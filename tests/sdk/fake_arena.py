@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from atout.runner import Runner
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc
 
@@ -129,3 +130,29 @@ def start_server(servicer: FakeArena, port: int = 0) -> tuple[grpc.Server, int]:
     assert bound, f"cannot bind 127.0.0.1:{port}"
     server.start()
     return server, bound
+
+
+class RunnerThread:
+    """A Runner playing in a background thread, stopped at the end of the test."""
+
+    def __init__(self, bot: Any, port: int, **kwargs: Any) -> None:
+        kwargs.setdefault("backoff", (0.05, 0.2))
+        self.runner = Runner(bot, f"127.0.0.1:{port}", TOKEN, **kwargs)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.runner.run()
+        except BaseException as exc:
+            self.error = exc
+
+    def join(self, timeout: float = 5.0) -> BaseException | None:
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the runner did not stop"
+        return self.error
+
+    def stop(self) -> None:
+        self.runner.stop()
+        assert self.join() is None

@@ -11,7 +11,7 @@ import time
 from typing import Any, ClassVar
 
 import pytest
-from fake_arena import TOKEN, FakeArena, start_server
+from fake_arena import TOKEN, FakeArena, RunnerThread, start_server
 
 import atout
 from atout import Bot, MatchInfo, MatchResult, Observation
@@ -63,32 +63,6 @@ def start(match: str = "m1", seat: int = 1) -> pb.MatchStart:
 
 def end(match: str = "m1", seat: int = 1) -> pb.MatchEnd:
     return pb.MatchEnd(match_id=match, seat=seat, scores=[3, 10, 1], ranking=[2, 1, 3], reason="finished")
-
-
-class RunnerThread:
-    """A Runner playing in a background thread, stopped at the end of the test."""
-
-    def __init__(self, bot: Any, port: int, **kwargs: Any) -> None:
-        kwargs.setdefault("backoff", (0.05, 0.2))
-        self.runner = Runner(bot, f"127.0.0.1:{port}", TOKEN, **kwargs)
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.runner.run()
-        except BaseException as exc:
-            self.error = exc
-
-    def join(self, timeout: float = 5.0) -> BaseException | None:
-        self.thread.join(timeout)
-        assert not self.thread.is_alive(), "the runner did not stop"
-        return self.error
-
-    def stop(self) -> None:
-        self.runner.stop()
-        assert self.join() is None
 
 
 class Recorder(Bot):

@@ -5,44 +5,25 @@ and a stream the arena ends itself (``shutting_down``, ``moved``) is reconnected
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import Any
 
 import pytest
-from fake_arena import TOKEN, FakeArena
+from fake_arena import FakeArena, RunnerThread
 
 from atout import Bot, Observation
-from atout.runner import CONNECT_TIMEOUT_S, SILENCE_LIMIT_S, Runner
+from atout.runner import CONNECT_TIMEOUT_S, SILENCE_LIMIT_S
 from atout.v1 import atout_pb2 as pb
 
 pytestmark = pytest.mark.timeout(60)
 
 
+RUNNER_BACKOFF = (0.2, 10.0)  # the runner's own default (RunnerThread's is shorter)
+
+
 class Quiet(Bot):
     def act(self, observation: Observation) -> str:
         return observation.legal_actions[0]
-
-
-class Running:
-    """A Runner on a thread of its own, stopped at the end."""
-
-    def __init__(self, port: int, **kwargs: Any) -> None:
-        self.runner = Runner(Quiet, f"127.0.0.1:{port}", TOKEN, **kwargs)
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        try:
-            self.runner.run()
-        except BaseException as exc:
-            self.error = exc
-
-    def stop(self) -> None:
-        self.runner.stop()
-        self.thread.join(5)
-        assert not self.thread.is_alive() and self.error is None, self.error
 
 
 def test_a_silent_arena_is_given_up_within_seconds_whatever_its_keepalive(
@@ -54,7 +35,7 @@ def test_a_silent_arena_is_given_up_within_seconds_whatever_its_keepalive(
     caplog.set_level(logging.INFO, logger="atout")
     servicer, port = arena
     servicer.welcome.keepalive_ms = 10_000
-    running = Running(port)
+    running = RunnerThread(Quiet, port, backoff=RUNNER_BACKOFF)
     try:
         first = servicer.next_connection()
         began = time.monotonic()
@@ -76,7 +57,7 @@ def test_a_missing_welcome_is_bounded_by_default(arena: tuple[FakeArena, int]) -
     assert CONNECT_TIMEOUT_S <= SILENCE_LIMIT_S
     servicer, port = arena
     servicer.on_hello = lambda conn: None  # never a Welcome
-    running = Running(port)
+    running = RunnerThread(Quiet, port, backoff=RUNNER_BACKOFF)
     try:
         servicer.next_connection()
         began = time.monotonic()
@@ -96,7 +77,7 @@ def test_a_stream_the_arena_ends_itself_is_reconnected_at_once(
     more) never used."""
     caplog.set_level(logging.INFO, logger="atout")
     servicer, port = arena
-    running = Running(port, backoff=(3.0, 10.0))
+    running = RunnerThread(Quiet, port, backoff=(3.0, 10.0))
     try:
         conn = servicer.next_connection()
         for _ in range(3):
@@ -124,7 +105,7 @@ def test_a_stream_the_arena_ends_right_after_its_welcome_is_backed_off(
         return pb.ArenaMessage(welcome=servicer.welcome)
 
     servicer.on_hello = welcome_then_moved
-    running = Running(port, backoff=(0.5, 1.0))
+    running = RunnerThread(Quiet, port, backoff=(0.5, 1.0))
     try:
         time.sleep(2.5)
         assert servicer.attempts <= 6, servicer.attempts
