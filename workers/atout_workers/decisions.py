@@ -90,7 +90,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 P = ParamSpec("P")
 Check = Callable[[str], str | None]
-MIN_WAIT_S = 0.001  # BLPOP's 0 means "forever": never send it
 RECONNECT_POLL_S = 0.1  # while waiting for a bot to come back
 MAX_ASKS = 4  # a decision is asked again (a request the arena lost) at most this many times
 OUTAGE_LIMIT_S = 300.0  # ATOUT_OUTAGE_LIMIT_S's default
@@ -157,7 +156,7 @@ class _Exchange:
         # the request is kept for its edge (and for a bot's reconnection) until the worker gives
         # up on it: its time, the outage limit and a margin; it is dropped as soon as decided
         self.hold_ms = deadline_ms + hold_ms + REQ_GRACE_MS
-        self.deadline_unix_ms = now_ms() + self.hold_ms  # its score in ``pending``: kept until then
+        self.hold_until_ms = now_ms() + self.hold_ms  # its score in ``pending``: kept until then
         self.ttl_ms = self.hold_ms
         self.rejected: list[tuple[str, str]] = []
         self.request = pb.ArenaMessage(
@@ -175,7 +174,7 @@ class _Exchange:
 
     def push(self) -> tuple[Any, ...]:
         return push_decision_command(
-            self.address, self.request_id, self.deadline_unix_ms, self.request, self.ttl_ms
+            self.address, self.request_id, self.hold_until_ms, self.request, self.ttl_ms
         )
 
     def _elapsed_ms(self) -> float:
@@ -208,7 +207,7 @@ class _Exchange:
             )
         ).SerializeToString()
         return reject_command(
-            self.address, self.request_id, self.deadline_unix_ms, self.request, rejection, self.ttl_ms
+            self.address, self.request_id, self.hold_until_ms, self.request, rejection, self.ttl_ms
         )
 
 _AWAY = STREAM_AWAY.decode()

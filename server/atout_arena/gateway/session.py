@@ -555,8 +555,8 @@ class BotSession:
             if silent > 3 * interval:
                 raise SessionEnd("keepalive_timeout", f"no message from the bot for {silent:.1f} s")
             now = now_ms()
-            for rid, request in [(r, o) for r, o in self.open.items()
-                                 if o.expired and o.accept_until + ANSWER_GRACE_MS < now]:
+            past = [(r, o) for r, o in self.open.items() if o.accept_until + ANSWER_GRACE_MS < now]
+            for rid, request in past:
                 del self.open[rid]
                 self.answers.pop(rid, None)
                 ids = self.open_in.get(request.match_id)
