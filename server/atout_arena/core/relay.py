@@ -42,14 +42,18 @@ liveness that way, so a game server killed with ``-9`` loses its bots within
 
 A worker asking a bot for a decision (``atout_workers.decisions``), in one round trip:
 
-1. ``EVAL`` :data:`PUSH_DECISION`: if the stream is not live, push ``D`` to ``reply`` (the
-   worker waits up to its reconnect grace for the bot, then asks again or faults it
-   ``disconnected``); otherwise store ``req``, add it to ``pending`` and append
-   the message to ``inbox``.
-2. ``BLPOP reply`` with the time left as timeout, pipelined after step 1.
+1. ``EVAL`` :data:`PUSH_DECISION`: store ``req`` and add it to ``pending`` (kept until the
+   worker gives up on it: a bot that reconnects is sent it); append the message to ``inbox``
+   when the stream is live. It returns the stream's state: its connection id, ``A`` (away) or
+   ``O`` (cut off by an outage).
+2. The reply comes in the worker's mailbox: ``E...`` (an answer, timed at the edge), or ``X``
+   (the edge's deadline passed: :data:`EXPIRE`). Meanwhile the worker watches the stream
+   (:data:`STREAM_STATE`): it waits the grace for a bot away, and, its clock stopped, the
+   outage limit for one cut off.
 3. An illegal answer: ``EVAL`` :data:`REJECT` appends a Rejection to ``inbox`` and puts the
-   request back in ``req`` / ``pending`` (for a reconnecting bot); then ``BLPOP`` again.
-4. No answer by the deadline: ``EVAL`` :data:`CANCEL` drops ``req``, ``pending`` and ``reply``.
+   request back in ``req`` / ``pending`` (for a reconnecting bot); then it waits again.
+4. Given up (the grace or the outage limit): ``EVAL`` :data:`CANCEL` drops ``req``, ``pending``
+   and ``reply``.
 
 A worker telling a bot that a match starts or ends: ``EVAL`` :data:`NOTIFY` appends the
 message to ``inbox``; a MatchStart is also kept in ``matches`` while the match runs, and a
