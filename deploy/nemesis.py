@@ -62,8 +62,8 @@ class Schedule:
     gap_s: float  # between two steps: matches go on, parts settle
     rebalance_timeout_s: float  # at the end: how long bots may take to spread again
     deals: int  # merde's deals a match: 4n + 2n(n+1) decisions, the tournament's length
-    # the bots' think time a decision (ms): with the arena at ~1,500 decisions/s an unpaced
-    # tournament of 9 deals ended (68 s) before the last steps of the short schedule began
+    # the bots' think time a decision (ms): paces the tournament so that matches are still in
+    # flight at the last step (unpaced bots finish it first)
     bot_think_ms: int = 0
 
 

@@ -527,8 +527,8 @@ class Rehearsal:
         self.bot_think_ms = bot_think_ms  # > 0: the bots think that long a decision (paced_bot.py)
         self.say = log
         self.hosts = hosts
-        # A rehearsal starts afresh: a workdir used before keeps an appendonly Redis (its counts:
-        # atout_faults_total read 203 of a run before), Prometheus's data and appended logs.
+        # A rehearsal starts afresh: a workdir used before keeps an appendonly Redis (with the
+        # last run's counts), Prometheus's data and appended logs.
         for left in ("logs", "redis", "prometheus-data", "data"):
             shutil.rmtree(workdir / left, ignore_errors=True)
         (workdir / "logs").mkdir(parents=True, exist_ok=True)

@@ -73,10 +73,9 @@ def guard_kombu_reconnect() -> None:
     from ``connection.client``, which the broken connection already set to None: an
     ``AttributeError`` ('NoneType' object has no attribute 'hostname'), which Celery does not
     ignore as it ignores connection errors: "Unrecoverable error", and the worker shuts down
-    (seen in the nemesis rehearsal's Redis restart; kombu issues 582 and 970 are the same
-    path). Made a Redis ``ConnectionError`` here, it is one of the errors Celery ignores while
-    it reconnects, and the messages come back by the visibility timeout as for any lost
-    connection. Idempotent."""
+    (kombu issues 582 and 970 are the same path). Made a Redis ``ConnectionError`` here, it is
+    one of the errors Celery ignores while it reconnects, and the messages come back by the
+    visibility timeout as for any lost connection. Idempotent."""
     from kombu.transport import redis as kombu_redis
     from redis.exceptions import ConnectionError as RedisConnectionError
 

@@ -159,8 +159,7 @@ class Keeper:
         # After an outage that cut this worker off (a partition between workers and Redis, a
         # Redis restart), every worker's liveness lapsed together: the others are not dead, they
         # renew at their next tick. Judging them only once this keeper has been back a whole
-        # liveness TTL keeps their matches theirs (a partition of 10 s had every match of the
-        # other workers played again from its seed).
+        # liveness TTL keeps their matches theirs, not played again from their seeds.
         if time.monotonic() - self._reaching_since >= LIVENESS_TTL_S + self.tick_s:
             recover_dead_workers(world, self.me)
         interval = world.settings.sweep_interval_s

@@ -237,8 +237,8 @@ REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 
 class OutageNotes:
     """The log of requests refused because a part is unavailable: the first of an outage at
-    once, then at most one line every ``every_s`` seconds, saying how many were refused since
-    (73 refusals in 14 s were 73 tracebacks before)."""
+    once, then at most one line every ``every_s`` seconds, saying how many were refused since,
+    not a traceback each."""
 
     def __init__(self, every_s: float = OUTAGE_NOTE_EVERY_S) -> None:
         self.every_s = every_s

@@ -107,8 +107,8 @@ class RedisOutage:
     (:meth:`failed`), one line when a call succeeds again (:meth:`ok`), nothing in between.
 
     A part has several loops that talk to Redis (a worker: its keeper, its mailbox, its event
-    sink, Celery's consumer); each retrying on its own and logging each retry gave 150 lines
-    (and tracebacks) per 5 s restart of Redis. They all report here instead, so an outage is
+    sink, Celery's consumer); each retrying on its own would log every retry, with tracebacks.
+    They all report here instead, so an outage is
     two lines per part, whichever loop notices first. Thread-safe; :meth:`ok` is one attribute
     read when Redis is up (it is called on hot paths)."""
 
