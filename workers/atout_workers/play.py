@@ -61,7 +61,7 @@ from atout_arena.core.relay import (
 )
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, PlayedBy, RunResult
-from atout_arena.core.wire import database_outage
+from atout_arena.core.wire import database_outage, redis_outage
 from atout_arena.services.bots import is_house
 from atout_workers import store
 from atout_workers.decisions import ArenaOutage, AsyncDecisionClient, Decision
@@ -624,11 +624,21 @@ async def _play_async(world: World, claimed: Claimed, follow_ups: FollowUps,
     finally:
         await matches.run_sync(_let_go, world, claimed, False)
         if then is not None:
-            try:
-                await matches.run_sync(then, result)
-            except Exception:
-                log.exception("match %s: its follow-ups failed", claimed.match_id)
+            await matches.run_sync(follow_up, then, claimed.match_id, result)
     return result
+
+
+def follow_up(then: Callable[[RunResult], None], match_id: int, result: RunResult) -> None:
+    """Run a match's follow-ups (``then``), which never raise out of here. An outage of the
+    database or Redis is the process's one line (the sweeper's net does them later: a rotation
+    it releases, a ladder's periodic tick); anything else is logged with its traceback."""
+    try:
+        then(result)
+    except TRANSIENT_ERRORS as exc:
+        outage = database_outage if isinstance(exc, OperationalError) else redis_outage
+        outage.failed(f"a match's follow-ups (match {match_id}; the sweeper does them)", exc)
+    except Exception:
+        log.exception("match %s: its follow-ups failed", match_id)
 
 
 def _send_again(world: World, match_id: int) -> None:
