@@ -42,7 +42,7 @@ from atout_workers.decisions import DecisionClient
 
 HERE = Path(__file__).resolve().parent
 TARGET_MS = 250.0
-ADMIN = "bench-admin-token"
+ADMIN = "atout_admin_bench-organizer-token-0123"
 
 
 def percentile(values: list[float], q: float) -> float:

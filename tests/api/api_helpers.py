@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-ADMIN_TOKEN = "test-organizer-token"
+ADMIN_TOKEN = "atout_admin_test-organizer-token-0123"
 
 
 @dataclass

@@ -16,6 +16,7 @@ import pytest
 from api_helpers import ADMIN_TOKEN
 
 from atout.games import GAMES
+from atout_arena.core.settings import admin_token_problem
 
 
 def detail(response: httpx.Response) -> str:
@@ -336,9 +337,10 @@ def test_the_organizer_token_comes_from_the_settings(redis_url: str, database_ur
     from atout_arena.core.settings import Settings
 
     env = {"ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url}
+    from_env = "atout_admin_from-the-environment-0123"
     for settings, token, expected in [
-        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": " from-env "}), "from-env", 200),
-        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": " from-env "}), ADMIN_TOKEN, 401),
+        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": f" {from_env} "}), from_env, 200),
+        (Settings.from_env({**env, "ATOUT_ADMIN_TOKEN": f" {from_env} "}), ADMIN_TOKEN, 401),
         (Settings.from_env(env), None, 403),  # no organizer token: organizer endpoints are off
     ]:
         app = create_app(settings, dispatch=lambda ids: 0)
@@ -385,6 +387,7 @@ def test_serve_api_runs_the_api_on_a_free_port(redis_url: str, database_url: str
             if "organizer token of this run is " in line:
                 token = line.rsplit(" ", 1)[1].strip()
         assert url and token, "".join(lines)
+        assert admin_token_problem(token) is None  # the one it makes up is as strong as required
         with httpx.Client(base_url=url, timeout=10) as client:
             deadline = time.monotonic() + 10
             while True:

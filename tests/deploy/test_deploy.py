@@ -54,7 +54,8 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
 
 
 # The compose file's required secret (the organizer token), as an operator's .env sets it
-COMPOSE_ENV = {**os.environ, "ATOUT_ADMIN_TOKEN": "atout_admin_compose-test"}
+ORGANIZER_TOKEN = "atout_admin_compose-test-organizer-0123"  # strong enough for Settings
+COMPOSE_ENV = {**os.environ, "ATOUT_ADMIN_TOKEN": ORGANIZER_TOKEN}
 
 
 # ------------------------------------------------------------------ docker-compose.yml
@@ -120,7 +121,7 @@ def test_compose_requires_the_organizer_token(compose: dict) -> None:
         result = run([docker_compose, "-f", str(COMPOSE), "config"], env=env)
         assert result.returncode != 0
         assert "set ATOUT_ADMIN_TOKEN in .env" in result.stderr, result.stderr
-    assert compose["services"]["api"]["environment"]["ATOUT_ADMIN_TOKEN"] == "atout_admin_compose-test"
+    assert compose["services"]["api"]["environment"]["ATOUT_ADMIN_TOKEN"] == ORGANIZER_TOKEN
 
 
 def test_compose_checks_the_load_balancer(compose: dict) -> None:
@@ -311,7 +312,7 @@ def api(redis_server: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         "ATOUT_REDIS_URL": redis_server,
         "ATOUT_DATA_DIR": str(directory),
         "ATOUT_DATABASE_URL": f"sqlite:///{directory / 'atout.db'}",
-        "ATOUT_ADMIN_TOKEN": "deploy-test-admin",
+        "ATOUT_ADMIN_TOKEN": "atout_admin_deploy-test-organizer-0123",
     }
     code = "from atout_arena.api import serve_api; serve_api('127.0.0.1', 0)"
     with open(log_path, "wb") as log:

@@ -141,8 +141,9 @@ def test_settings_defaults_and_environment() -> None:
         "gs-1",
     )
     assert default.admin_token is None
-    secret = Settings.from_env({"ATOUT_ADMIN_TOKEN": "  s3cret  "})
-    assert secret.admin_token == "s3cret" and "s3cret" not in repr(secret)
+    strong = "atout_admin_s3cret-organizer-token-0123"
+    secret = Settings.from_env({"ATOUT_ADMIN_TOKEN": f"  {strong}  "})
+    assert secret.admin_token == strong and strong not in repr(secret)
     with pytest.raises(ValueError, match="ATOUT_KEEPALIVE_MS"):
         Settings.from_env({"ATOUT_KEEPALIVE_MS": "soon"})
     with pytest.raises(ValueError, match="ATOUT_GRPC_ADDRESS"):

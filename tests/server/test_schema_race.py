@@ -27,6 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 ROUNDS = 3
 CLI = [sys.executable, "-m", "atout_arena.cli"]
+ORGANIZER_TOKEN = "atout_admin_schema-race-organizer-0123"  # strong enough for Settings
 # what each part prints once it is up (the worker's "ready" comes after its world, and so its
 # database, is open: celery's worker_ready signal, then the line)
 PARTS: dict[str, tuple[list[str], str]] = {
@@ -82,7 +83,7 @@ def test_parts_started_together_on_a_new_sqlite_file_all_come_up(
     for round_no in range(1, ROUNDS + 1):
         url = f"sqlite:///{tmp_path / f'round-{round_no}' / 'atout.db'}"  # its folder does not exist
         env = {"ATOUT_REDIS_URL": redis_url, "ATOUT_DATABASE_URL": url,
-               "ATOUT_ADMIN_TOKEN": "atout_admin_race", "ATOUT_DATA_DIR": str(tmp_path / f"data-{round_no}")}
+               "ATOUT_ADMIN_TOKEN": ORGANIZER_TOKEN, "ATOUT_DATA_DIR": str(tmp_path / f"data-{round_no}")}
         _start_together(processes, round_no, env)
         _assert_schema_complete(url)
 
@@ -104,7 +105,7 @@ def test_parts_started_together_on_an_empty_postgresql_database_all_come_up(
     for round_no in range(1, ROUNDS + 1):
         _empty(postgres_url)
         env = {"ATOUT_REDIS_URL": redis_url, "ATOUT_DATABASE_URL": postgres_url,
-               "ATOUT_ADMIN_TOKEN": "atout_admin_race", "ATOUT_DATA_DIR": str(tmp_path / f"data-{round_no}")}
+               "ATOUT_ADMIN_TOKEN": ORGANIZER_TOKEN, "ATOUT_DATA_DIR": str(tmp_path / f"data-{round_no}")}
         _start_together(processes, round_no, env)
         _assert_schema_complete(postgres_url)
 

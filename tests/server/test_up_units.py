@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from atout_arena.client import ArenaClient, ClientError, Target, config_path
+from atout_arena.core.settings import admin_token_problem
 from atout_arena.demo.arena import (
     HEALTHY_S,
     UsageError,
@@ -35,8 +36,14 @@ def test_the_organizer_token_comes_from_the_env_else_the_data_dir_else_is_new(tm
     assert organizer_token(tmp_path, {"ATOUT_ADMIN_TOKEN": " given "}) == "given"
     made = organizer_token(tmp_path, {})
     assert made.startswith("atout_admin_") and made != organizer_token(tmp_path, {})
-    (tmp_path / "arena.json").write_text(json.dumps({"admin_token": "kept"}))
-    assert organizer_token(tmp_path, {}) == "kept"
+    assert admin_token_problem(made) is None  # as strong as ATOUT_ADMIN_TOKEN must be
+    kept = "atout_admin_kept-by-an-earlier-run-0123"
+    (tmp_path / "arena.json").write_text(json.dumps({"admin_token": kept}))
+    assert organizer_token(tmp_path, {}) == kept
+    # a weak one kept by an older arena (before the token's minimum strength) is replaced
+    (tmp_path / "arena.json").write_text(json.dumps({"admin_token": "atout_admin_x"}))
+    assert organizer_token(tmp_path, {}).startswith("atout_admin_")
+    assert organizer_token(tmp_path, {}) != "atout_admin_x"
     (tmp_path / "arena.json").write_text("{not json")
     assert organizer_token(tmp_path, {}).startswith("atout_admin_")
 

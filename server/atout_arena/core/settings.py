@@ -8,7 +8,8 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_REDIS_URL`` (unset: an embedded Redis, :mod:`atout_arena.core.embedded_redis`): the
   Redis every part shares (``redis://``, ``unix://``).
 - ``ATOUT_ADMIN_TOKEN`` (unset: ``atout-arena api`` makes one up and prints it): the organizer
-  token of the REST API. Never in ``repr`` or logs.
+  token of the REST API. Never in ``repr`` or logs. At least 24 characters besides an
+  ``atout_admin_`` prefix, 8 of them different (:func:`admin_token_problem`).
 - ``ATOUT_GRPC_ADDRESS`` (``127.0.0.1:50051``): where the game server listens.
 - ``ATOUT_SERVER_ID`` (``<host>-<pid>``): this game server's name in Redis and in ``Welcome``.
 - ``ATOUT_KEEPALIVE_MS`` (10000): the Ping interval on each bot stream; a bot counts as
@@ -65,6 +66,24 @@ class SettingsError(ValueError):
 
 def _default_server_id() -> str:
     return f"{socket.gethostname()}-{os.getpid()}"
+
+
+ADMIN_TOKEN_PREFIX = "atout_admin_"  # what the arena's own tokens start with: no secret in it
+ADMIN_TOKEN_MIN_CHARS = 24  # besides the prefix: 24 random characters are 96 bits at least (hex)
+ADMIN_TOKEN_MIN_DISTINCT = 8  # refuses repeats (aaaa..., abcabc...); 32 random hex digits pass
+
+
+def admin_token_problem(token: str) -> str | None:
+    """Why ``token`` is too weak to be the organizer token, or ``None``. The organizer token can
+    do everything through the API, on a network: a short or repetitive one (``atout_admin_x``)
+    would be guessed. The arena's own (``atout_admin_`` + ``secrets.token_urlsafe(24)``) and
+    ``atout_admin_$(openssl rand -hex 16)`` pass."""
+    secret = token.removeprefix(ADMIN_TOKEN_PREFIX)
+    if len(secret) >= ADMIN_TOKEN_MIN_CHARS and len(set(secret)) >= ADMIN_TOKEN_MIN_DISTINCT:
+        return None
+    return (f"too weak: the organizer token needs at least {ADMIN_TOKEN_MIN_CHARS} characters "
+            f"besides the {ADMIN_TOKEN_PREFIX} prefix, {ADMIN_TOKEN_MIN_DISTINCT} of them different "
+            f"(e.g. {ADMIN_TOKEN_PREFIX}$(openssl rand -hex 16))")
 
 
 class Settings(BaseSettings):
@@ -126,6 +145,13 @@ class Settings(BaseSettings):
     def _host_port(cls, value: str) -> str:
         if ":" not in value:
             raise ValueError("expected HOST:PORT")
+        return value
+
+    @field_validator("admin_token")
+    @classmethod
+    def _strong_admin_token(cls, value: str | None) -> str | None:
+        if value and (problem := admin_token_problem(value)):
+            raise ValueError(problem)
         return value
 
     @field_validator("redis_url")

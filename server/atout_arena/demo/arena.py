@@ -51,6 +51,7 @@ import redis
 from atout_arena.client import CONFIG_ENV, config_path
 from atout_arena.core.db import create_all, make_engine
 from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.core.settings import admin_token_problem
 from atout_arena.demo.commands import DEFAULT_API_PORT, DEFAULT_GRPC_PORT
 from atout_arena.demo.plan import DEFAULT_WORKERS
 from atout_arena.demo.processes import (
@@ -96,12 +97,13 @@ def prepare_data_dir(path: Path, option: str = "--data-dir") -> Path:
 
 
 def organizer_token(data_dir: Path, environ: dict[str, str]) -> str:
-    """``ATOUT_ADMIN_TOKEN``, else the token kept in ``<data dir>/arena.json``, else a new one."""
+    """``ATOUT_ADMIN_TOKEN``, else the token kept in ``<data dir>/arena.json`` if it is strong
+    enough (one kept by an older arena may not be), else a new one."""
     if environ.get("ATOUT_ADMIN_TOKEN", "").strip():
         return environ["ATOUT_ADMIN_TOKEN"].strip()
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         token = json.loads((data_dir / "arena.json").read_text())["admin_token"]
-        if isinstance(token, str) and token:
+        if isinstance(token, str) and token and not admin_token_problem(token):
             return token
     return "atout_admin_" + secrets.token_urlsafe(24)
 
