@@ -11,21 +11,24 @@ the match) is not replayed at all: :func:`check_rules_version` raises
 version whose games the engine still plays action for action (``Game.replays``: a later version
 changed only the ranking): such a match replays, ranked as its own version ranked it.
 
+:func:`verify_matches` checks every finished match of a database so (``atout-arena verify``).
+
 :func:`replay_views` gives the match step by step as one seat saw it, or as a spectator
 (``seat=None``: the public view, no hidden card), for the REST API and the dashboard.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout.games import GAMES, IllegalAction, State, new_game
 from atout_arena.core.match import Step, fallback_action, ranking_with_forfeits, rules_version
-from atout_arena.core.models import Match
+from atout_arena.core.models import Match, MatchSeat
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import Fault, MatchStatus, PlayedBy
 
@@ -162,6 +165,59 @@ def replay_match(record: MatchRecord) -> ReplayReport:
         return ReplayReport(record.id, False, plies, scores, ranking,
                             divergence=f"final ranking {ranking}, stored {record.ranking}")
     return ReplayReport(record.id, True, plies, scores, ranking)
+
+
+@dataclass
+class Verification:
+    """Every finished match of a database checked by replay (:func:`verify_matches`)."""
+
+    ok: int = 0
+    diverged: list[ReplayReport] = field(default_factory=list)
+    other_rules: list[int] = field(default_factory=list)  # ids of matches this engine cannot replay
+
+    @property
+    def checked(self) -> int:
+        return self.ok + len(self.diverged)
+
+    def summary(self) -> str:
+        line = (f"{self.checked + len(self.other_rules)} finished matches verified by replay: "
+                f"{self.ok} ok, {len(self.diverged)} diverge")
+        if self.other_rules:
+            line += (f", {len(self.other_rules)} played under rules this engine does not replay "
+                     f"(first: match {self.other_rules[0]}; their stored results stand)")
+        return line
+
+
+VERIFY_BATCH = 200  # matches loaded at once
+
+
+def verify_matches(sessions: sessionmaker[Session], on_report: Callable[[ReplayReport], None] | None = None,
+                   batch: int = VERIFY_BATCH) -> Verification:
+    """Replay every finished match of the database (:func:`replay_match`), in id order, a batch
+    at a time; ``on_report`` sees each report as it comes."""
+    found = Verification()
+    after = 0
+    while True:
+        with sessions() as session:
+            query = (select(Match).where(Match.status == MatchStatus.FINISHED, Match.id > after)
+                     .order_by(Match.id).limit(batch)
+                     .options(selectinload(Match.seats).selectinload(MatchSeat.bot)))
+            records = [MatchRecord.of(match) for match in session.scalars(query)]
+        if not records:
+            return found
+        for record in records:
+            try:
+                report = replay_match(record)
+            except RulesVersionMismatch:
+                found.other_rules.append(record.id)
+                continue
+            if report.ok:
+                found.ok += 1
+            else:
+                found.diverged.append(report)
+            if on_report is not None:
+                on_report(report)
+        after = records[-1].id
 
 
 def iter_views(record: MatchRecord, seat: int | None) -> Iterator[dict[str, Any]]:
