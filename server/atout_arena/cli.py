@@ -7,6 +7,9 @@
     atout-arena demo [--game G] [--bots N] ...   everything embedded: a tournament between bots
     atout-arena up [--api-port 8000] [--grpc-port 50051] [--workers 2] [--data-dir DIR]
                                                  a whole arena, supervised (atout_arena/demo/arena.py)
+    atout-arena backup FILE | restore FILE [--clean] | verify
+                                                 the database: back it up, restore it, check every
+                                                 finished match by replay (atout_arena/core/backup.py)
     atout-arena bots | tournament | league | ladder | test | match | replay
                                                  the organizer's commands, through the REST API:
                                                  see :mod:`atout_arena.cli_competitions`
@@ -24,6 +27,7 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from atout_arena import cli_competitions
@@ -41,6 +45,8 @@ WORKER_COMMANDS = ("worker", "beat")
 # The commands that run parts of an arena: the ATOUT_* settings are read (and a bad one refused)
 # before they start anything. The others talk to an arena through its REST API.
 SERVING_COMMANDS = ("gateway", "api", "demo", "up")
+# The commands on the database itself (ATOUT_DATABASE_URL, or --database-url), arena running or not.
+DATABASE_COMMANDS = ("backup", "restore", "verify")
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
@@ -88,6 +94,34 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
         if embedded is not None:
             embedded.stop()
     return 0
+
+
+def _database(args: argparse.Namespace, settings: Settings) -> int:
+    """``backup``, ``restore`` and ``verify``: :mod:`atout_arena.core.backup` and
+    :func:`atout_arena.core.replay.verify_matches`; a failure is one line and exit code 2."""
+    from atout_arena.core import backup
+    from atout_arena.core.replay import verify_matches
+
+    url = args.database_url or settings.database_url
+    try:
+        if args.command == "backup":
+            print(backup.backup(url, args.file).line(), flush=True)
+            return 0
+        if args.command == "restore":
+            print(backup.restore(url, args.file, clean=args.clean).line(), flush=True)
+            print("check it: atout-arena verify (every finished match replayed)", flush=True)
+            return 0
+        engine, sessions = backup.open_existing(url)
+    except backup.BackupError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        found = verify_matches(sessions, on_report=lambda report: None if report.ok else
+                               print(report.summary(), flush=True))
+    finally:
+        engine.dispose()
+    print(found.summary(), flush=True)
+    return 1 if found.diverged else 0
 
 
 def _port_problem(host: str, port: str, option: str) -> str | None:
@@ -139,6 +173,30 @@ def build_parser() -> argparse.ArgumentParser:
         worker = commands.add_parser(name, help=text, add_help=False)
         worker.add_argument("rest", nargs=argparse.REMAINDER, help="see atout-arena worker --help")
 
+    url_help = ("the database (default: ATOUT_DATABASE_URL, else the SQLite file under ATOUT_DATA_DIR); "
+                "prefer the variable for a URL with a password: a command line is visible to ps")
+    backup = commands.add_parser(
+        "backup", help="back the arena's database up into a file (the arena may keep running)",
+        description="PostgreSQL: pg_dump's custom format, in one snapshot; SQLite: its online backup "
+                    "API. The file is readable by its owner only (it holds the arena's secrets). "
+                    "See docs/backups.md.")
+    backup.add_argument("file", type=Path, metavar="FILE", help="the backup file to write (replaced)")
+    restore = commands.add_parser(
+        "restore", help="restore a backup into an empty database (stop the arena's parts first)",
+        description="Restore a file of `atout-arena backup` into the database: PostgreSQL by "
+                    "pg_restore in one transaction, SQLite by its backup API. The database must be "
+                    "empty, unless --clean. Then check it with `atout-arena verify`.")
+    restore.add_argument("file", type=Path, metavar="FILE", help="the backup file")
+    restore.add_argument("--clean", "--force", action="store_true", dest="clean",
+                         help="replace what the database holds with the backup's contents")
+    commands.add_parser(
+        "verify", help="replay every finished match of the database: exit 1 if one diverges",
+        description="Re-run every finished match from its seed and action log and compare with its "
+                    "stored result (as `atout-arena replay ID` does for one, through the API); "
+                    "prints each divergence and a summary.")
+    for command in (backup, restore, commands.choices["verify"]):
+        command.add_argument("--database-url", metavar="URL", help=url_help)
+
     cli_competitions.register(commands)
     add_demo_parser(commands)  # everything embedded: atout_arena/demo/run.py
     add_up_parser(commands)  # a whole arena, supervised: atout_arena/demo/arena.py
@@ -178,7 +236,7 @@ def _main(argv: list[str]) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    if args.command not in SERVING_COMMANDS:  # the organizer's, through the REST API
+    if args.command not in (*SERVING_COMMANDS, *DATABASE_COMMANDS):  # the organizer's, through the API
         return int(args.func(args))
     from atout_arena.core.settings import Settings, SettingsError
 
@@ -187,6 +245,8 @@ def _main(argv: list[str]) -> int:
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.command in DATABASE_COMMANDS:
+        return _database(args, settings)
     if args.command == "gateway":
         address = args.address or settings.grpc_address
         problem = _port_problem(address.rsplit(":", 1)[0], address.rsplit(":", 1)[-1],
