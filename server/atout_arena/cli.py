@@ -73,7 +73,8 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
 
     def ready(port: int) -> None:
         host = address.rsplit(":", 1)[0]
-        print(f"game server {settings.server_id} listening on {host}:{port}", flush=True)
+        tls = f" (TLS, certificate {settings.tls_cert})" if settings.tls_cert else ""
+        print(f"game server {settings.server_id} listening on {host}:{port}{tls}", flush=True)
 
     # Holds streams and relays; practice matches (Games.StartPractice) are stored and sent to
     # the workers' practice queue, never played here.
@@ -241,6 +242,8 @@ def _main(argv: list[str]) -> int:
     from atout_arena.core.settings import Settings, SettingsError
 
     try:
+        if args.command in ("gateway", "api"):
+            settings.tls_pair()  # its files, read and checked before anything starts
         settings = Settings.from_env()
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)

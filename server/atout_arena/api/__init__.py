@@ -122,7 +122,8 @@ def uvicorn_loop() -> str:
 def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | None = None) -> None:
     """Run the API and the dashboard until SIGTERM / Ctrl-C (``atout-arena api``).
 
-    Port 0 takes a free port; the line ``API listening on http://HOST:PORT`` says which. Without
+    Port 0 takes a free port; the line ``API listening on http://HOST:PORT`` says which
+    (``https://`` with ``ATOUT_TLS_CERT`` and ``ATOUT_TLS_KEY``: it serves HTTPS). Without
     ``ATOUT_ADMIN_TOKEN`` an organizer token is made up for this run and printed once.
     """
     import uvicorn
@@ -155,7 +156,10 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
     sock.listen(2048)
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if family == socket.AF_INET6 else host
-    print(f"API listening on http://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
+    scheme = "https" if settings.tls_cert else "http"
+    print(f"API listening on {scheme}://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
+    tls = {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)} \
+        if settings.tls_cert else {}
     server = uvicorn.Server(uvicorn.Config(app, loop=uvicorn_loop(), log_level="info",
-                                           timeout_graceful_shutdown=5))
+                                           timeout_graceful_shutdown=5, **tls))
     server.run(sockets=[sock])

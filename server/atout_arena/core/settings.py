@@ -11,6 +11,10 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
   token of the REST API. Never in ``repr`` or logs. At least 24 characters besides an
   ``atout_admin_`` prefix, 8 of them different (:func:`admin_token_problem`).
 - ``ATOUT_GRPC_ADDRESS`` (``127.0.0.1:50051``): where the game server listens.
+- ``ATOUT_TLS_CERT`` / ``ATOUT_TLS_KEY`` (unset: plain text): PEM files of a certificate (its
+  chain after it) and its private key, both or neither: the game server serves TLS with them
+  (its health port stays plain HTTP), and ``atout-arena api`` serves HTTPS. Read when a server
+  starts (:meth:`Settings.tls_pair`): a missing, unreadable or mismatched file is one line.
 - ``ATOUT_SERVER_ID`` (``<host>-<pid>``): this game server's name in Redis and in ``Welcome``.
 - ``ATOUT_KEEPALIVE_MS`` (10000): the Ping interval on each bot stream; a bot counts as
   connected for three intervals after its game server's last heartbeat.
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import os
 import socket
+import ssl
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -124,6 +129,8 @@ class Settings(BaseSettings):
     # (its game server hung, stopped or killed; Redis away) to be back: past it the match is
     # voided and played again from its seed, never stored as a result
     outage_limit_s: float = Field(300.0, ge=1, allow_inf_nan=False)
+    tls_cert: Path | None = None  # PEM: the certificate (then its chain) of the game server and the API
+    tls_key: Path | None = None  # PEM: its private key
 
     def __init__(self, **values: Any) -> None:
         try:
@@ -175,6 +182,38 @@ class Settings(BaseSettings):
 
     @property
     def presence_ttl_ms(self) -> int:
+    @model_validator(mode="after")
+    def _tls_both_or_neither(self) -> Settings:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            given, missing = ("ATOUT_TLS_CERT", "ATOUT_TLS_KEY") if self.tls_cert else \
+                ("ATOUT_TLS_KEY", "ATOUT_TLS_CERT")
+            raise ValueError(f"{given} is set but {missing} is not: TLS needs both (or neither)")
+        return self
+
+    def tls_pair(self) -> tuple[bytes, bytes] | None:
+        """The PEM bytes of ``(certificate chain, private key)``, checked to load and match
+        (Python's ``ssl``, as a TLS server would); ``None`` without TLS.
+
+        :raises SettingsError: a file missing, unreadable, not PEM, or a key of another
+            certificate; one line naming the variable.
+        """
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        pair = []
+        for name, path in (("ATOUT_TLS_CERT", self.tls_cert), ("ATOUT_TLS_KEY", self.tls_key)):
+            try:
+                pair.append(path.read_bytes())
+            except OSError as exc:
+                raise SettingsError(f"{name}={str(path)!r}: cannot read it ({exc.strerror or exc})") from None
+        try:
+            ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_cert_chain(self.tls_cert, self.tls_key)
+        except (ssl.SSLError, ValueError) as exc:
+            raise SettingsError(
+                f"ATOUT_TLS_CERT={str(self.tls_cert)!r}, ATOUT_TLS_KEY={str(self.tls_key)!r}: not a PEM "
+                f"certificate and its private key ({' '.join(str(exc).split())})"
+            ) from None
+        return pair[0], pair[1]
+
         """How long a bot counts as connected without a heartbeat (three keep-alives)."""
         return 3 * self.keepalive_ms
 

@@ -71,6 +71,9 @@ BACKOFF_S = (1.0, 30.0)  # first delay, cap
 HEALTHY_S = 60.0  # a part that ran this long starts its backoff over
 POLL_S = 0.2
 
+# Settings of a network-facing arena that up does not pass to its parts (all on 127.0.0.1): its
+# health check, its printed addresses and the organizer's commands speak plain HTTP and gRPC.
+LOOPBACK_ONLY = ("ATOUT_TLS_CERT", "ATOUT_TLS_KEY")
 
 class UsageError(ValueError):
     """A bad option of ``up``: one line, exit code 2."""
@@ -291,7 +294,10 @@ class Arena:
             "ATOUT_GRPC_ADDRESS": self.grpc_address,
         })
         for name, value in self.environ.items():  # the arena's other settings go to its parts
-            if name.startswith("ATOUT_") and name not in env and name != CONFIG_ENV:
+            if name in LOOPBACK_ONLY and value.strip():
+                self.say(f"  ({name} is not passed on: up serves 127.0.0.1 alone, in plain text; TLS is "
+                         "for atout-arena gateway and api facing a network)")
+            elif name.startswith("ATOUT_") and name not in env and name != CONFIG_ENV:
                 env[name] = value
         python_path = python_path_for_children()
         if python_path:

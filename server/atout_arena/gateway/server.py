@@ -18,6 +18,7 @@ a line when a loop first meets it, a line when it is back), and once more if the
 meanwhile: its beat, control channel and every refused stream meet it, and each used to log its
 own line, every second or every reconnection attempt.
 
+With ``ATOUT_TLS_CERT`` and ``ATOUT_TLS_KEY`` it serves TLS (ALPN ``h2``); without, plain text.
 With a health port (``ATOUT_HEALTH_PORT``) it answers ``GET /healthz`` over plain HTTP from its
 event loop (:class:`HealthEndpoint`): 200 while it serves, 503 from SIGTERM to its exit, nothing
 while the loop is stalled. A load balancer checking it (deploy/haproxy/haproxy.cfg) takes a hung
@@ -504,7 +505,8 @@ def create_server(
     Returns it and the port it is bound to. Call from the event loop that will run it. With
     ``practice``, ``Games.StartPractice`` starts practice matches (stored and sent to the
     workers); without it, the call is UNIMPLEMENTED. With ``settings.health_port``, its HTTP
-    health check listens on that port of ``address``'s host once started."""
+    health check listens on that port of ``address``'s host once started. With
+    ``settings.tls_cert`` and ``tls_key`` it serves TLS (:meth:`Settings.tls_pair`)."""
     url = redis_url or settings.redis_url
     if not url:
         raise ValueError("no Redis URL: set ATOUT_REDIS_URL or pass redis_url")
@@ -527,7 +529,11 @@ def create_server(
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection(ALL_SERVICE_NAMES, server)
-    port = server.add_insecure_port(address)
+    pair = settings.tls_pair()  # SettingsError (one line) for a file that cannot serve
+    if pair is None:
+        port = server.add_insecure_port(address)
+    else:  # TLS with ALPN h2 (gRPC's own); the HTTP health check below stays plain
+        port = server.add_secure_port(address, grpc.ssl_server_credentials([(pair[1], pair[0])]))
     if port == 0:
         raise OSError(f"cannot listen on {address}")
     http_health = None
