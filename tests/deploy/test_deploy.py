@@ -53,9 +53,26 @@ def run(args: list[str], **kwargs) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, capture_output=True, text=True, timeout=60, cwd=ROOT, **kwargs)
 
 
-# The compose file's required secret (the organizer token), as an operator's .env sets it
+# The compose file's required secrets, as an operator's .env sets them
 ORGANIZER_TOKEN = "atout_admin_compose-test-organizer-0123"  # strong enough for Settings
-COMPOSE_ENV = {**os.environ, "ATOUT_ADMIN_TOKEN": ORGANIZER_TOKEN}
+REDIS_PASSWORD = "composetestredis0123"
+SECRETS = {"POSTGRES_PASSWORD": "composetestpostgres0123", "REDIS_PASSWORD": REDIS_PASSWORD,
+           "ATOUT_ADMIN_TOKEN": ORGANIZER_TOKEN, "GRAFANA_ADMIN_PASSWORD": "composetestgrafana0123"}
+COMPOSE_ENV = {**{k: v for k, v in os.environ.items() if k != "ATOUT_MONITOR_BIND"}, **SECRETS}
+MONITORING = {"prometheus": 9090, "grafana": 3000}
+
+
+def published(service: dict) -> set[tuple[str, int, int]]:
+    """``(host address, published, target)`` of each port a service publishes: Compose v1 prints
+    ports without an address as mappings, ports with one as ``ADDRESS:PUBLISHED:TARGET/tcp``."""
+    ports = set()
+    for port in service.get("ports", []):
+        if isinstance(port, dict):
+            ports.add((port.get("host_ip", "0.0.0.0"), int(port["published"]), int(port["target"])))
+        else:
+            address, host_port, target = str(port).split("/")[0].rsplit(":", 2)
+            ports.add((address, int(host_port), int(target)))
+    return ports
 
 
 # ------------------------------------------------------------------ docker-compose.yml
@@ -79,9 +96,9 @@ def test_compose_config_is_valid(compose: dict) -> None:
     for name in ARENA_SERVICES:
         assert services[name]["image"] == ARENA_IMAGE
         env = services[name]["environment"]
-        assert env["ATOUT_REDIS_URL"] == "redis://redis:6379/0"
-        assert env["ATOUT_DATABASE_URL"].startswith("postgresql+psycopg://atout:")
-        assert env["ATOUT_DATABASE_URL"].endswith("@postgres:5432/atout")
+        assert env["ATOUT_REDIS_URL"] == f"redis://:{REDIS_PASSWORD}@redis:6379/0"
+        assert env["ATOUT_DATABASE_URL"] == \
+            f"postgresql+psycopg://atout:{SECRETS['POSTGRES_PASSWORD']}@postgres:5432/atout"
         if name != "migrate":
             assert services[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
             check = services[name]["healthcheck"]["test"]
@@ -93,9 +110,8 @@ def test_compose_config_is_valid(compose: dict) -> None:
     # practice matches have workers of their own (only workers play matches)
     assert services["practice-worker"]["command"] == ["atout-arena", "worker", "--practice"]
     assert services["gameserver"]["environment"]["ATOUT_GRPC_ADDRESS"] == "0.0.0.0:50051"
-    published = {(p["published"], p["target"]) for p in services["gateway-lb"]["ports"]}
-    assert published == {(50051, 50051)}
-    assert {(p["published"], p["target"]) for p in services["api"]["ports"]} == {(8000, 8000)}
+    assert published(services["gateway-lb"]) == {("0.0.0.0", 50051, 50051)}
+    assert published(services["api"]) == {("0.0.0.0", 8000, 8000)}
     assert services["api"]["command"][-4:] == ["--host", "0.0.0.0", "--port", "8000"]
 
 
@@ -109,19 +125,101 @@ def test_compose_fails_on_a_bad_key(tmp_path: Path) -> None:
     assert "restrat" in result.stderr
 
 
-def test_compose_requires_the_organizer_token(compose: dict) -> None:
-    """The organizer token is a secret of the deployment, the same at every API restart: Compose
-    refuses to start without it (it used to default to empty, and the API made up a new token at
-    each start), and the API gets it from .env."""
+@pytest.mark.parametrize("secret", sorted(SECRETS))
+def test_compose_requires_every_secret(compose: dict, secret: str) -> None:
+    """Every secret of the deployment is required, with no fallback (POSTGRES_PASSWORD used to
+    default to `atout`, Grafana's to `admin`; the organizer token to empty, and the API made up
+    a new one at each start): without it, or empty, Compose stops with one line that says which
+    to set, and where."""
     docker_compose = tool("docker-compose", "docker-compose")
     for value in (None, ""):
-        env = {k: v for k, v in os.environ.items() if k != "ATOUT_ADMIN_TOKEN"}
+        env = {k: v for k, v in COMPOSE_ENV.items() if k != secret}
         if value is not None:
-            env["ATOUT_ADMIN_TOKEN"] = value
+            env[secret] = value
         result = run([docker_compose, "-f", str(COMPOSE), "config"], env=env)
         assert result.returncode != 0
-        assert "set ATOUT_ADMIN_TOKEN in .env" in result.stderr, result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1, result.stderr
+        assert f"set {secret} in .env beside docker-compose.yml" in lines[0], result.stderr
+    text = COMPOSE.read_text()
+    assert f"${{{secret}:-" not in text and f"${{{secret}-" not in text  # no default anywhere
     assert compose["services"]["api"]["environment"]["ATOUT_ADMIN_TOKEN"] == ORGANIZER_TOKEN
+    assert compose["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"] == SECRETS["POSTGRES_PASSWORD"]
+    grafana = compose["services"]["grafana"]["environment"]
+    assert grafana["GF_SECURITY_ADMIN_PASSWORD"] == SECRETS["GRAFANA_ADMIN_PASSWORD"]
+
+
+def test_compose_keeps_monitoring_private(compose: dict) -> None:
+    """Prometheus (no authentication) and Grafana are published on 127.0.0.1 unless
+    ATOUT_MONITOR_BIND says otherwise; Grafana has no anonymous viewers. Only the bots' port and
+    the API are published on every interface."""
+    services = compose["services"]
+    for name, port in MONITORING.items():
+        assert published(services[name]) == {("127.0.0.1", port, port)}, name
+    public = {name for name, service in services.items()
+              if any(address in ("0.0.0.0", "", "::") for address, _, _ in published(service))}
+    assert public == {"gateway-lb", "api"}
+    grafana = services["grafana"]["environment"]
+    assert grafana["GF_AUTH_ANONYMOUS_ENABLED"] == "false" and "GF_AUTH_ANONYMOUS_ORG_ROLE" not in grafana
+    assert grafana["GF_USERS_ALLOW_SIGN_UP"] == "false"
+    docker_compose = tool("docker-compose", "docker-compose")
+    env = {**COMPOSE_ENV, "ATOUT_MONITOR_BIND": "10.0.0.5"}  # a private interface
+    result = run([docker_compose, "-f", str(COMPOSE), "config"], env=env)
+    assert result.returncode == 0, result.stderr
+    services = yaml.safe_load(result.stdout)["services"]
+    for name, port in MONITORING.items():
+        assert published(services[name]) == {("10.0.0.5", port, port)}, name
+
+
+def test_compose_redis_requires_its_password(compose: dict, tmp_path: Path) -> None:
+    """Compose's Redis command, run by a real redis-server: a client without the password is
+    refused; the arena's URL (the password in it) and the health check's redis-cli (REDISCLI_AUTH)
+    get in."""
+    import redis
+
+    from atout_arena.core.settings import Settings
+
+    service = compose["services"]["redis"]
+    command = service["command"]
+    assert command[0] == "redis-server" and command[command.index("--requirepass") + 1] == REDIS_PASSWORD
+    assert service["environment"]["REDISCLI_AUTH"] == REDIS_PASSWORD
+    assert service["healthcheck"]["test"] == ["CMD", "redis-cli", "ping"]
+    server, cli = tool("redis-server", "redis-server"), tool("redis-cli", "redis-tools")
+    port = _free_port()
+    process = subprocess.Popen([server, *command[1:], "--port", str(port), "--bind", "127.0.0.1", "--dir",
+                                str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        url = Settings.from_env(compose["services"]["worker"]["environment"]).redis_url
+        assert url is not None
+        url = url.replace("@redis:6379", f"@127.0.0.1:{port}")
+        client = redis.Redis.from_url(url)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                assert client.ping()
+                break
+            except redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        client.close()
+        with pytest.raises(redis.AuthenticationError), redis.Redis(port=port) as anonymous:
+            anonymous.ping()
+        check = [cli, "-p", str(port), *service["healthcheck"]["test"][2:]]
+        env = {k: v for k, v in os.environ.items() if k != "REDISCLI_AUTH"}
+        assert run(check, env={**env, **service["environment"]}).stdout.strip() == "PONG"
+        assert "NOAUTH" in run(check, env=env).stdout
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def test_compose_checks_the_load_balancer(compose: dict) -> None:
@@ -180,7 +278,7 @@ def test_compose_settings_are_known_and_valid(compose: dict) -> None:
         unknown = {k for k in env if k.startswith("ATOUT_")} - known
         assert not unknown, f"service {name} sets variables no code reads: {sorted(unknown)}"
         settings = Settings.from_env(env)  # raises ValueError naming a bad variable
-        assert settings.redis_url == "redis://redis:6379/0"
+        assert settings.redis_url == f"redis://:{REDIS_PASSWORD}@redis:6379/0"
 
 
 def test_image_installs_the_dependencies_and_the_postgres_driver() -> None:

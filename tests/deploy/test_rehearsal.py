@@ -166,7 +166,8 @@ def _prometheus_targets(config: dict) -> list[str]:
 @pytest.fixture(scope="module")
 def compose() -> dict:
     _need("docker-compose")
-    env = {**os.environ, "ATOUT_ADMIN_TOKEN": "atout_admin_topology-test"}
+    env = {**os.environ, "POSTGRES_PASSWORD": "topology", "REDIS_PASSWORD": "topology",
+           "GRAFANA_ADMIN_PASSWORD": "topology", "ATOUT_ADMIN_TOKEN": "atout_admin_topology-test-0123456789"}
     result = subprocess.run(["docker-compose", "-f", str(COMPOSE), "config"], capture_output=True, text=True,
                             timeout=60, cwd=ROOT, env=env)
     assert result.returncode == 0, result.stderr
@@ -188,7 +189,8 @@ def test_compose_the_rehearsal_and_the_doc_name_the_same_services(compose: dict)
 
 
 def test_compose_and_the_doc_publish_the_same_ports(compose: dict) -> None:
-    published = {name: sorted(p["published"] for p in service.get("ports", []))
+    published = {name: sorted(int(p["published"]) if isinstance(p, dict) else int(p.split(":")[-2])
+                              for p in service.get("ports", []))  # ADDRESS:PUBLISHED:TARGET/tcp
                  for name, service in compose["services"].items()}
     documented = {name: sorted(int(n) for n in re.findall(r"^\d+", cell))
                   for name, cell in _doc_services().items()}
