@@ -29,6 +29,7 @@ from fastapi_offline import FastAPIOffline
 from atout._loop import loop_factory
 from atout_arena.api import errors
 from atout_arena.api.context import Arena, Dispatch
+from atout_arena.api.leadership import MetricsLeadership
 from atout_arena.api.routes import (
     bots,
     games,
@@ -63,15 +64,24 @@ def create_app(
     *,
     admin_token: str | None = None,
     dispatch: Dispatch | None = None,
+    metrics_lease: bool = False,
 ) -> FastAPI:
     """The API app. ``admin_token`` defaults to ``settings.admin_token`` (``ATOUT_ADMIN_TOKEN``;
     none: organizer endpoints answer 403); ``dispatch`` sends match tasks (default: the
-    workers' Celery app)."""
+    workers' Celery app). ``metrics_lease``: this API is one of several, and serves the
+    arena-wide series on ``/metrics`` only while it holds the metrics lease
+    (:mod:`atout_arena.api.leadership`; ``atout-arena api`` does); without it, it always does."""
     arena = Arena(settings or Settings.from_env(), admin_token=admin_token, dispatch=dispatch)
+    leadership = MetricsLeadership(arena.redis_url) if metrics_lease else None
+    arena.metrics_leadership = leadership
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        if leadership is not None:
+            await asyncio.to_thread(leadership.start)
         yield
+        if leadership is not None:
+            await asyncio.to_thread(leadership.stop)
         arena.close()
 
     # Swagger UI (/docs) and ReDoc (/redoc) from the files fastapi-offline ships: no CDN, so
@@ -138,7 +148,7 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
             file=sys.stderr,
             flush=True,
         )
-    app = create_app(settings, admin_token=admin_token)
+    app = create_app(settings, admin_token=admin_token, metrics_lease=True)  # one of several APIs
     arena = app.state.arena
     try:  # it serves people's play streams as a game server does: the same contract, looked at once
         check_contract(arena.redis, f"API {socket.gethostname()}:{os.getpid()}", ttl_ms=0)

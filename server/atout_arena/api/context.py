@@ -15,6 +15,7 @@ from typing import Any
 
 import redis
 
+from atout_arena.api.leadership import MetricsLeadership
 from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.metrics import FailSafeCollectors
@@ -58,6 +59,12 @@ class Arena:
         # /metrics's collectors that read the database: one that fails is left out of the
         # scrape (and counted), never the counts read from Redis (they kept their own state)
         self.database_metrics = FailSafeCollectors({"ladders": LadderCollector(self.sessions)})
+        # several APIs: the one holding the metrics lease serves the arena-wide series (None: this one)
+        self.metrics_leadership: MetricsLeadership | None = None
+
+    def serves_arena_metrics(self) -> bool:
+        """Whether this API's ``/metrics`` serves the arena-wide series now."""
+        return self.metrics_leadership is None or self.metrics_leadership.leads()
 
     def close(self) -> None:
         self.tasks.close()

@@ -28,6 +28,9 @@ key                                    type     written by / meaning
 ``atout:server:{server}:streams``      string   game server: how many bot streams it holds (rebalancing)
 ``atout:workers``                      zset     workers: worker processes (``host:pid``) by expiry
 ``atout:sweeper:lock``                 string   workers: the one sweep of the current interval (NX, expiring)
+``atout:beat:leader``                  string   beat: the beat that sends the periodic tasks (core.lease)
+``atout:beat:last_run``                hash     beat: periodic task -> when it was last sent (unix s)
+``atout:api:metrics_leader``           string   API: the API whose /metrics serves the arena-wide series
 ``atout:control``                      channel  API: a bot's revocation, for every game server
 ``atout:contract``                     hash     game servers, workers: part -> "<version> <expiry ms>"
 ``atout:mailbox:{mailbox}``            list     game servers: replies to one worker process's requests
@@ -155,6 +158,10 @@ SERVER_BOOTS_KEY = "atout:server_boots"
 
 WORKERS_KEY = "atout:workers"
 SWEEPER_LOCK_KEY = "atout:sweeper:lock"
+# Leases (core.lease): one process of several does the job, another takes over within seconds
+BEAT_LEADER_KEY = "atout:beat:leader"
+BEAT_LAST_RUN_KEY = "atout:beat:last_run"
+METRICS_LEADER_KEY = "atout:api:metrics_leader"
 
 # -- control ---------------------------------------------------------------------------------
 

@@ -120,6 +120,12 @@ COLLECTOR_ERRORS = MetricSpec(
     "unavailable, say), by collector; counted by the process that serves /metrics, not in Redis.",
     ("collector",))
 
+METRICS_LEADER = MetricSpec(
+    "atout_metrics_leader", "gauge",
+    "1 when this API serves the arena-wide series on its /metrics (it holds the metrics lease), "
+    "0 when another API does; per process, not in Redis: sum() over the APIs is 1.",
+    ())
+
 ALL_METRICS: tuple[MetricSpec, ...] = (
     DECISION_SECONDS, MATCHES_TOTAL, MATCH_SECONDS, FAULTS_TOTAL, RATING, BOTS_CONNECTED, QUEUE_DEPTH,
     STREAM_LIMITED,
@@ -325,12 +331,21 @@ class FailSafeCollectors(Collector):
                 continue
             self._worked(name)
             yield from metrics
+        yield self.error_counter()
+
+    def errors_only(self) -> Collector:
+        """A collector of :data:`COLLECTOR_ERRORS` alone, the collectors not run: what an API
+        that does not serve the arena-wide series (another one leads) still says of itself."""
+        return _ErrorsOnly(self)
+
+    def error_counter(self) -> Metric:
+        """:data:`COLLECTOR_ERRORS`, as counted so far by this process."""
         counter = CounterMetricFamily(COLLECTOR_ERRORS.name[: -len("_total")], COLLECTOR_ERRORS.help,
                                       labels=COLLECTOR_ERRORS.labels)
         with self._lock:
             for name, count in self.errors.items():
                 counter.add_metric([name], float(count))
-        yield counter
+        return counter
 
     def _failed(self, name: str, exc: Exception) -> None:
         with self._lock:
@@ -351,3 +366,30 @@ class FailSafeCollectors(Collector):
             self._failing.discard(name)
             missed = self.errors[name]
         log.info("metrics: the %s collector works again (%d scrapes without it so far)", name, missed)
+
+
+class _ErrorsOnly(Collector):
+    def __init__(self, owner: FailSafeCollectors) -> None:
+        self.owner = owner
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+    def collect(self) -> Iterator[Metric]:
+        yield self.owner.error_counter()
+
+
+def leader_gauge(leads: bool) -> Collector:
+    """:data:`METRICS_LEADER` of this process: 1 when it serves the arena-wide series."""
+    return _Constant(GaugeMetricFamily(METRICS_LEADER.name, METRICS_LEADER.help, value=1.0 if leads else 0.0))
+
+
+class _Constant(Collector):
+    def __init__(self, metric: Metric) -> None:
+        self.metric = metric
+
+    def describe(self) -> Iterator[Metric]:
+        return iter(())
+
+    def collect(self) -> Iterator[Metric]:
+        yield self.metric

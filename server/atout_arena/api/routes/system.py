@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from sqlalchemy import text
 
 from atout_arena.api.deps import ArenaDep
 from atout_arena.api.schemas import Health
-from atout_arena.core.metrics import metrics_registry
+from atout_arena.core.metrics import leader_gauge, metrics_registry
 from atout_arena.core.tasks import QUEUES
 
 router = APIRouter(tags=["system"])
@@ -49,7 +49,18 @@ def metrics(arena: ArenaDep) -> Response:
 
     While the database is unavailable, the ladders' are left out and
     ``atout_collector_errors_total{collector="ladders"}`` counts the scrapes without them: what
-    Redis counts is always served (a 503 only when Redis itself is unavailable)."""
-    registry = metrics_registry(arena.redis, QUEUES)
-    registry.register(arena.database_metrics)
+    Redis counts is always served (a 503 only when Redis itself is unavailable).
+
+    With several APIs, only the one holding the metrics lease serves these arena-wide series
+    (``atout_metrics_leader`` is 1 there, 0 on the others): scrape every API, a ``sum()`` over
+    them counts everything once. Every API serves its own ``atout_metrics_leader`` and
+    ``atout_collector_errors_total``."""
+    leads = arena.serves_arena_metrics()
+    if leads:
+        registry = metrics_registry(arena.redis, QUEUES)
+        registry.register(arena.database_metrics)
+    else:
+        registry = CollectorRegistry(auto_describe=False)
+        registry.register(arena.database_metrics.errors_only())
+    registry.register(leader_gauge(leads))
     return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
