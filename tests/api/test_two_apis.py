@@ -32,7 +32,8 @@ def _start(processes, name: str, redis_url: str, database_url: str, tmp_path: Pa
     process = processes.start(name, [sys.executable, "-m", "atout_arena.cli", "api", "--port", "0"], {
         "ATOUT_DATABASE_URL": database_url, "ATOUT_REDIS_URL": redis_url, "ATOUT_ADMIN_TOKEN": ADMIN_TOKEN,
         "ATOUT_DATA_DIR": str(tmp_path / name)})
-    process.info["url"] = process.wait_for_log(r"API listening on (http://127\.0\.0\.1:\d+)", timeout=60).group(1)
+    listening = process.wait_for_log(r"API listening on (http://127\.0\.0\.1:\d+)", timeout=60)
+    process.info["url"] = listening.group(1)
     return process
 
 
@@ -51,7 +52,8 @@ def _leader_value(body: str) -> float:
 def _arena_wide(body: str) -> set[str]:
     """The arena-wide metrics a /metrics body declares (``# TYPE`` lines)."""
     names = {spec.name for spec in ALL_METRICS}
-    return {m for m in re.findall(r"^# TYPE (\S+) ", body, re.M) if m in names or m.startswith("atout_ladder_")}
+    declared = re.findall(r"^# TYPE (\S+) ", body, re.M)
+    return {m for m in declared if m in names or m.startswith("atout_ladder_")}
 
 
 def test_two_apis_serve_the_arena_wide_series_once_and_take_over(
