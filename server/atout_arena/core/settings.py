@@ -180,8 +180,6 @@ class Settings(BaseSettings):
             )
         return self
 
-    @property
-    def presence_ttl_ms(self) -> int:
     @model_validator(mode="after")
     def _tls_both_or_neither(self) -> Settings:
         if (self.tls_cert is None) != (self.tls_key is None):
@@ -214,6 +212,8 @@ class Settings(BaseSettings):
             ) from None
         return pair[0], pair[1]
 
+    @property
+    def presence_ttl_ms(self) -> int:
         """How long a bot counts as connected without a heartbeat (three keep-alives)."""
         return 3 * self.keepalive_ms
 
