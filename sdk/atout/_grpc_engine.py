@@ -65,3 +65,12 @@ def choose() -> str | None:
         os.environ["GRPC_EXPERIMENTS"] = after
         return after
     return None
+
+
+def quiet_core_logs() -> None:
+    """``GRPC_VERBOSITY=ERROR`` unless set, before gRPC's first import (later it changes nothing):
+    gRPC's documented default, which grpcio 1.6x and later do not apply to its C core's INFO
+    lines. A bot refused by TLS printed gRPC's own ``Handshake failed`` line beside the runner's
+    one line that says what to do."""
+    if "grpc" not in sys.modules:
+        os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

@@ -3,13 +3,15 @@
     atout-bot validate mybot:MyBot --game merde           # faults, think time, determinism
     atout-bot test mybot:MyBot heuristic --game merde --sprt 0,50 --jobs 2
     atout-bot run mybot:MyBot --server arena.example.org:50051 --token T
+    atout-bot run mybot:MyBot --server arena.example.org:50051 --ca ca.pem   # TLS, a private CA
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
 
 Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up
 reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
-missing or refused token; 3 another connection with the same token took over the bot; 4 the
-server does not speak this protocol. test (also ``match``, its name before): 0 whatever the
+missing or refused token, a TLS handshake refused (the arena's certificate: --ca FILE); 3
+another connection with the same token took over the bot; 4 the server does not speak this
+protocol. test (also ``match``, its name before): 0 whatever the
 verdict (also on Ctrl-C), 2 bad usage.
 validate: 0 no fault found, 1 a fault found, 2 bad usage.
 """
@@ -101,7 +103,11 @@ def _parser() -> argparse.ArgumentParser:
         "--server", default="127.0.0.1:50051", help="the arena's HOST:PORT (default: %(default)s)"
     )
     run.add_argument("--token", help="the bot's token (default: $ATOUT_TOKEN)")
-    run.add_argument("--tls", action="store_true", help="connect with TLS")
+    run.add_argument("--tls", action="store_true",
+                     help="connect with TLS, the arena's certificate checked against the system's CAs")
+    run.add_argument("--ca", metavar="FILE",
+                     help="connect with TLS, the arena's certificate checked against this CA's PEM file "
+                          "(a private CA; default: $ATOUT_CA_FILE)")
     run.add_argument(
         "--max-workers", type=int, default=8, help="matches computed at once (default: %(default)s)"
     )
@@ -196,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import _grpc_engine
 
     _grpc_engine.choose()  # before the bot's module, which may import gRPC (it reads the engine once)
+    _grpc_engine.quiet_core_logs()
     try:
         factory = load_bot(args.bot)
     except BotLoadError as exc:
@@ -213,9 +220,10 @@ def main(argv: list[str] | None = None) -> int:
             reconnect=not args.no_reconnect,
             max_reconnects=None if args.max_reconnects < 0 else args.max_reconnects,
             tls=args.tls,
+            ca=args.ca,
             version=args.bot_version,
         )
-    except ValueError as exc:  # a bad --version
+    except ValueError as exc:  # a bad --version, an unreadable --ca
         print(f"atout-bot: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except AtoutError as exc:

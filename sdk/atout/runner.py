@@ -38,10 +38,19 @@ come alone, in order (to its match's bot, with its own deadline). Answers that a
 together (queued while the stream was sending) go in one ``ActionBatch``; a lone answer goes as
 a plain ``Action`` at once: nothing ever waits for a batch to fill.
 
+TLS: ``tls=True`` checks the arena's certificate against the system's CAs, ``ca=FILE`` (or the
+``ATOUT_CA_FILE`` environment variable; either implies TLS) against a private CA's PEM file. An
+arena whose certificate is refused (another CA, another host name) or that does not speak TLS
+stops the runner at once when it has not been welcomed yet (:class:`TLSError`, one line that
+says what to pass): retrying cannot change a certificate. After a Welcome, the same refusal (a
+certificate changed under a running bot) is a failed attempt, said in each reconnection line
+and bounded by ``max_reconnects``, so that an organizer can fix it without the bots exiting.
+
 It stops (raising) when the token is refused (:class:`AuthenticationError`), when another
 connection of the same bot takes over (:class:`ConnectionReplacedError`), when the arena does not speak
-this protocol (:class:`ProtocolError`), or after ``max_reconnects`` failed attempts in a row
-(:class:`ConnectionLostError`). ``stop()``, a ``stop`` event, Ctrl-C or SIGTERM end it cleanly
+this protocol (:class:`ProtocolError`), at a TLS refusal before any Welcome (:class:`TLSError`),
+or after ``max_reconnects`` failed attempts in a row (:class:`ConnectionLostError`). ``stop()``,
+a ``stop`` event, Ctrl-C or SIGTERM end it cleanly
 (``run`` returns ``None``).
 """
 
@@ -54,6 +63,7 @@ import logging
 import os
 import platform
 import random
+import re
 import signal
 import threading
 import time
@@ -65,6 +75,7 @@ from typing import Any
 from . import _grpc_engine
 
 _grpc_engine.choose()  # before gRPC's first import, which reads GRPC_EXPERIMENTS once
+_grpc_engine.quiet_core_logs()  # and GRPC_VERBOSITY
 
 import grpc  # noqa: E402
 import grpc.aio  # noqa: E402
@@ -80,6 +91,7 @@ log = logging.getLogger("atout")
 PROTOCOL_VERSION = 1
 MAX_VERSION_LENGTH = 64  # a Hello version label (the arena refuses longer ones)
 DEFAULT_SERVER = "127.0.0.1:50051"
+CA_ENV = "ATOUT_CA_FILE"  # the PEM file of a private CA that signed the arena's certificate
 FEATURE_BATCH = "batch"  # Hello.features: DecisionBatch welcome, ActionBatch sent
 FEATURE_BUNDLE = "bundle"  # Hello.features: ArenaBundle welcome
 MAX_ACTION_BATCH = 1024  # Actions in one ActionBatch (the arena refuses more)
@@ -148,10 +160,31 @@ class TooManyVersionsError(AtoutError):
     exit_code = 2
 
 
+class TLSError(AtoutError):
+    """The TLS handshake failed: the arena's certificate is not trusted (another CA: pass
+    ``ca``), not for the host dialled, or the arena does not speak TLS."""
+
+    exit_code = 2
+
+
 class ProtocolError(AtoutError):
     """The server is not an Atout arena speaking this protocol version."""
 
     exit_code = 4
+
+
+def read_ca(path: str) -> bytes:
+    """The PEM bytes of a CA file, checked to hold a certificate.
+
+    :raises ValueError: the file cannot be read or holds no PEM certificate."""
+    try:
+        with open(path, "rb") as file:
+            data = file.read()
+    except OSError as exc:
+        raise ValueError(f"--ca {path!r}: cannot read it ({exc.strerror or exc})") from None
+    if b"-----BEGIN CERTIFICATE-----" not in data:
+        raise ValueError(f"--ca {path!r}: not a PEM certificate (expected -----BEGIN CERTIFICATE-----)")
+    return data
 
 
 def client_string() -> str:
@@ -184,6 +217,7 @@ class _Connection:
         self.cancel_reason = ""
         self.fatal: AtoutError | None = None
         self.unreachable = False  # UNAVAILABLE before any Welcome: nothing answered at the address
+        self.tls_refused = ""  # why the TLS handshake failed (TLSError's message), if it did
         self.arena_closed = ""  # the code of the arena's own end of the stream (ARENA_CLOSES), if so
         self.welcomed_at = 0.0  # time.monotonic() of its Welcome
         self.status_lost = False  # the arena's status was lost to grpc.aio's race (see _on_rpc_error)
@@ -308,6 +342,7 @@ class Runner:
         connect_timeout: float = CONNECT_TIMEOUT_S,
         keepalive: float = 20.0,
         tls: bool = False,
+        ca: str | os.PathLike[str] | None = None,
         stop: threading.Event | None = None,
         version: str | None = None,
         first_connect_timeout: float = 5.0,
@@ -341,7 +376,10 @@ class Runner:
         self.keepalive = keepalive
         self.ping_after = PING_AFTER_S
         self.silence_limit = SILENCE_LIMIT_S
-        self.tls = tls
+        ca = ca if ca is not None else (os.environ.get(CA_ENV, "").strip() or None)
+        self.ca = str(ca) if ca is not None else None
+        self.root_certificates = read_ca(self.ca) if self.ca is not None else None
+        self.tls = tls or self.ca is not None
         # list "batch" and "bundle" in Hello and send ActionBatches (False: one message each)
         self.batch = batch
         # what batching did, over every connection (logged when the runner stops)
@@ -398,6 +436,8 @@ class Runner:
                 break
             if conn.fatal is not None:
                 raise conn.fatal
+            if conn.tls_refused and not welcomed:  # a certificate does not change by retrying
+                raise TLSError(conn.tls_refused)
             if conn.status_lost and lost < MAX_LOST_STATUSES:
                 lost += 1
                 log.debug("the arena's answer to the connection was lost (grpc/grpc#36066); asking again")
@@ -417,9 +457,11 @@ class Runner:
             elif not welcomed and conn.unreachable and \
                     time.monotonic() - began >= self.first_connect_timeout:
                 # never connected: say so now, not after a long backoff (reconnections keep it)
+                hint = "" if self.tls else \
+                    " (an arena that serves TLS closes plain connections: pass --tls, --ca FILE)"
                 raise NothingListensError(
                     f"nothing answers at {self.server}: is the arena running? "
-                    f"({conn.cancel_reason or 'UNAVAILABLE'})"
+                    f"({conn.cancel_reason or 'UNAVAILABLE'}){hint}"
                 )
             failures += 1
             reason = conn.cancel_reason or "the stream ended"
@@ -504,8 +546,9 @@ class Runner:
         # through a balancer to the hung game server the runner was leaving.
         options = [("grpc.enable_retries", 0), ("grpc.max_receive_message_length", 16 * 1024 * 1024),
                    ("grpc.use_local_subchannel_pool", 1)]
-        if self.tls:
-            return grpc.aio.secure_channel(self.server, grpc.ssl_channel_credentials(), options=options)
+        if self.tls:  # ALPN h2 (gRPC's own): what a TLS-terminating proxy in front must offer
+            credentials = grpc.ssl_channel_credentials(root_certificates=self.root_certificates)
+            return grpc.aio.secure_channel(self.server, credentials, options=options)
         return grpc.aio.insecure_channel(self.server, options=options)
 
     async def _connect_once(self, conn: _Connection) -> None:
@@ -644,6 +687,9 @@ class Runner:
             # when it comes while the Hello is being written (grpc/grpc#36066): ask again
             conn.status_lost = True
             conn.cancel_reason = "the stream ended while the Hello was being sent (its status was lost)"
+        elif code == grpc.StatusCode.UNAVAILABLE and conn.welcome is None and not conn.cancel_reason \
+                and (refused := self._tls_refusal(str(details))):
+            conn.tls_refused = conn.cancel_reason = refused
         elif code == grpc.StatusCode.UNAVAILABLE and conn.welcome is None and not conn.cancel_reason:
             conn.unreachable = True
             conn.cancel_reason = f"UNAVAILABLE: {' '.join(str(details).split())[:300]}"
@@ -651,6 +697,28 @@ class Runner:
             pass  # cancelled by us (watchdog): the reason is already recorded
         elif not conn.cancel_reason:
             conn.cancel_reason = f"{code.name if code is not None else 'error'}: {details}"
+
+    def _tls_refusal(self, details: str) -> str:
+        """The one line for people of a TLS handshake that failed (gRPC's UNAVAILABLE details);
+        ``""`` when ``details`` say something else."""
+        flat = " ".join(details.split())
+        if not self.tls:
+            return ""
+        if "CERTIFICATE_VERIFY_FAILED" in flat:
+            why = flat.partition("CERTIFICATE_VERIFY_FAILED")[2].strip(" :").removesuffix(": OK").strip()
+            hint = (f"is {self.ca} the CA that signed it?" if self.ca else
+                    "pass --ca FILE (ca=FILE, ATOUT_CA_FILE) with the CA that signed it")
+            return (f"TLS: the certificate of the arena at {self.server} is not trusted "
+                    f"({why or 'verify failed'}): {hint}")
+        if "Hostname Verification" in flat or "No match found for server name" in flat:
+            return (f"TLS: the arena's certificate is not for {self.server.rpartition(':')[0]}: connect "
+                    "with a host name (or IP address) it names")
+        if "handshake failed" in flat.lower():  # e.g. WRONG_VERSION_NUMBER: no TLS server there
+            found = re.search(r"OPENSSL_internal:([A-Z_]+)", flat)
+            why = found.group(1) if found else flat[-160:]
+            return (f"TLS: the handshake with {self.server} failed ({why}): "
+                    "does the arena serve TLS on this port? (without TLS, drop --tls and --ca)")
+        return ""
 
     async def _watch(self, conn: _Connection) -> None:
         """Notice a stop request, a missing Welcome, or a silent arena; ping when it is quiet."""
@@ -726,6 +794,7 @@ def run(
     connect_timeout: float = CONNECT_TIMEOUT_S,
     keepalive: float = 20.0,
     tls: bool = False,
+    ca: str | os.PathLike[str] | None = None,
     stop: threading.Event | None = None,
     handle_signals: bool = True,
     version: str | None = None,
@@ -743,6 +812,10 @@ def run(
       keep-alive when it did not announce one. A silent arena is pinged after a second and its
       stream given up after :data:`SILENCE_LIMIT_S` (or three keep-alives and a second, if shorter).
       A stream the arena ends itself (``shutting_down``, ``moved``) is reconnected at once.
+    - ``tls``: connect with TLS, the arena's certificate checked against the system's CAs;
+      ``ca``: the PEM file of a private CA to check it against instead (default the
+      ``ATOUT_CA_FILE`` environment variable; implies ``tls``). A certificate refused before the
+      first Welcome raises :class:`TLSError` at once.
     - ``version``: a free label of this version of the bot (e.g. a git commit; default the
       ``ATOUT_BOT_VERSION`` environment variable, or none), sent in Hello: every match stores the
       version each seat played with, and two versions of one bot may be connected at once.
@@ -750,8 +823,8 @@ def run(
       thread) Ctrl-C and SIGTERM end it cleanly too.
 
     Returns ``None`` when stopped; raises :class:`AuthenticationError`, :class:`ConnectionReplacedError`,
-    :class:`ProtocolError` or :class:`ConnectionLostError` otherwise. Logs go to the ``"atout"`` logger
-    (configured at INFO level when the program configured no logging at all).
+    :class:`ProtocolError`, :class:`TLSError` or :class:`ConnectionLostError` otherwise. Logs go to
+    the ``"atout"`` logger (configured at INFO level when the program configured no logging at all).
     """
     runner = Runner(
         bot,
@@ -764,6 +837,7 @@ def run(
         connect_timeout=connect_timeout,
         keepalive=keepalive,
         tls=tls,
+        ca=ca,
         stop=stop,
         version=version,
     )
