@@ -19,7 +19,8 @@ Redis of the current directory, so that none can create a stray ``./var/atout.db
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
 
 Every one takes ``--api URL`` (default: the config file ``atout-arena up`` writes, else
-http://127.0.0.1:8000) and ``--json`` (the API's answer as it is, for scripts); the organizer
+http://127.0.0.1:8000; an ``https://`` one with ``--ca FILE`` or ``ATOUT_CA_FILE`` when a private
+CA signed its certificate) and ``--json`` (the API's answer as it is, for scripts); the organizer
 token is ``ATOUT_ADMIN_TOKEN`` or the config file's. Output is tables (``rich``). An error is
 one line on stderr: exit code 2 for a refusal or a bad argument (the API's 4xx, nothing
 answering at the URL), 1 for a failure (a replay that diverges, the API's 5xx).
@@ -55,7 +56,7 @@ def _console() -> Console:
 
 
 def _client(args: argparse.Namespace) -> ArenaClient:
-    return ArenaClient(Target.find(getattr(args, "api", None)))
+    return ArenaClient(Target.find(getattr(args, "api", None), ca=getattr(args, "ca", None)))
 
 
 def _ref(text: str) -> str:
@@ -441,6 +442,9 @@ def _common() -> argparse.ArgumentParser:
     common.add_argument("--api", metavar="URL",
                         help="the arena's REST API (default: the config file of atout-arena up, "
                              "else ATOUT_API_URL, else http://127.0.0.1:8000)")
+    common.add_argument("--ca", metavar="FILE",
+                        help="an https:// API: the PEM file of the CA that signed its certificate "
+                             "(default: ATOUT_CA_FILE, else the system's CAs)")
     common.add_argument("--json", action="store_true", help="print the API's answer as JSON")
     return common
 

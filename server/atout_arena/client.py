@@ -6,7 +6,9 @@ Where the arena is, first found first:
 
 - the API: ``--api URL``, else ``ATOUT_API_URL``, else the ``api_url`` of the config file that
   ``atout-arena up`` writes (:func:`config_path`), else http://127.0.0.1:8000;
-- the organizer token: ``ATOUT_ADMIN_TOKEN``, else the config file's ``admin_token``.
+- the organizer token: ``ATOUT_ADMIN_TOKEN``, else the config file's ``admin_token``;
+- for an ``https://`` API whose certificate a private CA signed: that CA's PEM file, ``--ca
+  FILE``, else ``ATOUT_CA_FILE`` (without either, the system's CAs).
 
 Every failure is a :class:`ClientError` whose message is one line for people: nothing answers
 at the URL, the token was refused, or the API's own ``detail`` (a 404, a 409, a 422...).
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,7 @@ import httpx
 
 DEFAULT_API_URL = "http://127.0.0.1:8000"
 CONFIG_ENV = "ATOUT_CONFIG"
+CA_ENV = "ATOUT_CA_FILE"
 TIMEOUT_S = 30.0
 
 
@@ -63,9 +67,11 @@ class Target:
     api_url: str
     token: str | None
     token_from: str
+    ca: str | None = None  # the PEM file of the CA that signed an https:// API's certificate
 
     @classmethod
-    def find(cls, api: str | None = None, environ: Mapping[str, str] | None = None) -> Target:
+    def find(cls, api: str | None = None, environ: Mapping[str, str] | None = None,
+             ca: str | None = None) -> Target:
         env = os.environ if environ is None else environ
         config = read_config(env)
         url = api or env.get("ATOUT_API_URL") or config.get("api_url") or DEFAULT_API_URL
@@ -77,7 +83,20 @@ class Target:
             token, source = str(config["admin_token"]), str(config_path(env))
         else:
             token, source = None, ""
-        return cls(str(url).rstrip("/"), token, source)
+        return cls(str(url).rstrip("/"), token, source, ca or env.get(CA_ENV) or None)
+
+    def verify(self) -> ssl.SSLContext | bool:
+        """What httpx checks an https:// API's certificate with: :attr:`ca`, else the system's CAs.
+
+        :raises ClientError: a CA file that cannot be read or holds no certificate."""
+        if not self.ca:
+            return True
+        try:
+            return ssl.create_default_context(cafile=self.ca)
+        except (OSError, ssl.SSLError) as exc:
+            reason = getattr(exc, "strerror", None) or " ".join(str(exc).split())
+            raise ClientError(f"--ca {self.ca!r} ({CA_ENV}): not a readable PEM certificate ({reason})") \
+                from None
 
 
 def _detail(response: httpx.Response) -> str:
@@ -107,7 +126,8 @@ class ArenaClient:
         self.target = target
         headers = {"authorization": f"Bearer {target.token}"} if target.token else {}
         self._http = httpx.Client(base_url=target.api_url, headers=headers, timeout=timeout,
-                                  transport=transport, trust_env=False)  # 127.0.0.1: never a proxy
+                                  transport=transport, trust_env=False,  # 127.0.0.1: never a proxy
+                                  verify=target.verify())
 
     def close(self) -> None:
         self._http.close()
@@ -126,6 +146,11 @@ class ArenaClient:
         except httpx.TimeoutException:
             raise ClientError(f"{url} did not answer within {self._http.timeout.read:.0f} s") from None
         except httpx.TransportError as exc:
+            if "CERTIFICATE_VERIFY_FAILED" in str(exc):  # an arena is there: say what is wrong
+                reason = str(exc).partition("CERTIFICATE_VERIFY_FAILED]")[2].partition("(_ssl")[0]
+                raise ClientError(
+                    f"TLS: the certificate of {url} is not trusted ({reason.strip() or 'verify failed'}): "
+                    f"pass --ca FILE (or set {CA_ENV}) with the CA that signed it") from None
             raise ClientError(
                 f"nothing answers at {url}: is the arena running? (atout-arena up; or --api URL) "
                 f"[{type(exc).__name__}]"
