@@ -243,3 +243,40 @@ def test_the_password_goes_to_libpq_environment_never_to_a_command_line() -> Non
     assert PASSWORD not in backups.describe(url)
     with pytest.raises(backups.BackupError, match="'nonsense' has no libpq environment variable"):
         backups.libpq_environment(backups.parse_url("postgresql+psycopg://u@h/d?nonsense=1")[0])
+
+
+def test_a_sqlite_backup_while_the_arena_writes_is_whole(tmp_path: Path) -> None:
+    """The online backup API: every backup taken while bots are being added is a sound database
+    holding some prefix of them, never a torn one."""
+    import sqlite3
+    import threading
+
+    from atout_arena.core.db import open_database
+
+    url = f"sqlite:///{tmp_path / 'atout.db'}"
+    engine, sessions = open_database(url)
+    registry = BotRegistry(sessions)
+    stop = threading.Event()
+    added: list[int] = []
+
+    def write() -> None:
+        while not stop.is_set():
+            registry.add(f"w{len(added)}", owner="tests")
+            added.append(1)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        counts = []
+        for i in range(5):
+            report = backups.backup(url, tmp_path / f"b{i}.sqlite")
+            with sqlite3.connect(tmp_path / f"b{i}.sqlite") as db:
+                assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+                counts.append(db.execute("SELECT count(*) FROM bots").fetchone()[0])
+            assert report.contents.bots == counts[-1]
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        writer.join()
+        engine.dispose()
+    assert counts == sorted(counts) and counts[-1] > 0 and len(added) >= counts[-1]
