@@ -168,8 +168,7 @@ def serve_api(host: str = "127.0.0.1", port: int = 8000, settings: Settings | No
     shown = f"[{host}]" if family == socket.AF_INET6 else host
     scheme = "https" if settings.tls_cert else "http"
     print(f"API listening on {scheme}://{shown}:{bound} (dashboard at /, OpenAPI at /docs)", flush=True)
-    tls = {"ssl_certfile": str(settings.tls_cert), "ssl_keyfile": str(settings.tls_key)} \
-        if settings.tls_cert else {}
     server = uvicorn.Server(uvicorn.Config(app, loop=uvicorn_loop(), log_level="info",
-                                           timeout_graceful_shutdown=5, **tls))
+                                           timeout_graceful_shutdown=5,
+                                           ssl_certfile=settings.tls_cert, ssl_keyfile=settings.tls_key))
     server.run(sockets=[sock])
