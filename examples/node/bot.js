@@ -2,6 +2,7 @@
 // An Atout bot in JavaScript, written from docs/protocol.md and the .proto alone.
 //
 //   node bot.js --server 127.0.0.1:50051 --token TOKEN [--version LABEL] [--proto PATH]
+//               [--tls] [--ca FILE]
 //
 // It opens one BotGateway.Connect stream, answers every DecisionRequest with a random legal
 // action (the same answer again if the request is sent again), answers the arena's pings,
@@ -10,9 +11,15 @@
 // It stops for good on what a retry cannot cure: a refused token, Error "replaced",
 // "unsupported_version", "too_many_versions" or "revoked". SIGINT / SIGTERM end it cleanly.
 //
-// The arena address and token may also come from ATOUT_SERVER / ATOUT_TOKEN.
+// TLS: --tls checks the arena's certificate against the system's CAs, --ca FILE against a
+// private CA's PEM file (implies --tls). A certificate refused before the first Welcome
+// (another CA, another host name) or an arena that does not speak TLS is one line and exit 2:
+// retrying cannot change a certificate.
+//
+// The arena address, token and CA file may also come from ATOUT_SERVER / ATOUT_TOKEN / ATOUT_CA_FILE.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
@@ -30,11 +37,18 @@ function parseArgs(argv) {
     token: process.env.ATOUT_TOKEN || "",
     version: "",
     proto: path.resolve(__dirname, "..", "..", "proto", "atout", "v1", "atout.proto"),
+    ca: process.env.ATOUT_CA_FILE || "",
+    tls: false,
   };
   for (let i = 0; i < argv.length; i += 1) {
     const key = argv[i].replace(/^--/, "");
+    if (key === "tls") {
+      args.tls = true;
+      continue;
+    }
     if (!(key in args) || i + 1 >= argv.length) {
-      console.error(`usage: node bot.js --server HOST:PORT --token TOKEN [--version LABEL] [--proto PATH]`);
+      console.error("usage: node bot.js --server HOST:PORT --token TOKEN [--version LABEL] [--proto PATH] " +
+                    "[--tls] [--ca FILE]");
       process.exit(2);
     }
     args[key] = argv[(i += 1)];
@@ -43,7 +57,44 @@ function parseArgs(argv) {
     console.error("no token: pass --token or set ATOUT_TOKEN");
     process.exit(2);
   }
+  if (args.ca) {
+    try {
+      args.rootCerts = fs.readFileSync(args.ca);
+    } catch (err) {
+      console.error(`error: --ca ${args.ca}: cannot read it (${err.code || err.message})`);
+      process.exit(2);
+    }
+    args.tls = true;
+  }
   return args;
+}
+
+// grpc-js gives Node the host it dials as the TLS server name, an IP address too (127.0.0.1),
+// which Node warns about (DEP0123) on every connection: harmless (the certificate is still
+// checked against the address), and two lines of noise beside the bot's own.
+const emitWarning = process.emitWarning.bind(process);
+process.emitWarning = (warning, ...rest) => {
+  if (rest.some((r) => r === "DEP0123" || (r && r.code === "DEP0123"))) return;
+  emitWarning(warning, ...rest);
+};
+
+// The one line for people of a TLS handshake that failed (grpc-js's UNAVAILABLE details), or "".
+function tlsRefusal(fullDetails, args) {
+  if (!args.tls) return "";
+  const found = /Last error: (?:Error: )?(.*?)(?:\. Resolution note:.*)?$/.exec(fullDetails);
+  const details = found ? found[1] : fullDetails;
+  if (/altnames|hostname|host name/i.test(details)) {
+    return `TLS: the arena's certificate is not for ${args.server.replace(/:\d+$/, "")} (${details}): ` +
+           "connect with a host name (or IP address) it names";
+  }
+  if (/certificate|self.signed|issuer/i.test(details)) {
+    const hint = args.ca ? `is ${args.ca} the CA that signed it?` : "pass --ca FILE with the CA that signed it";
+    return `TLS: the arena's certificate is not trusted (${details}): ${hint}`;
+  }
+  if (/SSL|TLS|wrong version/i.test(details)) {
+    return `TLS: the handshake with ${args.server} failed (${details}): does the arena serve TLS on this port?`;
+  }
+  return "";
 }
 
 function log(...parts) {
@@ -66,6 +117,7 @@ class Bot {
     this.args = args;
     this.BotGateway = loadGateway(args.proto);
     this.failures = 0; // connection attempts in a row without a Welcome
+    this.welcomed = false; // a Welcome came once: a TLS refusal later is retried like any failure
     this.stopping = false;
     this.call = null;
     this.matches = new Map(); // match id -> { seat, game, run }
@@ -100,7 +152,10 @@ class Bot {
   connect() {
     if (this.stopping) return;
     this.stats.connections += 1;
-    const client = new this.BotGateway(this.args.server, grpc.credentials.createInsecure());
+    // TLS: grpc-js offers ALPN h2, what a proxy terminating TLS in front of the arena must accept
+    const credentials = this.args.tls ? grpc.credentials.createSsl(this.args.rootCerts || null)
+      : grpc.credentials.createInsecure();
+    const client = new this.BotGateway(this.args.server, credentials);
     const metadata = new grpc.Metadata();
     metadata.set("authorization", `Bearer ${this.args.token}`);
     const call = client.Connect(metadata);
@@ -138,6 +193,13 @@ class Bot {
       if (err.code === grpc.status.UNAUTHENTICATED || err.code === grpc.status.PERMISSION_DENIED) {
         this.fatal(`the arena refused the token: ${err.details}`, 2);
       }
+      const refused = !stream.welcome && !this.welcomed && err.code === grpc.status.UNAVAILABLE &&
+        tlsRefusal(String(err.details), this.args);
+      if (refused) { // a certificate does not change by retrying: one line, exit 2
+        console.error(`error: ${refused}`);
+        this.stopping = true;
+        process.exit(2);
+      }
       if (!stream.reason) stream.reason = `${grpc.status[err.code] || err.code}: ${err.details}`;
     });
     call.on("status", () => {
@@ -169,6 +231,7 @@ class Bot {
     switch (message.kind) {
       case "welcome":
         stream.welcome = message.welcome;
+        this.welcomed = true;
         this.failures = 0;
         log(`connected as ${message.welcome.bot_name} (bot ${message.welcome.bot_id}) to game server ` +
             `${message.welcome.server_id}, keep-alive ${message.welcome.keepalive_ms} ms`);

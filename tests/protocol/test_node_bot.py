@@ -145,3 +145,25 @@ def test_a_raw_grpc_bot_written_from_the_protocol_doc_plays_with_no_fault(
     assert not faults, faults[:3]
     log = process.log()
     assert log.count("ended (") == len(seats) and "rejected" not in log, log[-2000:]
+
+
+def test_the_node_bot_connects_with_tls_and_its_ca_and_refuses_another_ca_in_one_line(
+    processes, make_bot, start_game_server, redis_client, tmp_path
+) -> None:
+    from tls_helpers import make_ca, tls_env
+
+    certs, other = make_ca(tmp_path / "arena"), make_ca(tmp_path / "other")
+    address = start_game_server("gs-node-tls", **tls_env(certs)).info["address"]
+    info, token = make_bot("node-tls")
+    bot = processes.start("node-bot-tls", [node(), str(NODE_DIR / "bot.js"), "--server", address,
+                                           "--token", token, "--ca", str(certs.ca)], {})
+    wait_until(lambda: is_connected(redis_client, info.bot_id), 30, "the Node bot to connect over TLS")
+    refused = processes.start("node-bot-other-ca", [node(), str(NODE_DIR / "bot.js"), "--server", address,
+                                                    "--token", token, "--ca", str(other.ca)], {})
+    wait_until(lambda: not refused.alive(), 15, "the Node bot with another CA to exit")
+    lines = refused.log().strip().splitlines()
+    print(f"\nNode bot, another CA: {lines}")
+    assert refused.popen.returncode == 2 and len(lines) == 1, refused.log()
+    assert lines[0].startswith("error: TLS: the arena's certificate is not trusted (unable to verify"), lines
+    assert lines[0].endswith(f"is {other.ca} the CA that signed it?"), lines
+    assert bot.alive() and "connected as" in bot.log()
