@@ -32,12 +32,16 @@ from atout_workers.loop import STOP_WAIT_S
 from atout_workers.world import get_world
 
 TASK_MODULES = ("atout_workers.tasks",)
+# the app's setting that holds ATOUT_REDIS_URL as the arena spells it (beat's lease reads it)
+REDIS_URL_SETTING = "atout_redis_url"
 log = logging.getLogger(__name__)
 
 
 def create_app(settings: Settings) -> Celery:
     """The app a worker or beat runs, for ``settings``."""
-    return make_celery(settings, include=TASK_MODULES)
+    app = make_celery(settings, include=TASK_MODULES)
+    app.conf[REDIS_URL_SETTING] = settings.redis_url
+    return app
 
 
 @worker_ready.connect(weak=False)

@@ -4,6 +4,7 @@
     atout-arena worker [--concurrency N] [--hostname H]   a Celery worker: matches, practice, control
     atout-arena worker --practice [--concurrency N]       a worker for practice matches alone
     atout-arena beat                                       Celery beat: the sweeper, league seasons
+                                                           (several: one sends, the others stand by)
 
 A bad ``ATOUT_*`` value is one line on stderr and exit code 2.
 """
@@ -106,9 +107,10 @@ def cmd_beat(args: argparse.Namespace, settings: Settings) -> int:
     app = create_app(settings.replace(redis_url=url))
     schedule = Path(settings.data_dir) / "celerybeat-schedule"
     schedule.parent.mkdir(parents=True, exist_ok=True)
-    # its scheduler says a Redis outage in two lines, not a traceback per due task
+    # its scheduler sends only while it holds the beat lease (a second beat stands by), and
+    # says a Redis outage in two lines, not a traceback per due task
     app.start(["beat", "--loglevel", args.loglevel, "--schedule", str(schedule),
-               "--scheduler", "atout_workers.celery_app:QuietScheduler"])
+               "--scheduler", "atout_workers.beat:LeaderScheduler"])
     return EXIT_OK
 
 
