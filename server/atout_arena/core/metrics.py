@@ -29,6 +29,11 @@ one fails (the database is down), its metrics are left out of that scrape, the s
 serves what Redis counts, and ``atout_collector_errors_total{collector}`` counts the scrapes it
 missed (in the serving process: each API is a target of its own).
 
+Several APIs: only the one holding the metrics lease (:mod:`atout_arena.api.leadership`) serves
+what :class:`ArenaCollector` and the database's collectors yield; each API serves its own
+:data:`METRICS_LEADER` (1 on that one) and :data:`COLLECTOR_ERRORS`. A ``sum()`` over every
+API Prometheus scrapes is then the arena's count, whichever API leads.
+
 >>> from prometheus_client import generate_latest
 >>> # registry = metrics_registry(redis_client); generate_latest(registry)  # the /metrics body
 """
