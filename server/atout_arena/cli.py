@@ -50,11 +50,10 @@ DATABASE_COMMANDS = ("backup", "restore", "verify")
 
 
 def _gateway(args: argparse.Namespace, settings: Settings) -> int:
-    import redis
-
     from atout._loop import run as run_loop
     from atout_arena.core.db import open_database
     from atout_arena.core.embedded_redis import find_redis_url
+    from atout_arena.core.redis_conn import sync_client
     from atout_arena.core.relay import ContractMismatch
     from atout_arena.core.tasks import Tasks
     from atout_arena.gateway.server import serve
@@ -79,7 +78,7 @@ def _gateway(args: argparse.Namespace, settings: Settings) -> int:
     # Holds streams and relays; practice matches (Games.StartPractice) are stored and sent to
     # the workers' practice queue, never played here.
     engine, sessions = open_database(settings.database_url, pool_size=GATEWAY_DB_POOL)
-    client = redis.Redis.from_url(redis_url, socket_timeout=30, socket_connect_timeout=5)
+    client = sync_client(redis_url, socket_timeout=30, socket_connect_timeout=5)
     tasks = Tasks.for_settings(settings)
     try:
         practice = Practice(sessions, client, tasks)
@@ -250,6 +249,13 @@ def _main(argv: list[str]) -> int:
         return 2
     if args.command in DATABASE_COMMANDS:
         return _database(args, settings)
+    if settings.redis_url:  # Redis refusing the password: one line, not a retry loop
+        from atout_arena.core.redis_conn import refusal
+
+        problem = refusal(settings.redis_url)
+        if problem is not None:
+            print(f"error: {problem}", file=sys.stderr)
+            return 2
     if args.command == "gateway":
         address = args.address or settings.grpc_address
         problem = _port_problem(address.rsplit(":", 1)[0], address.rsplit(":", 1)[-1],

@@ -18,6 +18,8 @@ import warnings
 from pathlib import Path
 
 from atout_arena.core.embedded_redis import find_redis_url
+from atout_arena.core.redis_conn import refusal as redis_refusal
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.settings import Settings, SettingsError
 from atout_arena.core.tasks import MATCH_QUEUE, PRACTICE_QUEUE, QUEUES
 from atout_workers.celery_app import create_app, quiet_broker_outages
@@ -87,7 +89,7 @@ def contract_refusal_of(redis_url: str) -> str | None:
     from atout_arena.core.relay import ContractMismatch, check_contract
     from atout_workers.keeper import contract_part
 
-    client = redis.Redis.from_url(redis_url, socket_timeout=10, socket_connect_timeout=5)
+    client = sync_client(redis_url, socket_timeout=10, socket_connect_timeout=5)
     try:
         check_contract(client, contract_part())
     except ContractMismatch as exc:
@@ -141,5 +143,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env()
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    problem = redis_refusal(settings.redis_url) if settings.redis_url else None
+    if problem is not None:  # a wrong password: one line, not a retry loop
+        print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     return int(args.func(args, settings))

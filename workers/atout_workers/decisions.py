@@ -60,6 +60,7 @@ import redis
 from atout._loop import new_event_loop
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import reply_key
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.relay import (
     COMMAND_TIMEOUT_S,
     CONNECT_TIMEOUT_S,
@@ -654,7 +655,7 @@ class DecisionClient:
         self.redis_url = redis_url
         self.max_deadline_ms = max_deadline_ms
         self.outage_limit_s = outage_limit_s
-        self.redis = redis.Redis.from_url(
+        self.redis = sync_client(
             redis_url,
             socket_timeout=COMMAND_TIMEOUT_S,
             socket_connect_timeout=CONNECT_TIMEOUT_S,

@@ -21,6 +21,7 @@ from sqlalchemy.orm import sessionmaker
 
 from atout_arena.core.db import open_database
 from atout_arena.core.metrics import MetricsRecorder
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.core.wire import database_outage
@@ -175,7 +176,7 @@ def build_world(settings: Settings | None = None) -> World:
     # up to 32 threads playing matches by themselves: run_match, in tests)
     pool_size = min(settings.worker_concurrency, 32) + SYNC_THREADS + 2
     engine, sessions = open_database(settings.database_url, pool_size=pool_size)
-    client = redis.Redis.from_url(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
+    client = sync_client(settings.redis_url, socket_timeout=30, socket_connect_timeout=5)
     metrics = MetricsRecorder(client)
     return World(
         settings=settings,

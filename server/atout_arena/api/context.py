@@ -13,12 +13,11 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import redis
-
 from atout_arena.api.leadership import MetricsLeadership
 from atout_arena.core.db import open_database
 from atout_arena.core.embedded_redis import find_redis_url
 from atout_arena.core.metrics import FailSafeCollectors
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.services.bots import BotRegistry
@@ -49,7 +48,7 @@ class Arena:
         self.settings = settings.replace(redis_url=url)
         self.redis_url = url
         self.engine, self.sessions = open_database(self.settings.database_url, pool_size=API_DB_POOL)
-        self.redis = redis.Redis.from_url(url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=5)
+        self.redis = sync_client(url, socket_timeout=REDIS_TIMEOUT_S, socket_connect_timeout=5)
         self.registry = BotRegistry(self.sessions)
         self.tasks = Tasks.for_settings(self.settings)
         self.dispatch: Dispatch = dispatch or self.tasks.play_matches

@@ -139,6 +139,7 @@ from atout_arena.core.keys import (  # the key space is defined there; re-export
     split_address,
     stream_address,
 )
+from atout_arena.core.redis_conn import async_client, wire_options
 from atout_arena.core.wire import Wire
 
 _hiredis_pack: Callable[[tuple[Any, ...]], bytes] | None
@@ -619,15 +620,18 @@ class InboxReader:
 class GatewayRelay:
     """The game server's Redis calls (asyncio). One per game server process."""
 
-    def __init__(self, redis: aioredis.Redis, presence_ttl_ms: int) -> None:
+    def __init__(self, redis: aioredis.Redis, presence_ttl_ms: int, url: str | None = None) -> None:
         self.redis = redis
         self.pool: aioredis.ConnectionPool = redis.connection_pool
         self.presence_ttl_ms = presence_ttl_ms
-        kwargs = self.pool.connection_kwargs
-        # the hot paths (inboxes, answers) go through Wire connections to the same Redis
-        self.options = {k: kwargs[k] for k in ("path", "host", "port", "db", "username", "password")
-                        if kwargs.get(k) is not None}
-        self.options["connection_class"] = self.pool.connection_class  # (Wire refuses TLS)
+        # the hot paths (inboxes, answers) go through Wire connections to the same Redis: that
+        # of ``url`` (TLS, Sentinel...), else that of the client's plain connection options
+        if url is not None:
+            self.options = wire_options(url)
+        else:
+            kwargs = self.pool.connection_kwargs
+            self.options = {k: kwargs[k] for k in ("path", "host", "port", "db", "username", "password")
+                            if kwargs.get(k) is not None}
         # the pipelined connection the answers of every stream share (it connects when first used)
         self.wire = Wire(self.options, COMMAND_TIMEOUT_S)
 
@@ -972,13 +976,11 @@ def pack_async(conn: Any, commands: Sequence[tuple[Any, ...]]) -> Any:
 
 
 def make_async_redis(url: str) -> aioredis.Redis:
-    """An asyncio client for ``url`` (``unix://`` or ``redis://``; hiredis parses when
-    installed) for :func:`call_async` and :class:`InboxReader`, whose timers bound every
-    exchange: the connections get no socket timeout of their own (redis-py would wrap each
-    write in a task)."""
-    return aioredis.Redis.from_url(
-        url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S, protocol=2
-    )
+    """An asyncio client for ``url`` (any of :mod:`~atout_arena.core.redis_conn`'s; hiredis
+    parses when installed) for :func:`call_async` and :class:`InboxReader`, whose timers bound
+    every exchange: the connections get no socket timeout of their own (redis-py would wrap
+    each write in a task)."""
+    return async_client(url, socket_timeout=None, socket_connect_timeout=CONNECT_TIMEOUT_S, protocol=2)
 
 
 # ------------------------------------------------------------------ control channel

@@ -6,7 +6,7 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_DATABASE_URL`` (``sqlite:///<data dir>/atout.db``): a SQLAlchemy URL, e.g.
   ``postgresql+psycopg://...``.
 - ``ATOUT_REDIS_URL`` (unset: an embedded Redis, :mod:`atout_arena.core.embedded_redis`): the
-  Redis every part shares (``redis://``, ``unix://``).
+  Redis every part shares (``redis://``, ``rediss://``, ``unix://``, ``redis+sentinel://``: docs/redis.md).
 - ``ATOUT_ADMIN_TOKEN`` (unset: ``atout-arena api`` makes one up and prints it): the organizer
   token of the REST API. Never in ``repr`` or logs. At least 24 characters besides an
   ``atout_admin_`` prefix, 8 of them different (:func:`admin_token_problem`).
@@ -164,9 +164,11 @@ class Settings(BaseSettings):
     @field_validator("redis_url")
     @classmethod
     def _plain_redis(cls, value: str | None) -> str | None:
-        # the workers' and game servers' pipelined connections (core/wire.py) speak plain RESP
-        if value and not value.startswith(("redis://", "unix://")):
-            raise ValueError("expected redis://HOST:PORT/DB or unix:///PATH (rediss:// is not supported)")
+        # every part reads it with core/redis_conn.py: one of its URL forms (docs/redis.md)
+        if value:
+            from atout_arena.core.redis_conn import parse
+
+            parse(value)  # ValueError: one line, its password masked
         return value
 
     @model_validator(mode="after")
@@ -247,6 +249,10 @@ def _one_line(exc: ValidationError, values: Mapping[str, Any]) -> str:
             problems.append(message)
             continue
         shown = "(hidden)" if field == "admin_token" else repr(str(values.get(field)))
+        if field == "redis_url":  # its password, masked
+            from atout_arena.core.redis_conn import mask
+
+            shown = repr(mask(str(values.get(field))))
         problems.append(f"{env_name(field)}={shown}: {message}")
     return "; ".join(problems)
 

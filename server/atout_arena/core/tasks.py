@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 
 from celery import Celery
 
+from atout_arena.core.redis_conn import celery_config
 from atout_arena.core.settings import Settings
 
 MATCH_QUEUE = "atout.matches"
@@ -55,23 +56,16 @@ TEST_TICK = "atout.test_tick"
 LADDER_TICK = "atout.ladder_tick"
 
 
-def celery_url(redis_url: str) -> str:
-    """The Celery/kombu spelling of a redis-py URL: ``unix:///p`` -> ``redis+socket:///p``."""
-    if redis_url.startswith("unix://"):
-        return "redis+socket://" + redis_url[len("unix://"):].split("?", 1)[0]
-    return redis_url
-
-
 def make_celery(settings: Settings, include: Sequence[str] = ()) -> Celery:
-    """A Celery app for ``settings``: Redis (``settings.redis_url``) as broker and result
+    """A Celery app for ``settings``: Redis (``settings.redis_url``, any URL of
+    :func:`~atout_arena.core.redis_conn.celery_config`: TLS, Sentinel) as broker and result
     backend, JSON, late acknowledgement, a thread pool of ``ATOUT_WORKER_CONCURRENCY``, and
     beat's schedule. ``include``: the task modules a worker imports (none for a sender)."""
-    url = celery_url(settings.redis_url or DEFAULT_REDIS_URL)
+    connection = celery_config(settings.redis_url or DEFAULT_REDIS_URL,
+                               {"visibility_timeout": settings.visibility_timeout_s})
     app = Celery("atout", include=list(include), set_as_current=False)
-    transport = {"visibility_timeout": settings.visibility_timeout_s}
     app.conf.update(
-        broker_url=url,
-        result_backend=url,
+        **connection,
         broker_connection_retry_on_startup=True,
         # Redis going away is waited out, never a reason to exit: retry for ever, with backoff
         broker_connection_retry=True,
@@ -81,8 +75,6 @@ def make_celery(settings: Settings, include: Sequence[str] = ()) -> Celery:
         result_backend_always_retry=True,
         result_backend_max_retries=10,
         redis_backend_health_check_interval=10,
-        broker_transport_options=transport,
-        result_backend_transport_options=transport,
         result_expires=3600,
         task_serializer="json",
         result_serializer="json",

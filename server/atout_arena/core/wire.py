@@ -36,15 +36,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import hiredis
 import redis
-from redis.connection import parse_url
+
+from atout_arena.core import redis_conn
 
 log = logging.getLogger(__name__)
 
-CONNECT_TIMEOUT_S = 5.0
+CONNECT_TIMEOUT_S = 5.0  # a (re)connection, asking the sentinels included
+SENTINEL_TIMEOUT_S = 1.0  # one sentinel's answer (the next one is asked after)
 Then = Callable[[Any, BaseException | None], None]  # (reply, None) or (None, the error)
 
 
@@ -74,11 +76,6 @@ def _deliver(waiter: asyncio.Future[Any] | Then, reply: Any, exc: BaseException 
         waiter(reply, exc)
     except Exception:
         log.exception("a Redis reply's callback failed")
-
-
-def _hello_reply(reply: Any, exc: BaseException | None) -> None:
-    if isinstance(exc, redis.ResponseError):
-        log.error("Redis refused AUTH or SELECT: %s", exc)
 
 
 # What says "Redis is not there": a refused or broken connection, a timeout (Redis hung), Redis
@@ -157,29 +154,58 @@ database_outage = RedisOutage(service="the database")
 
 
 class _Connection(asyncio.Protocol):
-    """Hands what Redis sends to its :class:`Wire` (while it is the wire's current one)."""
+    """Hands what Redis sends to its :class:`Wire` (while it is the wire's current one); before
+    that, the replies of its greeting (:meth:`greet`: AUTH, SELECT, ROLE, or a sentinel's
+    answer), which the wire reads before it sends anything else."""
 
     def __init__(self, wire: Wire) -> None:
         self.wire = wire
+        self._greeting: asyncio.Future[list[Any]] | None = None
+        self._replies: list[Any] = []
+        self._expected = 0
+        self._parser = hiredis.Reader()
+
+    def greet(self, transport: asyncio.BaseTransport,
+              commands: list[tuple[Any, ...]]) -> asyncio.Future[list[Any]]:
+        """Send ``commands``; the future gets their replies (a ``hiredis.ReplyError`` for an
+        error reply), or a ConnectionError if the connection closes first."""
+        self._greeting = asyncio.get_running_loop().create_future()
+        self._expected = len(commands)
+        cast(asyncio.WriteTransport, transport).write(b"".join(pack(c) for c in commands))
+        return self._greeting
 
     def data_received(self, data: bytes) -> None:
-        self.wire._received(self, data)
+        greeting = self._greeting
+        if greeting is None:
+            self.wire._received(self, data)
+            return
+        self._parser.feed(data)
+        while len(self._replies) < self._expected and (reply := self._parser.gets()) is not False:
+            self._replies.append(reply)
+        if len(self._replies) >= self._expected:
+            self._greeting = None  # what comes next is the wire's (nothing is sent before it is)
+            resolve(greeting, self._replies, None)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._greeting is not None:
+            resolve(self._greeting, None, redis.ConnectionError(f"Redis closed the connection ({exc})"))
         self.wire._lost(self, exc)
 
 
 class Wire:
-    """A pipelined connection to the Redis at ``url`` (``redis://`` or ``unix://``), for one
+    """A pipelined connection to the Redis at ``url`` (any URL of :mod:`redis_conn`), for one
     event loop. ``timeout_s`` bounds a reply (a blocking command's own timeout comes on top:
-    pass a ``timeout_s`` that includes it)."""
+    pass a ``timeout_s`` that includes it).
+
+    TLS (``rediss://``) goes through asyncio's own TLS with the URL's ``ssl_*`` parameters.
+    Through Sentinel, every (re)connection first asks the sentinels which node is the primary
+    (``SENTINEL get-master-addr-by-name``), then checks with ``ROLE`` that the node says so
+    itself: a primary demoted to replica is left (as redis-py's ``SentinelConnectionPool``
+    does), and so is a connection that gets a ``READONLY`` reply."""
 
     def __init__(self, url: str | dict[str, Any], timeout_s: float = 10.0) -> None:
-        # a URL, or the connection options of a redis-py pool (the same names: path or host
-        # and port, db, username, password)
-        self.options = parse_url(url) if isinstance(url, str) else dict(url)
-        if "SSL" in getattr(self.options.get("connection_class"), "__name__", ""):
-            raise ValueError("Wire speaks plain TCP or a unix socket to Redis, not TLS (rediss://)")
+        # a URL, or :func:`redis_conn.wire_options` of one
+        self.options = redis_conn.wire_options(url) if isinstance(url, str) else dict(url)
         self.timeout_s = timeout_s
         self._transport: asyncio.Transport | None = None
         self._connection: _Connection | None = None
@@ -286,23 +312,91 @@ class Wire:
         data, self._outbox = b"".join(self._outbox), []
         self._transport.write(data)
 
-    async def _connect(self) -> None:
+    async def _open(self, host: str, port: int, commands: list[tuple[Any, ...]],
+                    path: str | None = None) -> tuple[asyncio.Transport, _Connection, list[Any]]:
+        """A connection (TLS when the options say so) and the replies to ``commands`` on it."""
         loop = asyncio.get_running_loop()
+        if path:
+            transport, connection = await loop.create_unix_connection(lambda: _Connection(self), path)
+        else:
+            context = self.options.get("ssl")
+            transport, connection = await loop.create_connection(
+                lambda: _Connection(self), host, port, ssl=context, server_hostname=host if context else None)
+        try:
+            replies = await connection.greet(transport, commands) if commands else []
+        except BaseException:
+            transport.close()
+            raise
+        return transport, connection, replies
+
+    def _auth(self, prefix: str = "") -> list[tuple[Any, ...]]:
+        password = self.options.get(f"{prefix}password")
+        if not password:
+            return []
+        user = self.options.get(f"{prefix}username")
+        return [("AUTH", user, password) if user else ("AUTH", password)]
+
+    async def _primary(self) -> tuple[str, int]:
+        """The address the sentinels give for the primary (the first that answers; it is
+        asked first next time)."""
+        sentinels: list[tuple[str, int]] = self.options["sentinels"]
+        name = self.options["master_name"]
+        errors: list[str] = []
+        auth = self._auth("sentinel_")
+        for number, (host, port) in enumerate(list(sentinels)):
+            try:
+                async with asyncio.timeout(SENTINEL_TIMEOUT_S):
+                    transport, _, replies = await self._open(
+                        host, port, [*auth, ("SENTINEL", "get-master-addr-by-name", name)])
+                transport.close()
+            except (OSError, TimeoutError, redis.ConnectionError) as exc:
+                errors.append(f"sentinel {host}:{port}: {exc or type(exc).__name__}")
+                continue
+            refused = [r for r in replies if isinstance(r, hiredis.ReplyError)]
+            if refused:
+                errors.append(f"sentinel {host}:{port}: {refused[0]}")
+                continue
+            address = replies[-1]
+            if address:
+                sentinels.insert(0, sentinels.pop(number))
+                return address[0].decode(), int(address[1])
+            errors.append(f"sentinel {host}:{port} knows no primary named {name!r}")
+        text = "; ".join(errors)
+        if auth and any(word in text for word in redis_conn.REFUSED):
+            raise redis.AuthenticationError(f"a sentinel refused the password: {text}")
+        raise redis.ConnectionError(f"no sentinel gave the primary {name!r} ({text})")
+
+    async def _handshake(self) -> tuple[asyncio.Transport, _Connection]:
+        """A connection to Redis (through Sentinel: to the primary), logged in and on its
+        database, before anything else is sent on it."""
+        options = self.options
+        sentinel = bool(options.get("sentinels"))
+        host, port = (await self._primary()) if sentinel else (options.get("host") or "localhost",
+                                                               int(options.get("port", 6379)))
+        commands = self._auth()
+        if options.get("db"):
+            commands.append(("SELECT", int(options["db"])))
+        if sentinel:
+            commands.append(("ROLE",))
+        transport, connection, replies = await self._open(host, port, commands, options.get("path"))
+        for command, reply in zip(commands, replies, strict=True):
+            if command[0] == "ROLE":
+                role = reply[0] if isinstance(reply, list) and reply else b"master"  # NOPERM: trusted
+                if role != b"master":
+                    transport.close()
+                    raise redis.ConnectionError(
+                        f"{host}:{port}, named primary by the sentinels, is a {role.decode()}: asking again")
+            elif isinstance(reply, hiredis.ReplyError):
+                transport.close()
+                if command[0] == "AUTH":
+                    raise redis.AuthenticationError(f"Redis refused the password ({reply})")
+                raise redis.ResponseError(f"Redis refused {command[0]} ({reply})")
+        return transport, connection
+
+    async def _connect(self) -> None:
         try:
             async with asyncio.timeout(CONNECT_TIMEOUT_S):
-                if self.options.get("path"):
-                    transport, connection = await loop.create_unix_connection(
-                        lambda: _Connection(self), self.options["path"])
-                else:
-                    transport, connection = await loop.create_connection(
-                        lambda: _Connection(self), self.options.get("host", "localhost"),
-                        self.options.get("port", 6379))
-            hello: list[bytes] = []
-            if self.options.get("password"):
-                user, password = self.options.get("username"), self.options["password"]
-                hello.append(pack(("AUTH", user, password) if user else ("AUTH", password)))
-            if self.options.get("db"):
-                hello.append(pack(("SELECT", int(self.options["db"]))))
+                transport, connection = await self._handshake()
             if self._closed:  # closed while connecting
                 transport.close()
                 self._fail(redis.ConnectionError("closed"))
@@ -310,14 +404,14 @@ class Wire:
             self._parser = hiredis.Reader()
             self._transport, self._connection = transport, connection
             self._last_read = time.monotonic()
-            for _ in hello:  # their replies come first (an error is logged)
-                self._waiting.appendleft(_hello_reply)
-            transport.write(b"".join(hello) + b"".join(self._outbox))
+            transport.write(b"".join(self._outbox))
             self._outbox = []
             if self._watchdog is None:
                 self._watchdog = asyncio.ensure_future(self._watch())
+        except redis.RedisError as exc:  # refused (the password) or not the primary
+            self._fail(exc)
         except (OSError, TimeoutError) as exc:
-            self._fail(redis.ConnectionError(f"cannot reach Redis: {exc}"))
+            self._fail(redis.ConnectionError(f"cannot reach Redis: {exc or type(exc).__name__}"))
         finally:
             self._connecting = None
 
@@ -330,6 +424,9 @@ class Wire:
             parser.feed(data)
             while (reply := parser.gets()) is not False:
                 if isinstance(reply, hiredis.ReplyError):
+                    if str(reply).startswith("READONLY"):  # a primary demoted under us: leave it
+                        self._fail(redis.ConnectionError(f"the primary became a replica ({reply})"))
+                        return
                     _deliver(waiting.popleft(), None, redis.ResponseError(str(reply)))
                 else:
                     _deliver(waiting.popleft(), reply, None)

@@ -51,6 +51,7 @@ import redis
 from atout_arena.client import CONFIG_ENV, config_path
 from atout_arena.core.db import create_all, make_engine
 from atout_arena.core.embedded_redis import EmbeddedRedis
+from atout_arena.core.redis_conn import mask, sync_client
 from atout_arena.core.settings import admin_token_problem
 from atout_arena.demo.commands import DEFAULT_API_PORT, DEFAULT_GRPC_PORT
 from atout_arena.demo.plan import DEFAULT_WORKERS
@@ -340,14 +341,14 @@ class Arena:
         self.say(f"  organizer token  {self.admin_token}")
         self.say(f"  config           {self.config_file}   (read by atout-arena bots, tournament, ...)")
         self.say(f"  logs             {self.data_dir / 'logs'}")
-        self.say(f"    export ATOUT_ADMIN_TOKEN={self.admin_token} ATOUT_REDIS_URL={self.redis_url} "
+        self.say(f"    export ATOUT_ADMIN_TOKEN={self.admin_token} ATOUT_REDIS_URL={mask(self.redis_url)} "
                  f"ATOUT_DATA_DIR={self.data_dir}")
 
     def start_redis(self) -> None:
         external = self.environ.get("ATOUT_REDIS_URL", "").strip()
         if external:
             self.redis_url = external
-            described = f"{external} (ATOUT_REDIS_URL)"
+            described = f"{mask(external)} (ATOUT_REDIS_URL)"
         else:
             server = EmbeddedRedis(self.data_dir / "redis", persist=True, new_session=True)
             try:
@@ -357,11 +358,11 @@ class Arena:
                 raise ArenaError(f"the embedded Redis did not start: {exc}") from None
             self.redis_url = server.url
             described = f"embedded redis-server, {self.redis_url} (owned by atout-arena up)"
-        client = redis.Redis.from_url(self.redis_url, socket_timeout=5, socket_connect_timeout=5)
+        client = sync_client(self.redis_url, socket_timeout=5, socket_connect_timeout=5)
         try:
             client.ping()
         except (redis.RedisError, OSError) as exc:
-            raise ArenaError(f"no Redis answers at {self.redis_url}: {exc}") from None
+            raise ArenaError(f"no Redis answers at {mask(self.redis_url)}: {exc}") from None
         finally:
             client.close()
         self.say(f"  redis            {described}")

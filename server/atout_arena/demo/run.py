@@ -24,6 +24,7 @@ from atout_arena.core.db import create_all, make_engine, make_session_factory
 from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.core.keys import CONNECTED_KEY, bot_keys_pattern
 from atout_arena.core.models import Match, Tournament
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.relay import is_connected
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
@@ -247,7 +248,7 @@ class Demo:
                 raise DemoError(f"the embedded Redis did not start: {lines}") from None
             self.redis_url = self.redis_server.url
             described = f"embedded redis-server, {self.redis_url}"
-        self.redis = redis.Redis.from_url(self.redis_url, socket_timeout=10, socket_connect_timeout=5)
+        self.redis = sync_client(self.redis_url, socket_timeout=10, socket_connect_timeout=5)
         try:
             self.redis.ping()
         except (redis.RedisError, OSError) as exc:

@@ -511,7 +511,7 @@ def create_server(
     if not url:
         raise ValueError("no Redis URL: set ATOUT_REDIS_URL or pass redis_url")
     redis_client = make_async_redis(url)
-    relay = GatewayRelay(redis_client, presence_ttl_ms=settings.presence_ttl_ms)
+    relay = GatewayRelay(redis_client, presence_ttl_ms=settings.presence_ttl_ms, url=url)
 
     async def verify(token: str) -> BotInfo | None:
         return await asyncio.to_thread(registry.verify, token)

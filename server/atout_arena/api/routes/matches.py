@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import anyio
-import redis.asyncio as aioredis
 from fastapi import APIRouter, Depends, HTTPException, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.orm import Session
@@ -29,6 +28,7 @@ from atout_arena.api.errors import refused
 from atout_arena.api.schemas import MatchPage, MatchPublic, MatchStatusName, Replay, ReplayCheck
 from atout_arena.core.keys import last_event_key, public_channel, seat_channel
 from atout_arena.core.models import Match
+from atout_arena.core.redis_conn import async_client
 from atout_arena.core.replay import (
     MatchRecord,
     RulesVersionMismatch,
@@ -342,9 +342,7 @@ async def events(
     if ended is not None:
         yield _sse(ended)
         return
-    client = aioredis.Redis.from_url(
-        arena.redis_url, socket_timeout=IDLE_CHECK_S * 4, socket_connect_timeout=5
-    )
+    client = async_client(arena.redis_url, socket_timeout=IDLE_CHECK_S * 4, socket_connect_timeout=5)
     pubsub = client.pubsub(ignore_subscribe_messages=True)
     seen = -2  # the ply of the last event sent: -1 for a start; a late joiner's first event may come twice
     try:
