@@ -72,10 +72,12 @@ def check_redis() -> str | None:
     url = os.environ.get("ATOUT_REDIS_URL", "").strip()
     if not url:
         return "ATOUT_REDIS_URL is not set"
+    from atout_arena.core.redis_conn import mask, sync_client
+
     try:
-        redis.Redis.from_url(url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S).ping()
-    except (redis.RedisError, OSError) as exc:
-        return f"{url}: {exc}"
+        sync_client(url, socket_timeout=TIMEOUT_S, socket_connect_timeout=TIMEOUT_S).ping()
+    except (redis.RedisError, OSError, ValueError) as exc:
+        return f"{mask(url)}: {exc}"
     return None
 
 

@@ -35,6 +35,7 @@ import redis
 
 from atout_arena.core.keys import BEAT_LAST_RUN_KEY, BEAT_LEADER_KEY
 from atout_arena.core.lease import Lease, process_holder
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.wire import is_outage, redis_outage
 from atout_workers.celery_app import REDIS_URL_SETTING, QuietScheduler
 
@@ -58,7 +59,7 @@ class LeaderScheduler(QuietScheduler):
             raise RuntimeError(f"LeaderScheduler: the app's {REDIS_URL_SETTING} is not set "
                                "(atout_workers.celery_app.create_app sets it)")
         timeout = max(0.5, self.lease_ttl_ms / 1000 / 2)
-        self.client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.client = sync_client(url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self.lease = Lease(self.client, BEAT_LEADER_KEY, self.lease_ttl_ms, holder=f"beat {process_holder()}")
         self.leading = False
         self._said: str | None = None  # the holder this beat last said was sending

@@ -25,6 +25,7 @@ import redis
 
 from atout_arena.core.keys import METRICS_LEADER_KEY
 from atout_arena.core.lease import Lease, process_holder
+from atout_arena.core.redis_conn import sync_client
 from atout_arena.core.wire import is_outage, redis_outage
 
 log = logging.getLogger(__name__)
@@ -40,7 +41,7 @@ class MetricsLeadership:
     def __init__(self, redis_url: str, *, ttl_ms: int = LEASE_TTL_MS, renew_s: float = RENEW_S,
                  holder: str | None = None) -> None:
         timeout = max(0.5, ttl_ms / 1000 / 2)  # a hung call must not outlast the lease by much
-        self.client = redis.Redis.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
+        self.client = sync_client(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
         holder = holder or f"api {process_holder()}"
         self.lease = Lease(self.client, METRICS_LEADER_KEY, ttl_ms, holder=holder)
         self.renew_s = renew_s
