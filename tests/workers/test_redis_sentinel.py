@@ -65,14 +65,14 @@ def test_every_kind_of_client_follows_the_primary_killed_with_sigkill(ha: RedisH
 
     def through_celery() -> int:
         with celery.connection_for_write() as connection:
-            connection.default_channel.client.lpush("k:celery", "1")
-            return int(connection.default_channel.client.llen("k:celery"))
+            connection.default_channel.client.lpush("k:celery", "1")  # type: ignore[attr-defined]
+            return int(connection.default_channel.client.llen("k:celery"))  # type: ignore[attr-defined]
 
     assert sync.set("k:sync", "1") and sync.execute_command("ROLE")[0] == b"master"
     assert loop.run_until_complete(through_wire())[0] == b"master"
     assert loop.run_until_complete(through_async())[0] == b"master"
     assert through_celery() >= 1
-    celery.backend.set("k:backend", b"1")
+    celery.backend.set("k:backend", b"1")  # type: ignore[attr-defined]
     old = ha.kill_primary()
     promote_s = ha.wait_for_failover(old)
     new = ha.primary()
@@ -83,7 +83,7 @@ def test_every_kind_of_client_follows_the_primary_killed_with_sigkill(ha: RedisH
     role, async_s = until_ok(lambda: loop.run_until_complete(through_async()))
     assert role[0] == b"master"
     _, celery_s = until_ok(through_celery)
-    _, backend_s = until_ok(lambda: celery.backend.set("k:backend", b"2"))
+    _, backend_s = until_ok(lambda: celery.backend.set("k:backend", b"2"))  # type: ignore[attr-defined]
     assert new.client().get("k:wire") == b"1" and new.client().get("k:backend") == b"2"
     print(f"\nSentinel failover (SIGKILL): promoted in {promote_s:.1f} s; then redis-py {sync_s:.1f} s, "
           f"Wire {wire_s:.1f} s, asyncio {async_s:.1f} s, kombu {celery_s:.1f} s, result backend "

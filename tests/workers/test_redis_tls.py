@@ -67,8 +67,8 @@ def test_every_kind_of_client_speaks_tls_and_an_untrusted_certificate_is_refused
     assert loop.run_until_complete(both()) == (b"wire", b"sync")
     celery = make_celery(Settings(redis_url=url))
     with celery.connection_for_write() as connection:
-        connection.default_channel.client.lpush("c", "1")
-    celery.backend.set("b", b"1")
+        connection.default_channel.client.lpush("c", "1")  # type: ignore[attr-defined]
+    celery.backend.set("b", b"1")  # type: ignore[attr-defined]
     assert sync.llen("c") == 1 and sync.get("b") == b"1"
     clients = sync.execute_command("CLIENT", "LIST")
     assert clients  # (no plain port to reach: port 0)

@@ -81,7 +81,8 @@ HumanDep = Annotated[BotInfo, Depends(_human)]
 def _relay(request: Request, arena: ArenaDep) -> GatewayRelay:
     relay = getattr(request.app.state, "play_relay", None)
     if relay is None:  # made in the event loop that uses it
-        relay = GatewayRelay(make_async_redis(arena.redis_url), arena.settings.presence_ttl_ms, url=arena.redis_url)
+        relay = GatewayRelay(make_async_redis(arena.redis_url), arena.settings.presence_ttl_ms,
+                             url=arena.redis_url)
         request.app.state.play_relay = relay
     return relay
 
