@@ -241,9 +241,9 @@ def _main(argv: list[str]) -> int:
     from atout_arena.core.settings import Settings, SettingsError
 
     try:
+        settings = Settings.from_env()
         if args.command in ("gateway", "api"):
             settings.tls_pair()  # its files, read and checked before anything starts
-        settings = Settings.from_env()
     except SettingsError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -71,10 +71,10 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 BACKOFF_S = (1.0, 30.0)  # first delay, cap
 HEALTHY_S = 60.0  # a part that ran this long starts its backoff over
 POLL_S = 0.2
-
 # Settings of a network-facing arena that up does not pass to its parts (all on 127.0.0.1): its
 # health check, its printed addresses and the organizer's commands speak plain HTTP and gRPC.
 LOOPBACK_ONLY = ("ATOUT_TLS_CERT", "ATOUT_TLS_KEY")
+
 
 class UsageError(ValueError):
     """A bad option of ``up``: one line, exit code 2."""
