@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Iterator
 
 import pytest
 
@@ -21,7 +22,7 @@ class Clock:
 
 
 @pytest.fixture
-def key(redis_client) -> str:
+def key(redis_client) -> Iterator[str]:
     name = f"atout:test:lease:{uuid.uuid4().hex}"
     yield name
     redis_client.delete(name)

@@ -58,6 +58,6 @@ def test_any_other_error_is_logged_with_its_traceback_and_not_raised(caplog) -> 
 
 
 def test_follow_ups_get_the_result() -> None:
-    seen = []
+    seen: list[RunResult] = []
     follow_up(seen.append, 1, RunResult.RELEASED)
     assert seen == [RunResult.RELEASED]
