@@ -16,11 +16,19 @@ same steps, shorter, for CI):
 2. ``partition``: no packet between compute and data for 10 s;
 3. ``loss``: 5% of the packets between bots and edge dropped for 30 s;
 4. ``kill-worker``: worker 2 killed with SIGKILL, and started again;
-5. ``restart-redis``: Redis stopped (SIGTERM) and started again (append-only file: it keeps
-   its data, as compose's does);
-6. ``restart-postgres``: PostgreSQL stopped (fast shutdown) and started again;
-7. ``rolling-restart``: game server 1, then game server 2, SIGTERM and started again, each
+5. ``failover-redis``: the Redis primary killed with SIGKILL; the sentinels promote the replica
+   (what the old primary had not yet replicated is lost: the arena's loss, never a bot's), and
+   the old primary is started again as the new one's replica;
+6. ``kill-api``: one of the two APIs killed with SIGKILL (every API call goes through HAProxy's
+   TLS frontend to the other), and started again;
+7. ``restart-postgres``: PostgreSQL stopped (fast shutdown) and started again;
+8. ``rolling-restart``: game server 1, then game server 2, SIGTERM and started again, each
    once HAProxy sees the one before up.
+
+The arena runs as docs/deployment.md's three-machine guide sets it up (``secure``): every bot
+connection and API call over TLS (a CA made for the run with ``openssl``), Redis behind a
+password with a replica and three sentinels, two APIs. After the tournament, a backup of the
+database is restored into a fresh PostgreSQL and every match verified there by replay.
 
 What each step cost is measured (:class:`StepReport`) over its window, from its start to the
 next step's (the last one's to the tournament's end): faults and forfeits charged to the bots,
@@ -38,6 +46,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import shutil
 import signal
 import sys
 import tempfile
@@ -78,7 +87,7 @@ FULL = Schedule("full", sigstop_s=60, partition_s=10, loss_s=30, loss_percent=5,
 SHORT = Schedule("short", sigstop_s=20, partition_s=5, loss_s=10, loss_percent=5, warmup_s=5, gap_s=3,
                  rebalance_timeout_s=30, deals=9, bot_think_ms=25)
 
-STEPS = ("sigstop", "partition", "loss", "kill-worker", "restart-redis", "restart-postgres",
+STEPS = ("sigstop", "partition", "loss", "kill-worker", "failover-redis", "kill-api", "restart-postgres",
          "rolling-restart")
 AVAILABILITY_GOAL = 0.95
 SAMPLE_S = 0.5  # how often presence (bots per game server) is read
@@ -141,6 +150,13 @@ class NemesisReport:
     rebalance_s: float | None = None  # after the last restart (the rolling restart's second server)
     not_back: list[str] = field(default_factory=list)  # parts not back at the end
     rules: list[str] = field(default_factory=list)  # the switch's rules left at the end (should be none)
+    # the Redis failover: old and new primary, seconds until the sentinels named the new one
+    failover: dict[str, object] = field(default_factory=dict)
+    replayed: int = 0  # matches voided and played again from their seed (the arena's outages)
+    claims: int = 0  # claims of the tournament's matches (one each when no worker died or voided)
+    # the backup drill: seconds, bytes, (matches, finished, ranking length) in the arena's
+    # database and in the restored one, and the restored database's replay verdict
+    backup: dict[str, object] = field(default_factory=dict)
 
     def summary(self) -> str:
         b = self.base
@@ -164,6 +180,9 @@ class NemesisReport:
             "Prometheus targets up (share of scrapes over the run): "
             + ", ".join(f"{job} {share:.1%}" for job, share in sorted(self.availability.items())),
             f"parts not back at the end: {self.not_back or 'none'}",
+            f"Redis failover: {self.failover or 'none'}; matches played again from their seed (voided "
+            f"by an outage): {self.replayed}; claims: {self.claims}",
+            f"backup drill: {self.backup or 'not run'}",
         ]
         return "\n".join(lines)
 
@@ -197,6 +216,13 @@ def problems(report: NemesisReport) -> list[str]:
                      f"{low or report.availability}")
     if report.rules:
         found.append(f"the switch still drops packets: {report.rules}")
+    if report.steps and "failover-redis" in [s.name for s in report.steps] and not report.failover.get("new"):
+        found.append(f"no Redis replica promoted: {report.failover}")
+    drill = report.backup
+    if not drill.get("matches") or drill.get("matches") != drill.get("restored"):
+        found.append(f"backup drill: the restored database differs: {drill}")
+    elif drill.get("verified_ok") is not True:
+        found.append(f"backup drill: not every restored match verified by replay: {drill}")
     return found
 
 
@@ -231,9 +257,10 @@ class Nemesis:
         self.say = run.say
         self.steps: dict[str, Callable[[StepReport], None]] = {
             "sigstop": self.sigstop, "partition": self.partition, "loss": self.loss,
-            "kill-worker": self.kill_worker, "restart-redis": self.restart_redis,
+            "kill-worker": self.kill_worker, "failover-redis": self.failover_redis, "kill-api": self.kill_api,
             "restart-postgres": self.restart_postgres, "rolling-restart": self.rolling_restart,
         }
+        self.failover: dict[str, object] = {}  # the Redis failover's figures (NemesisReport.failover)
 
     def pause(self, seconds: float) -> None:
         """Sleep, but stop at once if a part that should run died (its log's tail is raised)."""
@@ -284,12 +311,30 @@ class Nemesis:
         self.say(f"  worker-2: SIGKILL, exited {code}; starting it again")
         self.run.start_worker(2)
 
-    def restart_redis(self, step: StepReport) -> None:
-        step.what = "restart Redis (SIGTERM, start)"
-        code = self.run.procs.stop("redis", signal.SIGTERM)
-        self.run.retire("redis", "nemesis")
-        self.say(f"  redis: SIGTERM, exited {code}; starting it again")
-        self.run.start_redis()
+    def failover_redis(self, step: StepReport) -> None:
+        old = self.run.redis_primary()
+        if old is None:
+            raise RuntimeError("rehearsal: no sentinel names a Redis primary")
+        step.what = f"kill -9 the Redis primary ({old}): a sentinel promotes the replica"
+        began = time.monotonic()
+        code = self.run.procs.stop(old, signal.SIGKILL)
+        self.run.retire(old, "nemesis")
+        new = rh.wait_until(lambda: (n := self.run.redis_primary()) not in (None, old) and n, 60,
+                            "the sentinels to promote the replica", poll_s=0.05)
+        promoted_s = time.monotonic() - began
+        self.say(f"  {old}: SIGKILL, exited {code}; {new} promoted after {promoted_s:.1f} s; "
+                 f"starting {old} again as its replica")
+        self.run.start_redis(old, replica_of=new)
+        self.failover.update(old=old, new=new, promote_s=round(promoted_s, 2))
+
+    def kill_api(self, step: StepReport) -> None:
+        step.what = "kill -9 api (the other one serves), start"
+        code = self.run.procs.stop("api", signal.SIGKILL)
+        self.run.retire("api", "nemesis")
+        self.say(f"  api: SIGKILL, exited {code}; the API through HAProxy: "
+                 f"{rh.http_text(f'{self.run.api}/healthz')[0]}")
+        self.pause(self.schedule.gap_s)
+        self.run.start_api("api")
 
     def restart_postgres(self, step: StepReport) -> None:
         step.what = "restart PostgreSQL (fast shutdown, start)"
@@ -327,6 +372,7 @@ class Nemesis:
             self.say(f"step {i} {name}: {step.what}; {step.in_flight} matches in flight; "
                      f"over after {step.fault_over - step.start:.1f} s")
             report.steps.append(step)
+            report.failover = self.failover
             self.pause(self.schedule.gap_s)
         deadline = time.monotonic() + 1800
         while not self.done(tournament):
@@ -388,14 +434,18 @@ def measure(run: rh.Rehearsal, tournament: int, report: NemesisReport, sampler: 
         window = max(1, round(step.seconds))
         step.faults_metric = prometheus_scalar(run, f"sum(increase(atout_faults_total[{window}s]))", step.end)
         for job in jobs:
-            step.availability[job] = prometheus_scalar(
-                run, f'avg_over_time(up{{job="{job}"}}[{window}s])', step.end, math.nan)
+            step.availability[job] = prometheus_scalar(run, availability(job, window), step.end, math.nan)
         if step.back_up is not None:
             step.rebalance_s = _since(step.back_up, sampler.balanced_at(step.back_up, step.end))
     whole = max(1, round(time.time() - report.t0))
     for job in jobs:
-        report.availability[job] = prometheus_scalar(run, f'avg_over_time(up{{job="{job}"}}[{whole}s])',
-                                                     time.time(), math.nan)
+        report.availability[job] = prometheus_scalar(run, availability(job, whole), time.time(), math.nan)
+
+
+def availability(job: str, seconds: int) -> str:
+    """The share of the last ``seconds`` in which ``job`` was served: some target of it up (one
+    API of two killed leaves the API served; the lone target of a job is the job)."""
+    return f'avg_over_time((max(up{{job="{job}"}}))[{seconds}s:1s])'
 
 
 def _since(start: float, then: float | None) -> float | None:
@@ -428,6 +478,78 @@ def check_replays(run: rh.Rehearsal, tournament: int, report: NemesisReport) -> 
         report.replays += 1
 
 
+def count_replayed(run: rh.Rehearsal, tournament: int, report: NemesisReport) -> None:
+    import sqlalchemy
+
+    with run._engine.connect() as db:
+        errors, claims = db.execute(sqlalchemy.text(
+            "SELECT coalesce(sum(errors), 0), coalesce(sum(attempts), 0) FROM matches "
+            "WHERE tournament_id = :t"), {"t": tournament}).one()
+    report.replayed, report.claims = int(errors), int(claims)
+
+
+def arena_command(run: rh.Rehearsal, database_url: str, *args: str, timeout: float = 600) -> str:
+    """``atout-arena ARGS`` on ``database_url`` (from the operator's end); its output, or raises
+    with it when it fails."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "ATOUT_DATABASE_URL": database_url,
+           "ATOUT_DATA_DIR": str(run.workdir / "data" / "ops")}
+    done = subprocess.run([str(rh.BIN / "atout-arena"), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+    if done.returncode != 0:
+        raise RuntimeError(f"rehearsal: atout-arena {' '.join(args)}: exit {done.returncode}: "
+                           f"{(done.stdout + done.stderr)[-2000:]}")
+    return done.stdout + done.stderr
+
+
+def backup_drill(run: rh.Rehearsal, report: NemesisReport) -> None:
+    """The backup's round trip: ``atout-arena backup`` of the arena's database (it runs on),
+    ``atout-arena restore`` into a fresh PostgreSQL on the data host, and every match of the
+    restored database verified by replay (``atout-arena verify``), its count compared."""
+    import sqlalchemy
+
+    drill: dict[str, object] = {}
+    report.backup = drill
+    backup = run.workdir / "atout.backup"
+    began = time.monotonic()
+    arena_command(run, run.postgres.url, "backup", str(backup))
+    drill["backup_s"] = round(time.monotonic() - began, 1)
+    drill["bytes"] = backup.stat().st_size
+    fresh = rh.Postgres(Path(tempfile.mkdtemp(prefix="atout-rr-")), run.ports["postgres-restore"], run.procs,
+                        run.address("postgres-restore"), run.on("postgres-restore"), name="postgres-restore")
+    try:
+        fresh.start()
+        began = time.monotonic()
+        arena_command(run, fresh.url, "restore", str(backup))
+        drill["restore_s"] = round(time.monotonic() - began, 1)
+        counts = []
+        for url in (run.postgres.url, fresh.url):
+            engine = sqlalchemy.create_engine(url)
+            try:
+                with engine.connect() as db:
+                    counts.append(tuple(db.execute(sqlalchemy.text(
+                        "SELECT count(*), count(*) FILTER (WHERE status = 'finished'), "
+                        "coalesce(sum(length(ranking::text)), 0) FROM matches")).one()))
+            finally:
+                engine.dispose()
+        drill["matches"], drill["restored"] = counts
+        began = time.monotonic()
+        try:  # exit 1 on any divergence
+            verified = arena_command(run, fresh.url, "verify")
+        except RuntimeError as error:
+            drill["verified_ok"], verified = False, str(error)
+        else:
+            drill["verified_ok"] = True
+        drill["verify_s"] = round(time.monotonic() - began, 1)
+        drill["verified"] = verified.strip().splitlines()[-1][:300] if verified.strip() else ""
+    finally:
+        with contextlib.suppress(Exception):
+            fresh.stop("drill")
+        shutil.rmtree(fresh.directory, ignore_errors=True)
+
+
 def check_back(run: rh.Rehearsal, report: NemesisReport) -> None:
     """Every part running, both game servers up in HAProxy, the API healthy, every target up."""
     with contextlib.suppress(RuntimeError):
@@ -455,7 +577,7 @@ def rehearse(workdir: Path, schedule: Schedule = FULL, log: Callable[[str], None
     namespaces cannot be made."""
     hosts = netns.Hosts.create(list(rh.HOSTS))
     try:
-        with rh.rehearsal(workdir, log, hosts, base_port, schedule.bot_think_ms) as run:
+        with rh.rehearsal(workdir, log, hosts, base_port, schedule.bot_think_ms, secure=True) as run:
             report = NemesisReport(run.report, schedule.name)
             spec = {**rh.TOURNAMENT, "name": f"nemesis-{schedule.name}", "options": {"deals": schedule.deals},
                     "bots": list(run.bots)}
@@ -488,6 +610,8 @@ def rehearse(workdir: Path, schedule: Schedule = FULL, log: Callable[[str], None
             check_back(run, report)
             measure(run, tournament, report, sampler, ended)
             check_replays(run, tournament, report)
+            count_replayed(run, tournament, report)
+            backup_drill(run, report)
             # kept beside the logs: what a CI run under xdist (which hides stdout) measured
             (workdir / "report.txt").write_text(report.summary() + "\n" + "".join(
                 f"FAILED: {problem}\n" for problem in problems(report)))

@@ -37,9 +37,11 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 HAPROXY_CONFIG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
+HAPROXY_TLS_CONFIG = ROOT / "deploy" / "haproxy" / "haproxy-tls.cfg"  # the secure rehearsal's
 PROMETHEUS_CONFIG = ROOT / "deploy" / "prometheus" / "prometheus.yml"
 DASHBOARD = ROOT / "deploy" / "grafana" / "dashboards" / "atout.json"
 BIN = Path(sys.executable).parent  # the virtual environment's commands
@@ -97,8 +100,15 @@ PART_VARIABLES = ("ATOUT_DATA_DIR", "ATOUT_REDIS_URL", "ATOUT_DATABASE_URL",  # 
 PROMETHEUS_TARGETS = {"api:8000": ("api", "api"), "gateway-lb:8404": ("gateway-lb", "lb_monitor"),
                       "localhost:9090": ("prometheus", "prometheus")}
 # The ports, in the order --base-port numbers them (a game server's health port: HAProxy's check)
+# The secure multi-host rehearsal's Redis (nemesis.py): a primary and a replica watched by three
+# sentinels, every one behind a password; and a second API behind HAProxy's TLS API frontend.
+REDIS_NODES = ("redis", "redis-replica")
+SENTINELS = ("sentinel-1", "sentinel-2", "sentinel-3")
+REDIS_MASTER = "atout"  # the name the sentinels know the primary by
+APIS = ("api", "api-2")
 PORTS = ("postgres", "redis", "api", "lb", "lb_monitor", "prometheus", *GAME_SERVERS,
-         *(f"{name}-health" for name in GAME_SERVERS))
+         *(f"{name}-health" for name in GAME_SERVERS),
+         "redis-replica", *SENTINELS, "api-2", "api-lb", "postgres-restore")
 # The multi-host rehearsal's hosts (deploy/netns.py), and the host of each part
 HOSTS = ("edge", "compute", "data", "bots")
 PLACEMENT = {
@@ -106,6 +116,10 @@ PLACEMENT = {
     "worker": "compute", "practice-worker": "compute", "beat": "compute",
     "redis": "data", "postgres": "data", "api": "data", "prometheus": "data",
     "bot": "bots",
+    # the secure rehearsal's more: the replica and a second API on compute, a sentinel on each
+    # of three hosts (a majority survives any one host), the restore drill's database on data
+    "redis-replica": "compute", "api-2": "compute", "sentinel-1": "data", "sentinel-2": "compute",
+    "sentinel-3": "edge", "postgres-restore": "data", "beat-2": "data",
 }
 SCRAPE_INTERVAL = "1s"
 RATE_INTERVAL = "1m"  # what Grafana's $__rate_interval stands for in the dashboard's queries
@@ -149,6 +163,14 @@ def port_open(port: int, host: str = "127.0.0.1") -> bool:
         return s.connect_ex((host, port)) == 0
 
 
+# https:// calls trust this context (the run's own CA, :meth:`Rehearsal.start` of a secure run)
+TLS: dict[str, ssl.SSLContext | None] = {"context": None}
+
+
+def _context(url: str) -> ssl.SSLContext | None:
+    return TLS["context"] if url.startswith("https:") else None
+
+
 def http_json(url: str, method: str = "GET", body: Any = None, token: str | None = None,
               timeout: float = 30) -> Any:
     data = None if body is None else json.dumps(body).encode()
@@ -157,7 +179,7 @@ def http_json(url: str, method: str = "GET", body: Any = None, token: str | None
     if token:
         request.add_header("Authorization", f"Bearer {token}")
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with urllib.request.urlopen(request, timeout=timeout, context=_context(url)) as response:
             return json.loads(response.read())
     except urllib.error.HTTPError as error:
         raise RuntimeError(f"rehearsal: {method} {url}: {error.code} {error.read().decode(errors='replace')}"
@@ -166,7 +188,7 @@ def http_json(url: str, method: str = "GET", body: Any = None, token: str | None
 
 def http_text(url: str, timeout: float = 10) -> tuple[int, str]:
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
+        with urllib.request.urlopen(url, timeout=timeout, context=_context(url)) as response:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as error:
         return error.code, error.read().decode(errors="replace")
@@ -243,9 +265,10 @@ def loopback_haproxy_config(text: str, bots_port: int, monitor_port: int,
                           {name: ("127.0.0.1", port, None) for name, port in servers.items()})
 
 
-def loopback_prometheus_config(text: str, targets: dict[str, str], scrape_interval: str) -> str:
+def loopback_prometheus_config(text: str, targets: dict[str, str | list[str]], scrape_interval: str) -> str:
     """The project's prometheus.yml with its targets renamed (``api:8000`` -> ``127.0.0.1:P``,
-    ...) and a short scrape interval: the same jobs, labels and paths."""
+    or to several: every API of the secure rehearsal) and a short scrape interval: the same
+    jobs, labels and paths."""
     import yaml
 
     config = yaml.safe_load(text)
@@ -254,7 +277,8 @@ def loopback_prometheus_config(text: str, targets: dict[str, str], scrape_interv
     config["global"]["evaluation_interval"] = scrape_interval
     for job in config["scrape_configs"]:
         for static in job.get("static_configs", []):
-            static["targets"] = [targets[t] for t in static["targets"]]
+            static["targets"] = [to for t in static["targets"]
+                                 for to in ([targets[t]] if isinstance(targets[t], str) else targets[t])]
     return yaml.safe_dump(config, sort_keys=False)
 
 
@@ -371,8 +395,9 @@ class Postgres:
     ``procs`` (it dies with the rehearsal, even one killed)."""
 
     def __init__(self, directory: Path, port: int, procs: Processes, host: str = "127.0.0.1",
-                 on: list[str] | None = None) -> None:
+                 on: list[str] | None = None, name: str = "postgres") -> None:
         self.directory, self.port, self.procs = directory, port, procs
+        self.name = name  # its part's name in procs
         self.host, self.on = host, on
         self.data, self.log = directory / "data", directory / "postgres.log"
         self.as_user: list[str] = []
@@ -421,9 +446,9 @@ class Postgres:
         server = [str(self.bin / "postgres"), "-D", str(self.data), "-k", str(self.directory),
                   "-c", f"listen_addresses={self.host}", "-p", str(self.port), "-F",
                   "-c", "full_page_writes=off", "-c", "max_connections=300"]
-        self.procs.start("postgres", server, user=self.user, on=self.on)
+        self.procs.start(self.name, server, user=self.user, on=self.on)
         wait_until(lambda: port_open(self.port, self.host) or self.procs.check_alive(), START_TIMEOUT_S,
-                   "postgres")
+                   self.name)
         wait_until(lambda: subprocess.run(
             [str(self.bin / "pg_isready"), "-h", self.host, "-p", str(self.port)], capture_output=True,
             timeout=10).returncode == 0 or self.procs.check_alive(), START_TIMEOUT_S, "postgres ready")
@@ -431,8 +456,8 @@ class Postgres:
     def stop(self, label: str) -> int:
         """A fast shutdown (SIGINT: SIGTERM would wait for every session to end); the part is
         kept as ``stopped-postgres-<label>``."""
-        code = self.procs.stop("postgres", signal.SIGINT, timeout=30)
-        self.procs.parts[f"stopped-postgres-{label}"] = self.procs.parts.pop("postgres")
+        code = self.procs.stop(self.name, signal.SIGINT, timeout=30)
+        self.procs.parts[f"stopped-{self.name}-{label}"] = self.procs.parts.pop(self.name)
         return code
 
 
@@ -522,8 +547,12 @@ class Rehearsal:
     ones chosen at run time)."""
 
     def __init__(self, workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
-                 base_port: int | None = None, bot_think_ms: int = 0) -> None:
+                 base_port: int | None = None, bot_think_ms: int = 0, secure: bool = False) -> None:
         self.workdir = workdir
+        # secure: the three-machine guide's set-up (docs/deployment.md): Redis behind a password,
+        # a primary and a replica watched by three sentinels; two APIs
+        self.secure = secure
+        self.redis_password = secrets.token_urlsafe(24) if secure else ""
         self.bot_think_ms = bot_think_ms  # > 0: the bots think that long a decision (paced_bot.py)
         self.say = log
         self.hosts = hosts
@@ -540,8 +569,9 @@ class Rehearsal:
         self.postgres = Postgres(pg_dir, self.ports["postgres"], self.procs, self.address("postgres"),
                                  self.on("postgres"))
         self.report = Report(ports=dict(self.ports), hosts=dict(hosts.addresses) if hosts else {})
-        self.admin = "atout_admin_rehearsal"
+        self.admin = "atout_admin_" + secrets.token_urlsafe(24)  # strong: the API refuses a weak one
         self.bots: dict[str, tuple[int, str]] = {}  # name -> (id, token)
+        self.certificates: Any = None  # secure: deploy/tls.py's CertificatePaths of the run's CA
         self._redis: Any = None
         self._engine: Any = None
 
@@ -562,11 +592,22 @@ class Rehearsal:
         data = self.workdir / "data" / part
         data.mkdir(parents=True, exist_ok=True)
         return {**ARENA_SETTINGS, "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(data),
-                "ATOUT_REDIS_URL": f"redis://{self.address('redis')}:{self.ports['redis']}/0",
-                "ATOUT_DATABASE_URL": self.postgres.url}
+                "ATOUT_REDIS_URL": self.redis_url, "ATOUT_DATABASE_URL": self.postgres.url}
+
+    @property
+    def redis_url(self) -> str:
+        """Every part's ``ATOUT_REDIS_URL``: the one Redis; secure, the sentinels that say which
+        node is the primary (docs/redis.md), and the password."""
+        if not self.secure:
+            return f"redis://{self.address('redis')}:{self.ports['redis']}/0"
+        sentinels = ",".join(f"{self.address(name)}:{self.ports[name]}" for name in SENTINELS)
+        return f"redis+sentinel://:{self.redis_password}@{sentinels}/{REDIS_MASTER}/0"
 
     @property
     def api(self) -> str:
+        """Where the API is called: secure, HAProxy's TLS frontend before the two APIs."""
+        if self.secure:
+            return f"https://{self.address('gateway-lb')}:{self.ports['api-lb']}"
         return self.url("api")
 
     def start_game_server(self, name: str) -> None:
@@ -579,15 +620,102 @@ class Rehearsal:
         wait_until(lambda: port_open(self.ports[name], self.address(name)) or self.procs.check_alive(),
                    START_TIMEOUT_S, f"{name} on {address}")
 
-    def start_redis(self) -> None:
-        """Redis as compose runs it (``--appendonly yes``: queued matches and decision state
-        survive a restart), its files in the workdir."""
-        (self.workdir / "redis").mkdir(exist_ok=True)
-        self.procs.start("redis", [str(BIN / "redis-server"), "--bind", self.address("redis"), "--port",
-                                   str(self.ports["redis"]), "--appendonly", "yes", "--save", "60", "1000",
-                                   "--dir", str(self.workdir / "redis")], on=self.on("redis"))
-        wait_until(lambda: port_open(self.ports["redis"], self.address("redis")) or self.procs.check_alive(),
-                   START_TIMEOUT_S, "redis")
+    def start_redis(self, name: str = "redis", replica_of: str | None = None) -> None:
+        """Redis node ``name`` as compose runs it (``--appendonly yes``: queued matches and
+        decision state survive a restart), its files in the workdir; secure, behind the password
+        (in its config file, not its command line) and, with ``replica_of`` (a node's name), a
+        replica of that node."""
+        directory = self.workdir / "redis"
+        if self.secure:
+            directory = directory / name
+        directory.mkdir(parents=True, exist_ok=True)
+        config = directory / "redis.conf"
+        lines = [f"bind {self.address(name)}", f"port {self.ports[name]}", "appendonly yes", "save 60 1000",
+                 f"dir {directory}"]
+        if self.secure:
+            lines += [f"requirepass {self.redis_password}", f"masterauth {self.redis_password}"]
+        if replica_of is not None:
+            lines.append(f"replicaof {self.address(replica_of)} {self.ports[replica_of]}")
+        config.write_text("\n".join(lines) + "\n")
+        config.chmod(0o600)
+        self.procs.start(name, [str(BIN / "redis-server"), str(config)], on=self.on(name))
+        wait_until(lambda: port_open(self.ports[name], self.address(name)) or self.procs.check_alive(),
+                   START_TIMEOUT_S, name)
+
+    def start_sentinels(self) -> None:
+        """Three sentinels (one per host of :data:`PLACEMENT`) watching the primary, quorum 2: a
+        primary unanswering for a second is voted down and its replica promoted. Behind the
+        same password as the nodes (``sentinel sentinel-pass``: among themselves too)."""
+        for name in SENTINELS:
+            directory = self.workdir / "redis" / name
+            directory.mkdir(parents=True, exist_ok=True)
+            config = directory / "sentinel.conf"  # a sentinel rewrites its own: one each
+            config.write_text("\n".join([
+                f"bind {self.address(name)}", f"port {self.ports[name]}", f"dir {directory}",
+                f"requirepass {self.redis_password}", f"sentinel sentinel-pass {self.redis_password}",
+                f"sentinel monitor {REDIS_MASTER} {self.address('redis')} {self.ports['redis']} 2",
+                f"sentinel auth-pass {REDIS_MASTER} {self.redis_password}",
+                f"sentinel down-after-milliseconds {REDIS_MASTER} 1000",
+                f"sentinel failover-timeout {REDIS_MASTER} 10000",
+            ]) + "\n")
+            config.chmod(0o600)
+            self.procs.start(name, [str(BIN / "redis-server"), str(config), "--sentinel"], on=self.on(name))
+        for name in SENTINELS:
+            wait_until(lambda name=name: port_open(self.ports[name], self.address(name))
+                       or self.procs.check_alive(), START_TIMEOUT_S, name)
+
+        def known() -> bool:  # each sentinel knows the replica and the two other sentinels
+            for name in SENTINELS:
+                client = self._sentinel_client(name)
+                try:
+                    if (len(client.sentinel_slaves(REDIS_MASTER)) < 1
+                            or len(client.sentinel_sentinels(REDIS_MASTER)) < len(SENTINELS) - 1):
+                        return False
+                finally:
+                    client.close()
+            return True
+
+        wait_until(known, START_TIMEOUT_S, "the sentinels to know the replica and one another", poll_s=0.5)
+
+    def _sentinel_client(self, name: str) -> Any:
+        import redis
+
+        return redis.Redis(host=self.address(name), port=self.ports[name], password=self.redis_password,
+                           decode_responses=True, socket_timeout=2, socket_connect_timeout=2)
+
+    def redis_primary(self) -> str | None:
+        """The node the sentinels name primary (None: none answers, or none named)."""
+        by_address = {(self.address(n), self.ports[n]): n for n in REDIS_NODES}
+        for name in SENTINELS:
+            client = self._sentinel_client(name)
+            try:
+                host, port = client.sentinel_get_master_addr_by_name(REDIS_MASTER)
+                return by_address.get((host, int(port)))
+            except Exception:  # a sentinel away (its host partitioned): ask the next one
+                continue
+            finally:
+                client.close()
+        return None
+
+    def redis_client(self) -> Any:
+        """The rehearsal's own client of the arena's Redis (its primary, whichever node it is)."""
+        import redis
+        from redis.sentinel import Sentinel
+
+        if not self.secure:
+            return redis.Redis(host=self.address("redis"), port=self.ports["redis"], decode_responses=True,
+                               socket_timeout=5, socket_connect_timeout=5)
+        sentinel = Sentinel([(self.address(n), self.ports[n]) for n in SENTINELS],
+                            sentinel_kwargs={"password": self.redis_password, "socket_timeout": 2},
+                            password=self.redis_password, socket_timeout=5, socket_connect_timeout=5)
+        return sentinel.master_for(REDIS_MASTER, decode_responses=True)
+
+    def start_api(self, name: str = "api") -> None:
+        self.procs.start(name, [str(BIN / "atout-arena"), "api", "--host", self.address(name), "--port",
+                                str(self.ports[name])],
+                         {**self.env(name), "ATOUT_ADMIN_TOKEN": self.admin}, on=self.on(name))
+        wait_until(lambda: http_text(f"{self.url(name)}/healthz")[0] == 200 or self.procs.check_alive(),
+                   START_TIMEOUT_S, f"{name}'s /healthz")
 
     def start_worker(self, i: int) -> None:
         command = [str(BIN / "atout-arena"), "worker", "--hostname", f"worker-{i}@rehearsal"]
@@ -598,12 +726,19 @@ class Rehearsal:
         self.procs.parts[f"stopped-{name}-{label}"] = self.procs.parts.pop(name)
 
     def start(self) -> None:
-        import redis
         import sqlalchemy
 
         where = (f"hosts {self.hosts.addresses} (namespaces {self.hosts.tag}-*)" if self.hosts
                  else "127.0.0.1")
         self.say(f"rehearsal in {self.workdir}; on {where}; ports {self.ports}")
+        if self.secure:
+            from tls import make_ca  # deploy/tls.py (deploy/ is sys.path[0] of its scripts)
+
+            self.certificates = make_ca(self.workdir / "tls", [self.address("gateway-lb"), "localhost"],
+                                        name="Atout rehearsal CA")
+            TLS["context"] = ssl.create_default_context(cafile=str(self.certificates.ca))
+            self.say(f"tls: a CA made with openssl for HAProxy at {self.address('gateway-lb')}: "
+                     f"{self.certificates.ca}")
         self.postgres.start()
         self.say(f"postgres: {self.postgres.url}")
         result = subprocess.run([str(BIN / "alembic"), "upgrade", "head"], cwd=ROOT, capture_output=True,
@@ -612,17 +747,28 @@ class Rehearsal:
             raise RuntimeError(f"rehearsal: alembic upgrade head failed:\n{result.stdout}{result.stderr}")
         self.say("migrate: alembic upgrade head done")
         self.start_redis()
-        self._redis = redis.Redis(host=self.address("redis"), port=self.ports["redis"], decode_responses=True,
-                                  socket_timeout=5, socket_connect_timeout=5)
+        if self.secure:
+            self.start_redis("redis-replica", replica_of="redis")
+            self.start_sentinels()
+            self.say(f"redis: primary {self.address('redis')}:{self.ports['redis']}, replica "
+                     f"{self.address('redis-replica')}:{self.ports['redis-replica']}, sentinels "
+                     + ", ".join(f"{self.address(n)}:{self.ports[n]}" for n in SENTINELS))
+        self._redis = self.redis_client()
         self._engine = sqlalchemy.create_engine(self.postgres.url, pool_pre_ping=True)
         for name in GAME_SERVERS:
             self.start_game_server(name)
         cfg = self.workdir / "haproxy.cfg"
         edge = self.address("gateway-lb")
-        cfg.write_text(haproxy_config(
-            HAPROXY_CONFIG.read_text(), edge, self.ports["lb"], self.ports["lb_monitor"],
-            {name: (self.address(name), self.ports[name], self.ports[f"{name}-health"])
-             for name in GAME_SERVERS}))
+        servers = {name: (self.address(name), self.ports[name], self.ports[f"{name}-health"])
+                   for name in GAME_SERVERS}
+        text = haproxy_config((HAPROXY_TLS_CONFIG if self.secure else HAPROXY_CONFIG).read_text(), edge,
+                              self.ports["lb"], self.ports["lb_monitor"], servers)
+        if self.secure:  # TLS for the bots' gRPC and the API's frontend, before the two APIs
+            from tls import haproxy_tls_config
+
+            text = haproxy_tls_config(text, self.certificates.combined, edge, self.ports["api-lb"],
+                                      {name: (self.address(name), self.ports[name]) for name in APIS})
+        cfg.write_text(text)
         check = subprocess.run(["haproxy", "-c", "-f", str(cfg)], capture_output=True, text=True, timeout=30)
         if check.returncode != 0:
             raise RuntimeError(f"rehearsal: haproxy -c rejects {cfg}:\n{check.stdout}{check.stderr}")
@@ -633,17 +779,22 @@ class Rehearsal:
         self.procs.start("practice-worker", [str(BIN / "atout-arena"), "worker", "--practice", "--hostname",
                                              "practice@rehearsal"], self.env("practice-worker"),
                          on=self.on("practice-worker"))
-        self.procs.start("beat", [str(BIN / "atout-arena"), "beat"], self.env("beat"), on=self.on("beat"))
-        self.procs.start("api", [str(BIN / "atout-arena"), "api", "--host", self.address("api"), "--port",
-                                 str(self.ports["api"])],
-                         {**self.env("api"), "ATOUT_ADMIN_TOKEN": self.admin}, on=self.on("api"))
-        wait_until(lambda: http_text(f"{self.api}/healthz")[0] == 200 or self.procs.check_alive(),
-                   START_TIMEOUT_S, "the API's /healthz")
+        # secure: a second beat on another host, a hot standby (it sends only while it holds
+        # beat's lease: docs/architecture.md)
+        for name in ("beat", "beat-2") if self.secure else ("beat",):
+            self.procs.start(name, [str(BIN / "atout-arena"), "beat"], self.env(name), on=self.on(name))
+        for name in APIS if self.secure else ("api",):
+            self.start_api(name)
+        if self.secure:
+            wait_until(lambda: http_text(f"{self.api}/healthz")[0] == 200, START_TIMEOUT_S,
+                       "the API through HAProxy's TLS frontend")
+            self.say(f"api: {', '.join(self.url(n) for n in APIS)} behind {self.api}")
         prom = self.workdir / "prometheus.yml"
-        prom.write_text(loopback_prometheus_config(PROMETHEUS_CONFIG.read_text(), {
-            target: f"{self.address(part)}:{self.ports[port]}"
-            for target, (part, port) in PROMETHEUS_TARGETS.items()
-        }, SCRAPE_INTERVAL))
+        targets: dict[str, str | list[str]] = {target: f"{self.address(part)}:{self.ports[port]}"
+                                               for target, (part, port) in PROMETHEUS_TARGETS.items()}
+        if self.secure:  # every API: the one holding the metrics lease serves the arena's series
+            targets["api:8000"] = [f"{self.address(name)}:{self.ports[name]}" for name in APIS]
+        prom.write_text(loopback_prometheus_config(PROMETHEUS_CONFIG.read_text(), targets, SCRAPE_INTERVAL))
         self.procs.start("prometheus", [
             "prometheus", f"--config.file={prom}", f"--storage.tsdb.path={self.workdir / 'prometheus-data'}",
             f"--web.listen-address={self.address('prometheus')}:{self.ports['prometheus']}"],
@@ -659,10 +810,11 @@ class Rehearsal:
             bot = http_json(f"{self.api}/v1/bots", "POST", {"name": name, "owner": "rehearsal"}, self.admin)
             self.bots[name] = (int(bot["id"]), bot["token"])
         spec = f"{ROOT / 'deploy' / 'paced_bot.py'}:PacedRandom" if self.bot_think_ms else "random"
+        tls = ["--tls", "--ca", str(self.certificates.ca)] if self.certificates else []
         for name, (_, token) in self.bots.items():
             self.procs.start(f"bot-{name}", [str(BIN / "atout-bot"), "run", spec, "--server",
                                              f"{self.address('gateway-lb')}:{self.ports['lb']}",
-                                             "--max-reconnects", "-1"],
+                                             "--max-reconnects", "-1", *tls],
                              {"ATOUT_TOKEN": token, "PYTHONUNBUFFERED": "1",
                               "ATOUT_REHEARSAL_THINK_MS": str(self.bot_think_ms)}, on=self.on("bot"))
             # one at a time: least connections then alternates between the game servers
@@ -696,7 +848,11 @@ class Rehearsal:
             active = self.prometheus("/api/v1/targets")["data"]["activeTargets"]
         except (OSError, RuntimeError):  # not listening yet, or 503 while it starts
             return {}
-        return {t["labels"]["job"]: t["health"] for t in active}
+        health: dict[str, str] = {}  # a job of several targets (the APIs): the worst one's
+        for target in active:
+            job = target["labels"]["job"]
+            health[job] = target["health"] if health.get(job, "up") == "up" else health[job]
+        return health
 
     def wait_up_in_lb(self, name: str, timeout: float) -> None:
         """Until HAProxy's check sees game server ``name`` up (its metric ``state="UP"`` is 1)."""
@@ -831,9 +987,10 @@ class Rehearsal:
 
 @contextlib.contextmanager
 def rehearsal(workdir: Path, log: Callable[[str], None] = print, hosts: Any = None,
-              base_port: int | None = None, bot_think_ms: int = 0) -> Iterator[Rehearsal]:
+              base_port: int | None = None, bot_think_ms: int = 0,
+              secure: bool = False) -> Iterator[Rehearsal]:
     """A started :class:`Rehearsal`; every process it started is stopped on the way out."""
-    run = Rehearsal(workdir, log, hosts, base_port, bot_think_ms)
+    run = Rehearsal(workdir, log, hosts, base_port, bot_think_ms, secure)
     try:
         run.start()
         yield run

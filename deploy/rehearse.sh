@@ -8,9 +8,12 @@
 #   deploy/rehearse.sh [--workdir DIR] [--base-port N] [--keep]
 #       on 127.0.0.1: a tournament through two failovers (SIGTERM, then kill -9 of a game server)
 #   deploy/rehearse.sh --nemesis [--short] [--workdir DIR] [--base-port N] [--keep]     # as root
-#       on four hosts (network namespaces: edge, compute, data, bots), one tournament through
-#       the nemesis (deploy/nemesis.py): a hung game server, a partition, packet loss, a killed
-#       worker, Redis and PostgreSQL restarts, a rolling restart; --short is CI's schedule
+#       on four hosts (network namespaces: edge, compute, data, bots), set up as the three-machine
+#       guide says (TLS with a CA made by openssl, Redis with a password, a replica and three
+#       sentinels, two APIs), one tournament through the nemesis (deploy/nemesis.py): a hung game
+#       server, a partition, packet loss, a killed worker, the Redis primary killed (failover), an
+#       API killed, a PostgreSQL restart, a rolling restart; then a backup restored and verified
+#       by replay; --short is CI's schedule
 #
 # --workdir: logs of every part in DIR/logs; --base-port: ports N, N+1, ... instead of free ones;
 # --keep: after the report everything stays up (namespaces too) until Ctrl-C, then is removed.

@@ -1,8 +1,12 @@
 """The multi-host rehearsal with a nemesis (``deploy/nemesis.py``; ``deploy/rehearse.sh --nemesis``
 runs the full schedule): the arena on four hosts made of Linux network namespaces (edge,
-compute, data, bots), one tournament, and during it a hung then killed game server, a partition
-between compute and data, 5% packet loss between bots and edge, a killed worker, restarts of
-Redis and PostgreSQL and a rolling restart of both game servers.
+compute, data, bots), set up as docs/deployment.md's three-machine guide does (bots and API calls
+over TLS through HAProxy with a CA made by openssl, Redis behind a password with a replica and
+three sentinels, two APIs, two beats), one tournament, and during it a hung then killed game
+server, a partition between compute and data, 5% packet loss between bots and edge, a killed
+worker, the Redis primary killed (a sentinel promotes the replica), an API killed, a restart of
+PostgreSQL and a rolling restart of both game servers; then a backup of the database restored
+into a fresh PostgreSQL and every match verified there by replay.
 
 CI runs the short schedule (:data:`nemesis.SHORT`, under 5 minutes). It needs root (namespaces)
 and ``install.sh``'s system packages (nftables, haproxy, prometheus, postgresql): where the
@@ -52,6 +56,10 @@ def test_the_arena_through_the_nemesis_on_four_hosts(tmp_path: Path) -> None:
     assert [s.name for s in report.steps] == ["before", *nemesis.STEPS], summary
     assert all(s.in_flight > 0 for s in report.steps[1:]), summary
     assert report.base.bots_before == {"gameserver-1": 4, "gameserver-2": 4}, summary
+    # the Redis primary died and the replica took over; the backup's restore holds every match
+    assert report.failover["old"] == "redis" and report.failover["new"] == "redis-replica", summary
+    assert report.backup["verified_ok"] is True, summary
+    assert report.backup["restored"] == report.backup["matches"], summary
     # nothing left behind: no namespace of this run, no rule
     assert not [n for n in netns.namespaces() if n.startswith(f"{netns.PREFIX}{os.getpid()}-")]
     # the goals: one verified result per match, 0 faults and forfeits in every step, balanced
