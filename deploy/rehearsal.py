@@ -111,15 +111,17 @@ PORTS = ("postgres", "redis", "api", "lb", "lb_monitor", "prometheus", *GAME_SER
          "redis-replica", *SENTINELS, "api-2", "api-lb", "postgres-restore")
 # The multi-host rehearsal's hosts (deploy/netns.py), and the host of each part
 HOSTS = ("edge", "compute", "data", "bots")
-PLACEMENT = {
-    "gateway-lb": "edge", **dict.fromkeys(GAME_SERVERS, "edge"),
+PLACEMENT = {  # docs/deployment.md's three machines (A edge, B compute, C data; checked by a test)
+    "gateway-lb": "edge", "api": "edge", "api-2": "edge", "prometheus": "edge",
+    **dict.fromkeys(GAME_SERVERS, "compute"),
     "worker": "compute", "practice-worker": "compute", "beat": "compute",
-    "redis": "data", "postgres": "data", "api": "data", "prometheus": "data",
+    "redis": "data", "postgres": "data",
     "bot": "bots",
-    # the secure rehearsal's more: the replica and a second API on compute, a sentinel on each
-    # of three hosts (a majority survives any one host), the restore drill's database on data
-    "redis-replica": "compute", "api-2": "compute", "sentinel-1": "data", "sentinel-2": "compute",
-    "sentinel-3": "edge", "postgres-restore": "data", "beat-2": "data",
+    # the secure rehearsal's more: the replica, a standby beat and the second API on edge, a
+    # sentinel on each of three hosts (a majority survives any one host), the restore drill's
+    # database on data
+    "redis-replica": "edge", "beat-2": "edge", "sentinel-1": "edge", "sentinel-2": "compute",
+    "sentinel-3": "data", "postgres-restore": "data",
 }
 SCRAPE_INTERVAL = "1s"
 RATE_INTERVAL = "1m"  # what Grafana's $__rate_interval stands for in the dashboard's queries

@@ -213,3 +213,39 @@ def test_compose_and_the_rehearsal_set_the_same_variables(compose: dict) -> None
     doc = DEPLOYMENT_DOC.read_text()
     for name in in_rehearsal:
         assert f"`{name}`" in doc
+
+
+# docs/deployment.md's three machines <-> the multi-host rehearsal's hosts
+GUIDE_HOSTS = {"A": "edge", "B": "compute", "C": "data"}
+# each part of the rehearsal as the guide's placement table names it
+GUIDE_NAMES = {
+    "gateway-lb": "HAProxy", "api": "two APIs", "api-2": "two APIs", "prometheus": "Prometheus",
+    "beat-2": "a standby beat", "redis-replica": "the Redis replica", "gameserver-1": "game servers",
+    "gameserver-2": "game servers", "worker": "workers", "practice-worker": "the practice worker",
+    "beat": ", beat,", "postgres": "PostgreSQL", "redis": "the Redis primary",
+    "sentinel-1": "a sentinel", "sentinel-2": "a sentinel", "sentinel-3": "a sentinel",
+}
+
+
+def _guide_rows() -> dict[str, str]:
+    """The three-machine guide's 'Which part on which host' table: host letter -> parts cell."""
+    doc = DEPLOYMENT_DOC.read_text()
+    table = doc[doc.index("### Which part on which host"):doc.index("### Ports between hosts")]
+    return {letter: cell for letter, cell in re.findall(r"^\| ([ABC]), [a-z]+ \| ([^|]+) \|", table, re.M)}
+
+
+def test_the_multi_host_rehearsal_places_parts_as_the_three_machine_guide() -> None:
+    rows = _guide_rows()
+    assert set(rows) == set(GUIDE_HOSTS), rows
+    placed = {part: host for part, host in rh.PLACEMENT.items()
+              if host != "bots" and part != "postgres-restore"}
+    assert set(placed) == set(GUIDE_NAMES)
+    for part, host in placed.items():
+        letter = next(letter for letter, h in GUIDE_HOSTS.items() if h == host)
+        assert GUIDE_NAMES[part] in rows[letter], \
+            f"{part} is on {host} ({letter}) in the rehearsal, not in the guide"
+        others = [other for other in rows if other != letter and GUIDE_NAMES[part] in rows[other]]
+        if not part.startswith("sentinel"):  # a sentinel on every host
+            assert not others, f"the guide also puts {part} ({GUIDE_NAMES[part]!r}) on {others}"
+    # the sentinels: one on each host
+    assert sorted(rh.PLACEMENT[name] for name in rh.SENTINELS) == sorted(GUIDE_HOSTS.values())
