@@ -106,3 +106,37 @@ def test_bots_and_the_api_through_haproxy_terminating_tls(
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
         httpx.get(f"https://127.0.0.1:{ports['api']}/healthz", verify=trusting(other.ca), timeout=5)
     assert balancer.alive() and bot.alive(), balancer.log()[-2000:]
+
+
+def _sections(text: str) -> dict[str, list[str]]:
+    """A HAProxy file's sections (``defaults``, ``backend gameservers``, ...) -> their lines,
+    comments and blank lines left out."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line[0].isspace():
+            current = line.strip()
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line.strip())
+    return sections
+
+
+def test_the_tls_config_keeps_the_plain_configs_balancing_checks_and_timeouts() -> None:
+    """haproxy-tls.cfg is haproxy.cfg with TLS on its binds and an API frontend: every section of
+    the plain file is in it, the same line for line but for the gRPC bind (a change to one file's
+    checks or timeouts that the other misses fails here)."""
+    plain = _sections((ROOT / "deploy" / "haproxy" / "haproxy.cfg").read_text())
+    tls = _sections(HAPROXY_TLS_CFG.read_text())
+    for name, lines in plain.items():
+        assert name in tls, f"haproxy-tls.cfg has no `{name}` section"
+        if name == "global":  # the TLS file adds its TLS defaults
+            assert set(lines) <= set(tls[name]), name
+            continue
+        theirs = [line for line in tls[name] if not line.startswith("bind :50051")]
+        ours = [line for line in lines if not line.startswith("bind :50051")]
+        assert ours == theirs, f"`{name}` differs between haproxy.cfg and haproxy-tls.cfg"
+    assert "bind :50051 ssl crt" in HAPROXY_TLS_CFG.read_text() and "alpn h2" in HAPROXY_TLS_CFG.read_text()
+    assert {"frontend api", "backend apis"} <= set(tls)
