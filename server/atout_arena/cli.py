@@ -153,6 +153,25 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+def _conformance(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from atout_arena.gateway.conformance import MATCHES, check
+
+    games = [g.strip() for g in args.games.split(",") if g.strip()]
+    unknown = [g for g in games if g not in MATCHES]
+    if unknown or not games:
+        print(f"atout-arena conformance: error: --games: unknown {unknown} (games: {', '.join(MATCHES)})",
+              file=sys.stderr)
+        return 2
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    return asyncio.run(check(args.port, games, args.move_ms, command, args.wait, say))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = OneLineParser(prog="atout-arena", description="Run the Atout arena.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
@@ -197,6 +216,23 @@ def build_parser() -> argparse.ArgumentParser:
     for command in (backup, restore, commands.choices["verify"]):
         command.add_argument("--database-url", metavar="URL", help=url_help)
 
+    conformance = commands.add_parser(
+        "conformance", help="check a bot against docs/protocol.md: a scripted game server it connects to",
+        description="Listen on 127.0.0.1, print an address and a token for the bot under test (or start "
+                    "COMMAND, its {address} and {token} replaced), play one scripted match of each game "
+                    "against it and print one line per protocol rule, PASS or FAIL with what was seen. "
+                    "Exit code 0 when every rule passed, 1 otherwise. See docs/protocol.md, "
+                    "\"Conformance check\".")
+    conformance.add_argument("--port", type=int, default=0, help="port (default 0: a free one)")
+    conformance.add_argument("--games", default="merde,tiercon,regicide,fool",
+                             help="the games to play, comma-separated (default: all four)")
+    conformance.add_argument("--move-ms", type=int, default=2000, help="each request's time (default 2000)")
+    conformance.add_argument("--wait", type=float, default=60.0,
+                             help="seconds to wait for the bot to connect (default 60)")
+    conformance.add_argument("command", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                             help="the bot under test to start, e.g. -- node bot.js --server {address} "
+                                  "--token {token}")
+    conformance.set_defaults(func=_conformance)
     cli_competitions.register(commands)
     add_demo_parser(commands)  # everything embedded: atout_arena/demo/run.py
     add_up_parser(commands)  # a whole arena, supervised: atout_arena/demo/arena.py
