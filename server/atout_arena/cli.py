@@ -10,6 +10,9 @@
     atout-arena backup FILE | restore FILE [--clean] | verify
                                                  the database: back it up, restore it, check every
                                                  finished match by replay (atout_arena/core/backup.py)
+    atout-arena conformance [--games G,G] [-- COMMAND {address} {token}]
+                                                 check a bot against docs/protocol.md: a scripted
+                                                 game server (atout_arena/gateway/conformance.py)
     atout-arena bots | tournament | league | ladder | test | match | replay
                                                  the organizer's commands, through the REST API:
                                                  see :mod:`atout_arena.cli_competitions`

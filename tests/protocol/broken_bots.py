@@ -4,8 +4,10 @@
     python broken_bots.py MODE HOST:PORT TOKEN
 
 MODE: ``no-pong`` (never answers a Ping), ``wrong-request-id`` (answers with a request id that
-was never sent), ``illegal`` (answers an action that is never legal). Otherwise each answers a
-legal action, pongs, and reconnects after the stream ends, as the protocol asks.
+was never sent), ``illegal`` (answers an action that is never legal); and ``batch``, which
+breaks nothing: its answers go in ActionBatches. Otherwise each answers a legal action (the
+same one to a request sent again), pongs, and reconnects after the stream ends, as the protocol
+asks.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import grpc
 from atout.v1 import atout_pb2 as pb
 from atout.v1 import atout_pb2_grpc as pb_grpc
 
-MODES = ("no-pong", "wrong-request-id", "illegal")
+MODES = ("no-pong", "wrong-request-id", "illegal", "batch")
 
 
 def main(mode: str, address: str, token: str) -> int:
@@ -49,7 +51,11 @@ def main(mode: str, address: str, token: str) -> int:
                         request_id += "-not-this-one"
                     elif mode == "illegal":
                         action = "no such action"
-                    outgoing.put(pb.BotMessage(action=pb.Action(request_id=request_id, action=action)))
+                    answer = pb.Action(request_id=request_id, action=action)
+                    if mode == "batch":
+                        outgoing.put(pb.BotMessage(actions=pb.ActionBatch(actions=[answer])))
+                    else:
+                        outgoing.put(pb.BotMessage(action=answer))
         except grpc.RpcError as exc:
             if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
                 return 2

@@ -112,6 +112,11 @@ def test_a_broken_bot_fails_naming_the_rule(mode: str, rule: str, seen: str) -> 
         assert lines["pong"].startswith("PASS"), output
 
 
+def test_answers_in_action_batches_pass() -> None:
+    bot = [sys.executable, str(HERE / "broken_bots.py"), "batch", "{address}", "{token}"]
+    assert_all_pass(*conformance("--games", "merde", "--", *bot))
+
+
 def test_a_bot_that_does_not_connect_fails_the_hello_rule() -> None:
     code, lines, output = conformance("--games", "fool", "--wait", "0.5")
     assert code == 1 and lines["hello"].startswith("FAIL hello: no bot connected within"), output
