@@ -1,7 +1,7 @@
 """The conformance check (``atout-arena conformance``, atout_arena/gateway/conformance.py): a
 scripted game server that plays one match of each game against a real bot process and reports
 each protocol rule it breaks. It passes for the Python SDK's bot, the raw-gRPC bot, the Node
-example (and the C++ example, once built); it fails, naming the rule, for bots broken on purpose
+example and the C++ example (when built); it fails, naming the rule, for bots broken on purpose
 (tests/protocol/broken_bots.py)."""
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).parent
 NODE_DIR = ROOT / "examples" / "node"
-CPP_BOT = ROOT / "examples" / "cpp" / "build" / "atout-bot"
+# The C++ example as its README builds it (cmake -S examples/cpp -B build/cpp), or another build of it
+CPP_BOTS = [ROOT / "build" / "cpp" / "atout-bot", ROOT / "build" / "cpp-test" / "atout-bot",
+            ROOT / "examples" / "cpp" / "build" / "atout-bot"]
+CPP_BOT = next((path for path in CPP_BOTS if path.exists()), CPP_BOTS[0])
 
 
 def conformance(*args: str, timeout: float = 150) -> tuple[int, dict[str, str], str]:
@@ -88,7 +91,7 @@ def test_the_node_example_passes_every_rule() -> None:
     print(f"Node bot: conformant in {time.monotonic() - began:.1f} s")
 
 
-@pytest.mark.skipif(not CPP_BOT.exists(), reason="the C++ example is not built: examples/cpp/build/atout-bot")
+@pytest.mark.skipif(not CPP_BOT.exists(), reason="the C++ example is not built (build/cpp/atout-bot)")
 def test_the_cpp_example_passes_every_rule() -> None:
     code, lines, output = conformance("--", str(CPP_BOT), "--server", "{address}", "--token", "{token}")
     assert_all_pass(code, lines, output)
