@@ -367,6 +367,8 @@ class MatchDispatcher:
             request = match.requests.get(rej.request_id)
         if match.bot is None or request is None or request.observation is None:
             return
+        if rej.final or rej.code not in ("", "illegal"):  # the decision is over, or not the engine's
+            return
         if request.retries >= self._max_rejection_retries:
             log.warning(
                 "match %s seat %d: %d answers to request %s rejected; not asking the bot again",

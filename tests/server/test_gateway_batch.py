@@ -204,7 +204,8 @@ def test_a_bundle_stream_gets_everything_of_one_read_in_one_bundle_in_order(
         bot.send(actions((rid["q1"], "bm1", "pass"), (rid["q3"], "bm2", "pass")))
         rejection = bot.next()
         assert rejection.WhichOneof("kind") == "rejection" and rejection.rejection.request_id == rid["q1"]
-        assert "unknown request_id" in rejection.rejection.reason
+        assert rejection.rejection.code == "too_late"  # its match ended
+        assert rejection.rejection.reason == "too late: match bm1 is over"
         wait_until(lambda: replied(redis_client, rid["q3"]) == ["pass"], what="q3 answered")
         assert redis_client.llen(reply_key(rid["q1"])) == 0
     finally:
@@ -349,7 +350,8 @@ def test_each_action_of_a_batch_is_handled_as_if_alone(
 def test_answers_in_a_batch_count_towards_the_rejection_limit(
     address: str, make_bot, decisions, redis_client
 ) -> None:
-    """At most MAX_REJECTIONS + 1 answers to one request are forwarded, batched or not."""
+    """At most MAX_REJECTIONS answers to one request are forwarded, batched or not; the
+    game server refuses the others itself (Rejection ``decided``)."""
     info, token = make_bot("many-b")
     bot, _ = connect(address, token, ("batch",))
     try:
@@ -360,10 +362,13 @@ def test_answers_in_a_batch_count_towards_the_rejection_limit(
         assert message.decision.request_id == rid
         bot.send(actions(*[(rid, "lim1", f"try {i}") for i in range(MAX_REJECTIONS + 3)]))
         bot.send(pb.BotMessage(ping=pb.Ping(nonce=9)))
+        refused = [bot.next().rejection for _ in range(3)]
+        beyond = range(MAX_REJECTIONS, MAX_REJECTIONS + 3)
+        assert [(r.action, r.code) for r in refused] == [(f"try {i}", "decided") for i in beyond]
         assert bot.next().pong.nonce == 9  # the batch was read before the ping
         # the answers of one ActionBatch go to Redis in one ANSWER call: all of them at once
-        wait_until(lambda: redis_client.llen(reply_key(rid)) >= MAX_REJECTIONS + 1, what="the answers")
-        assert replied(redis_client, rid) == [f"try {i}" for i in range(MAX_REJECTIONS + 1)]
+        wait_until(lambda: redis_client.llen(reply_key(rid)) >= MAX_REJECTIONS, what="the answers")
+        assert replied(redis_client, rid) == [f"try {i}" for i in range(MAX_REJECTIONS)]
     finally:
         bot.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import signal
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -355,8 +356,9 @@ def test_a_decision_takes_a_bounded_number_of_rejected_answers(
     address, make_bot, decisions, redis_client
 ) -> None:
     """A bot flooding its stream with illegal answers: after MAX_REJECTIONS of them the
-    decision is faulted ``illegal`` at once (not at its deadline), and the game server drops
-    the stream's further answers to it, counting them (``atout_stream_limited_total``)."""
+    decision is faulted ``illegal`` at once (not at its deadline), the last Rejection says so
+    (``final``), and the game server refuses the stream's further answers to it itself
+    (Rejection ``decided``), counting them (``atout_stream_limited_total``)."""
     from gateway_helpers import RawBot
 
     from atout.v1 import atout_pb2 as pb
@@ -381,8 +383,15 @@ def test_a_decision_takes_a_bounded_number_of_rejected_answers(
             elapsed = time.perf_counter() - started
         assert decision.fault == Fault.ILLEGAL and len(decision.rejected) == MAX_REJECTIONS
         assert elapsed < 3.0, elapsed  # not the 10 s deadline
+        # every answer gets its Rejection: the 8 the worker refused (the last one final), and the
+        # 32 beyond them at once from the game server ("decided"), counted as held back
+        got = [bot.next(5.0).rejection for _ in range(40)]
+        assert Counter(r.code for r in got) == {"illegal": MAX_REJECTIONS, "decided": 40 - MAX_REJECTIONS}
+        illegal = [r for r in got if r.code == "illegal"]
+        assert [r.final for r in illegal] == [False] * (MAX_REJECTIONS - 1) + [True]
+        assert [r.action for r in illegal] == [f"junk {i}" for i in range(MAX_REJECTIONS)]
         field = limited_field(info.name, "answers")
-        wait_until(lambda: int(redis_client.hget(STREAM_LIMITED.key, field) or 0) >= 40 - MAX_REJECTIONS - 1,
+        wait_until(lambda: int(redis_client.hget(STREAM_LIMITED.key, field) or 0) >= 40 - MAX_REJECTIONS,
                    10, what="the dropped answers to be counted")
     finally:
         bot.close()

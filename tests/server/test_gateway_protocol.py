@@ -378,7 +378,9 @@ def test_a_matchs_end_closes_its_open_requests_and_only_its_own(address: str, ma
         assert bot.next().match_end.match_id == "m-ended"
         bot.answer(ended, ended.legal_actions[0])
         rejection = bot.next().rejection
-        assert rejection.request_id == ended.request_id and "unknown request_id" in rejection.reason
+        # point 5 of issue 35: a late answer after its match ended is "too late", not unknown
+        assert rejection.request_id == ended.request_id and rejection.code == "too_late"
+        assert rejection.reason == "too late: match m-ended is over" and not rejection.final
         bot.answer(going, going.legal_actions[-1])
         going_thread.join(5)
         ended_thread.join(5)

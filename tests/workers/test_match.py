@@ -105,20 +105,36 @@ def test_max_faults_forfeits_the_bot_which_ranks_last_and_is_not_asked_again() -
     assert later and all(s.by == FALLBACK and s.faults == () and s.detail == "forfeited" for s in later)
 
 
-def test_illegal_replies_count_one_fault_each_and_a_legal_reply_still_counts() -> None:
+def test_rejected_replies_followed_by_a_legal_one_cost_no_fault() -> None:
+    """Issue 35, point 1: rejected answers are free while the deadline lasts; seven of them,
+    then a legal one, in every decision, with max_faults 3: no fault, no forfeit."""
     def ask(a: DecisionAsk) -> Answer:
         assert a.check("play 1x") is not None  # the engine's reason
         assert a.check(a.legal_actions[0]) is None
-        if a.seat == 2:
-            return Answer(a.legal_actions[-1], 3.0, rejected=2)  # two illegal replies, then a legal one
+        if a.seat == 2:  # seven illegal replies, then a legal one
+            return Answer(a.legal_actions[-1], 3.0, detail="'play 1x': not a card", rejected=7)
         return Answer(a.legal_actions[0], 1.0)
 
-    out = run_loop(setup(max_faults=5), ask)
-    first = next(s for s in out.steps if s.seat == 2)
-    assert first.by == "bot" and first.faults == (ILLEGAL, ILLEGAL)
-    # after five faults (the third decision: 2 + 2 + 2 >= 5) seat 2 forfeits
-    assert out.forfeited == [False, False, True]
-    assert out.faults[2] == 6
+    out = run_loop(setup(max_faults=3), ask)
+    mine = [s for s in out.steps if s.seat == 2]
+    assert mine and all(s.by == "bot" and s.faults == () for s in mine)
+    assert mine[0].detail == "'play 1x': not a card"  # the rejected replies are still recorded
+    assert out.forfeited == [False, False, False] and out.faults == [0, 0, 0]
+
+
+def test_a_decision_without_a_legal_reply_is_one_fault_whatever_was_rejected() -> None:
+    """One decision, at most one fault: 8 rejected replies (the limit) are one illegal fault,
+    so max_faults 3 forfeits at the third such decision, not the first."""
+    def ask(a: DecisionAsk) -> Answer:
+        if a.seat == 2:
+            return Answer(None, 3.0, ILLEGAL, "'play 1x': not a card", rejected=8)
+        return Answer(a.legal_actions[0], 1.0)
+
+    out = run_loop(setup(max_faults=3), ask)
+    mine = [s for s in out.steps if s.seat == 2]
+    assert [s.faults for s in mine[:3]] == [(ILLEGAL,)] * 3
+    assert all(s.faults == () and s.detail == "forfeited" for s in mine[3:])
+    assert out.forfeited == [False, False, True] and out.faults[2] == 3
 
 
 def test_illegal_then_nothing_is_one_fault_per_reply_not_two() -> None:

@@ -80,6 +80,7 @@ from atout_arena.core.relay import (
     push_decision_command,
     push_decisions_command,
     reject_command,
+    reject_final_command,
     stream_state_command,
 )
 from atout_arena.core.vocabulary import Fault
@@ -160,6 +161,7 @@ class _Exchange:
         self.hold_until_ms = now_ms() + self.hold_ms  # its score in ``pending``: kept until then
         self.ttl_ms = self.hold_ms
         self.rejected: list[tuple[str, str]] = []
+        self.final_rejection = b""  # the Rejection of the last allowed illegal answer (final)
         self.request = pb.ArenaMessage(
             decision=pb.DecisionRequest(
                 request_id=self.request_id,
@@ -188,7 +190,8 @@ class _Exchange:
 
     def on_reply(self, value: bytes) -> Decision | tuple[Any, ...] | None:
         """A Decision when done; the REJECT command to send (then wait again); or None after
-        the last allowed illegal answer (cancel, then fault it ``illegal``)."""
+        the last allowed illegal answer (send :meth:`final_command`: its final Rejection and the
+        request cancelled; then fault it ``illegal``)."""
         if value == REPLY_DISCONNECTED:  # its token was revoked
             return self.outcome(Fault.DISCONNECTED)
         if value.startswith(REPLY_EXPIRED):  # the edge's deadline passed
@@ -199,14 +202,17 @@ class _Exchange:
         if reason is None:
             return self.outcome(None, reply.action, reply.bot_ms, reply.edge_ms)
         self.rejected.append((reply.action, reason))
-        if len(self.rejected) >= MAX_REJECTIONS:
-            return None
+        final = len(self.rejected) >= MAX_REJECTIONS
         action = reply.action
         rejection = pb.ArenaMessage(
             rejection=pb.Rejection(
-                request_id=self.request_id, match_id=self.match_id, action=action, reason=reason
+                request_id=self.request_id, match_id=self.match_id, action=action, reason=reason,
+                code="illegal", final=final,
             )
         ).SerializeToString()
+        if final:
+            self.final_rejection = rejection
+            return None
         return reject_command(
             self.address, self.request_id, self.hold_until_ms, self.request, rejection, self.ttl_ms
         )
@@ -513,8 +519,8 @@ class AsyncDecisionClient:
                 step = ex.on_reply(value)
                 if isinstance(step, Decision):
                     return step
-                if step is None:  # the last illegal answer allowed
-                    await wire.eval(*cancel_command(address, rid))
+                if step is None:  # the last illegal answer allowed: its final Rejection, then the fault
+                    await wire.eval(*reject_final_command(address, rid, ex.final_rejection))
                     return ex.outcome(Fault.ILLEGAL)
                 await wire.eval(*step)  # the Rejection: then wait again
                 continue

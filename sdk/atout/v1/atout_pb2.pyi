@@ -135,16 +135,20 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., game: _Optional[str] = ..., seat: _Optional[int] = ..., observation_json: _Optional[str] = ..., legal_actions: _Optional[_Iterable[str]] = ..., deadline_ms: _Optional[int] = ..., deadline_unix_ms: _Optional[int] = ...) -> None: ...
 
 class Rejection(_message.Message):
-    __slots__ = ("request_id", "match_id", "action", "reason")
+    __slots__ = ("request_id", "match_id", "action", "reason", "code", "final")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    FINAL_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     action: str
     reason: str
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    code: str
+    final: bool
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ..., final: _Optional[bool] = ...) -> None: ...
 
 class MatchStart(_message.Message):
     __slots__ = ("match_id", "game", "seat", "players", "options_json", "seat_names")
@@ -177,12 +181,14 @@ class MatchEnd(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., ranking: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Error(_message.Message):
-    __slots__ = ("code", "message")
+    __slots__ = ("code", "message", "closes")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    CLOSES_FIELD_NUMBER: _ClassVar[int]
     code: str
     message: str
-    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+    closes: bool
+    def __init__(self, code: _Optional[str] = ..., message: _Optional[str] = ..., closes: _Optional[bool] = ...) -> None: ...
 
 class ListGamesRequest(_message.Message):
     __slots__ = ()

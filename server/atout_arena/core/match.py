@@ -13,9 +13,9 @@ Fault policy (DESIGN.md, "Matches, faults, tournaments"):
 
 - every decision has ``move_ms``; a bot may overrun it by what is left of its optional
   ``time_bank_ms`` for the match (the overrun is taken from the bank);
-- a reply after the deadline is a ``timeout`` fault, a rejected reply an ``illegal`` fault
-  (the bot may still answer legally before the deadline), a bot that is not connected a
-  ``disconnected`` fault at once;
+- no legal reply by the deadline is one fault: ``timeout``, or ``illegal`` when replies were
+  rejected (a rejected reply followed by a legal one in time costs nothing); a bot that is
+  not connected a ``disconnected`` fault;
 - a faulted decision is played by the fallback: the first legal action, recorded as such;
 - after ``max_faults`` faults (0: never) the bot forfeits: it ranks last and the rest of its
   decisions are played by the fallback without asking it.
@@ -110,7 +110,7 @@ class DecisionAsk:
 @dataclass(frozen=True)
 class Answer:
     """What came back: a legal action, or a fault. ``rejected`` counts illegal replies that
-    came before (each is an ``illegal`` fault even when a legal reply followed)."""
+    came before (free: only a decision that ends with no legal reply is a fault)."""
 
     action: str | None
     think_ms: float
@@ -288,19 +288,19 @@ def playing(
                                        state.observation(seat), legal, deadline, check)
             think_ms = max(0.0, answer.think_ms)
             think[seat] += think_ms
-            charged.extend([Fault.ILLEGAL] * answer.rejected)
+            # One decision, at most one fault: rejected replies are free while the deadline
+            # lasts (up to MAX_REJECTIONS); a decision left with no legal reply is one fault.
             if answer.fault is not None:
                 if answer.fault == Fault.TIMEOUT:
                     bank[seat] = 0.0  # the whole bank was spent waiting
-                # Rejected replies already charged an illegal fault each; a decision left with
-                # no legal reply after them is not charged twice.
-                if not (answer.fault == Fault.ILLEGAL and answer.rejected):
-                    charged.append(answer.fault)
+                charged.append(answer.fault)
                 action, by, detail = fallback_action(legal), PlayedBy.FALLBACK, answer.detail
             else:
                 assert answer.action is not None
                 bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - move_ms))
                 action, by, bot_ms = answer.action, PlayedBy.BOT, answer.bot_ms
+                if answer.rejected:
+                    detail = answer.detail  # the rejected replies before the legal one: free
             if charged:
                 faults[seat] += len(charged)
                 if policy.max_faults and faults[seat] >= policy.max_faults:

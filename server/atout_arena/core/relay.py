@@ -154,8 +154,9 @@ ENDED_TTL_MS = 3600 * 1000  # MatchEnds kept for an absent bot (the SDK forgets 
 ENDED_MAX = 256  # ... at most this many per bot
 REQ_GRACE_MS = 5_000  # keys of a request outlive its deadline by this much
 MAX_DEADLINE_MS = 300_000  # no decision waits longer (a move's time with its bank)
-# A decision takes at most this many rejected answers: then it is faulted ``illegal`` at once
-# (the worker stops waiting) and the game server drops the stream's further answers to it.
+# A decision takes at most this many rejected answers: the last one's Rejection is ``final``, the
+# decision is faulted ``illegal`` at once (the worker stops waiting) and the game server answers
+# the stream's further answers to it with a Rejection ``decided``.
 MAX_REJECTIONS = 8
 
 KIND_MESSAGE = b"msg"
@@ -271,6 +272,15 @@ return 1
 CANCEL = """
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('DEL', KEYS[2], KEYS[3])
+return 1
+"""
+
+# The last rejected answer a decision takes (the MAX_REJECTIONS-th): its final Rejection to the
+# bot's inbox and the request dropped (CANCEL), at once.
+REJECT_FINAL = """
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[3], '*', 'k', 'msg', 'm', ARGV[2])
 return 1
 """
 
@@ -486,6 +496,13 @@ def cancel_command(address: str, request_id: str) -> tuple[Any, ...]:
     # a mailbox is shared by a worker's requests: only a reply list of its own is dropped
     replies = req_key(request_id) if mailbox_of(request_id) is not None else reply_key(request_id)
     return (CANCEL, 3, pending_key(address), req_key(request_id), replies, request_id)
+
+
+def reject_final_command(address: str, request_id: str, rejection: bytes) -> tuple[Any, ...]:
+    """The final Rejection (``Rejection.final``) sent and the request cancelled in one call."""
+    replies = req_key(request_id) if mailbox_of(request_id) is not None else reply_key(request_id)
+    return (REJECT_FINAL, 4, pending_key(address), req_key(request_id), replies, inbox_key(address),
+            request_id, rejection, INBOX_MAXLEN)
 
 
 def notify_command(address: str, what: str, match_id: str, message: bytes) -> tuple[Any, ...]:

@@ -6,7 +6,8 @@ the header comment of ``proto/atout/v1/atout.proto``; the Redis side is ``atout_
 
 What a bot sends can never hurt another bot nor the server: an answer is only forwarded for a
 request id that this very stream was sent, before its deadline, and at most
-``MAX_REJECTIONS + 1`` times per request; anything else gets a Rejection or an ``Error`` with
+``MAX_REJECTIONS`` times per request (the decision ends with them: a legal one, or the last
+rejected with a final Rejection); anything else gets a Rejection or an ``Error`` with
 code ``bad_message`` saying why, and the stream goes on. A stream is read at the pace of what
 it is asked (a token bucket: :data:`MESSAGE_RATE`): a flood waits in gRPC's flow control.
 What the limits hold back is logged and counted (``atout_stream_limited_total``).
@@ -75,6 +76,14 @@ MAX_VERSION_LENGTH = 64
 MAX_STREAMS = 4  # live streams (versions) of one bot at once
 MAX_THINK_MS = 10_000_000.0  # a reported think time beyond this (or negative, or not a number) is ignored
 ANSWER_GRACE_MS = 2_000  # an open request is forgotten this long after its deadline
+CLOSED_KEPT = 4096  # request ids recently closed (deadline, match end, 8th rejection) remembered per stream
+# Rejection.code values (docs/protocol.md, "Answers"): stable, for programs; the reason is for people
+REJECT_ILLEGAL = "illegal"  # the engine's (sent by the worker)
+REJECT_UNKNOWN = "unknown_request"
+REJECT_WRONG_MATCH = "wrong_match"
+REJECT_TOO_LONG = "too_long"
+REJECT_TOO_LATE = "too_late"
+REJECT_DECIDED = "decided"
 # Network lag compensation (docs/protocol.md, "Deadlines and clocks"): each decision's deadline
 # at the edge is extended by the stream's measured round trip, at most MAX_LAG_COMP_MS, and a
 # match's decisions together by at most LAG_QUOTA_MS (what a bot that delays its Pongs can win).
@@ -183,6 +192,7 @@ class OpenRequest:
     timer: asyncio.TimerHandle | None = None
     awaiting: bool = False  # an answer went to the worker and no Rejection came back yet
     expired: bool = False  # the worker was told the deadline passed
+    decided: bool = False  # its decision ended with the 8th rejected answer (a final Rejection)
     stretched: bool = False  # the deadline was moved once for a stall of this server's loop
 
     def edge_ms(self) -> float:
@@ -194,8 +204,9 @@ def reported_think_ms(value: float) -> float:
     return value if math.isfinite(value) and 0 < value <= MAX_THINK_MS else 0.0
 
 
-def error_message(code: str, message: str) -> pb.ArenaMessage:
-    return pb.ArenaMessage(error=pb.Error(code=code, message=message))
+def error_message(code: str, message: str, *, closes: bool) -> pb.ArenaMessage:
+    """An Error; ``closes``: the stream ends right after it (``Error.closes``)."""
+    return pb.ArenaMessage(error=pb.Error(code=code, message=message, closes=closes))
 
 
 class TokenBucket:
@@ -259,7 +270,10 @@ class BotSession:
         self._ping_nonce = 0
         self.revoked = False
         self.bucket = TokenBucket(MESSAGE_RATE, MESSAGE_BURST)
-        self.answers: dict[str, int] = {}  # request id -> answers forwarded (at most MAX_REJECTIONS + 1)
+        self.answers: dict[str, int] = {}  # request id -> answers forwarded (at most MAX_REJECTIONS)
+        # request ids closed lately (match ended, deadline long past) -> why: a late answer to
+        # one is told "too late", not "unknown request_id" (at most CLOSED_KEPT, oldest dropped)
+        self.closed: dict[str, str] = {}
         self.limited = {"rate": 0, "answers": 0}  # messages held back since the last count
         self.batch = False  # its Hello listed "batch": decisions may go as DecisionBatches
         self.bundle = False  # its Hello listed "bundle": everything of a read may go as ArenaBundles
@@ -289,12 +303,16 @@ class BotSession:
                     f"this arena speaks version {PROTOCOL_VERSION}",
                 )
             )
-        version = hello.hello.version.strip()
+        # at most 64 code points, each printable in Python's sense (letters, marks, numbers,
+        # punctuation, symbols of any script, and the ASCII space; no tab, newline, control or
+        # format character, no other kind of space); leading and trailing spaces are dropped
+        version = hello.hello.version
         if len(version) > MAX_VERSION_LENGTH or not version.isprintable():
             return await self._close(SessionEnd(
                 "bad_message",
                 f"Hello.version {version[:80]!r}: at most {MAX_VERSION_LENGTH} printable characters",
             ))
+        version = version.strip()
         self.version, self.address = version, stream_address(self.bot_id, version)
         features = sorted(FEATURES.intersection(hello.hello.features))  # unknown ones: ignored
         self.batch = FEATURE_BATCH in features
@@ -375,7 +393,8 @@ class BotSession:
     async def _close(self, end: SessionEnd) -> str:
         log.info("bot %s stream %s closed: %s", self.bot.name, self.conn_id, end)
         try:
-            await asyncio.wait_for(self.send(error_message(end.code, end.message)), CLOSE_TIMEOUT_S)
+            closing = error_message(end.code, end.message, closes=True)
+            await asyncio.wait_for(self.send(closing), CLOSE_TIMEOUT_S)
         except Exception as exc:  # the stream may be gone already: there is no one to tell
             log.debug("bot %s stream %s: Error not sent: %r", self.bot.name, self.conn_id, exc)
         return end.code
@@ -426,7 +445,7 @@ class BotSession:
                 self._start_clock(decision)
                 self.bucket.credit(MAX_REJECTIONS + 1)
             elif kind == "rejection":
-                self._rejected(message.rejection.request_id)
+                self._rejected(message.rejection.request_id, message.rejection.final)
             elif kind == "match_end":
                 match_id = message.match_end.match_id
                 self.lag.used.pop(match_id, None)
@@ -435,6 +454,7 @@ class BotSession:
                     if request is not None and request.timer is not None:
                         request.timer.cancel()
                     self.answers.pop(rid, None)
+                    self._remember_closed(rid, f"too late: match {match_id} is over")
             if self.bundle or (self.batch and kind == "decision"):
                 if pending_bytes + len(payload) > MAX_DECISION_BATCH_BYTES and (pending or bundled):
                     await self._send_held(pending, bundled)
@@ -490,15 +510,26 @@ class BotSession:
             return
         self._expire(rid, request)
 
-    def _rejected(self, rid: str) -> None:
+    def _rejected(self, rid: str, final: bool = False) -> None:
         """The worker refused an answer to ``rid``: the bot may answer again until the deadline,
-        and if that passed meanwhile, the worker is told now."""
+        and if that passed meanwhile, the worker is told now. After a ``final`` Rejection (the
+        8th) the decision is over: further answers get a Rejection ``decided``."""
         request = self.open.get(rid)
         if request is None:
             return
         request.awaiting = False
+        if final:
+            request.decided = request.expired = True  # the worker has its verdict: no EXPIRE
+            if request.timer is not None:
+                request.timer.cancel()
+            return
         if now_ms() > request.accept_until and not request.expired:
             self._expire(rid, request)
+
+    def _remember_closed(self, rid: str, why: str) -> None:
+        self.closed[rid] = why
+        if len(self.closed) > CLOSED_KEPT:
+            del self.closed[next(iter(self.closed))]
 
     def _expire(self, rid: str, request: OpenRequest, tries: int = 0) -> None:
         request.expired = True
@@ -559,6 +590,7 @@ class BotSession:
             for rid, request in past:
                 del self.open[rid]
                 self.answers.pop(rid, None)
+                self._remember_closed(rid, f"too late: the deadline passed {now - request.deadline} ms ago")
                 ids = self.open_in.get(request.match_id)
                 if ids is not None:
                     ids.discard(rid)
@@ -605,23 +637,28 @@ class BotSession:
             if sent is not None:  # (last_seen was renewed by any message)
                 self.lag.sample((time.monotonic() - sent) * 1000)
         elif kind == "hello":
-            await self.send(error_message("bad_message", "Hello was already received on this stream"))
+            await self.send(error_message(
+                "bad_message", "Hello was already received on this stream", closes=False
+            ))
         else:
             await self.send(error_message(
-                "bad_message", "empty BotMessage: set one of hello, action, actions, ping, pong"
+                "bad_message", "empty BotMessage: set one of hello, action, actions, ping, pong", closes=False
             ))
 
     async def _on_actions(self, actions: Sequence[pb.Action]) -> None:
         """An ActionBatch: each Action as if it came alone; their answers in one pipeline."""
         count = len(actions)
         if count == 0:
-            await self.send(error_message("bad_message", "empty ActionBatch: send at least one Action"))
+            await self.send(error_message(
+                "bad_message", "empty ActionBatch: send at least one Action", closes=False
+            ))
             return
         if count > MAX_ACTION_BATCH:
             await self.send(error_message(
                 "bad_message",
                 f"ActionBatch of {count} Actions: at most {MAX_ACTION_BATCH} in one message; "
                 "none of them was read (send them in several messages)",
+                closes=False,
             ))
             return
         wait = self.bucket.take(count - 1)  # the message took one token already: one per Action
@@ -635,7 +672,7 @@ class BotSession:
 
     async def _on_action(self, action: pb.Action, answers: list[Answer]) -> None:
         """Check one Action: a Rejection is sent at once, an answer is added to ``answers``."""
-        def reject(reason: str) -> Awaitable[None]:
+        def reject(code: str, reason: str) -> Awaitable[None]:
             return self.send(
                 pb.ArenaMessage(
                     rejection=pb.Rejection(
@@ -643,30 +680,46 @@ class BotSession:
                         match_id=action.match_id,
                         action=action.action,
                         reason=reason,
+                        code=code,
                     )
                 )
             )
 
         request = self.open.get(action.request_id)
         if request is None:
-            await reject(f"unknown request_id {action.request_id[:64]!r}: no open request of this bot has it")
+            closed = self.closed.get(action.request_id)
+            if closed is not None:
+                await reject(REJECT_TOO_LATE, closed)
+                return
+            await reject(REJECT_UNKNOWN,
+                         f"unknown request_id {action.request_id[:64]!r}: no open request of this bot has it")
             return
         match_id = request.match_id
         if action.match_id and action.match_id != match_id:
             await reject(
-                f"request {action.request_id!r} belongs to match {match_id!r}, not {action.match_id[:64]!r}"
+                REJECT_WRONG_MATCH,
+                f"request {action.request_id!r} belongs to match {match_id!r}, not {action.match_id[:64]!r}",
             )
+            return
+        if request.decided:
+            self.limited["answers"] += 1
+            await reject(REJECT_DECIDED, f"the decision of request {action.request_id!r} is over: "
+                         f"{MAX_REJECTIONS} answers were rejected and the first legal action was played")
             return
         now = now_ms()
         if request.expired or now - request.accept_until - LOOP_LAG.recent_ms() > 0:
-            await reject(f"too late: the deadline passed {now - request.deadline} ms ago")
+            await reject(REJECT_TOO_LATE, f"too late: the deadline passed {now - request.deadline} ms ago")
             return
         if len(action.action) > MAX_ACTION_LENGTH:
-            await reject(f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
+            await reject(REJECT_TOO_LONG,
+                         f"action too long ({len(action.action)} characters; at most {MAX_ACTION_LENGTH})")
             return
         answered = self.answers.get(action.request_id, 0)
-        if answered > MAX_REJECTIONS:  # its decision was faulted illegal: nothing more is read
+        if answered >= MAX_REJECTIONS:  # the answers forwarded decide it: one legal, or the 8th rejected
             self.limited["answers"] += 1
+            await reject(REJECT_DECIDED,
+                         f"request {action.request_id!r} has had its {MAX_REJECTIONS} answers: "
+                         "its decision is the first legal one of them, else the fallback")
             return
         self.answers[action.request_id] = answered + 1
         self.lag.use(match_id, now - request.deadline)
