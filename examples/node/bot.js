@@ -296,6 +296,9 @@ class Bot {
     log(`match ${rejection.match_id}: ${JSON.stringify(rejection.action)} rejected: ${rejection.reason}`);
     const request = this.requests.get(rejection.request_id);
     if (!request || Date.now() >= Number(request.deadline_unix_ms)) return; // nothing more to try
+    // final: the decision is over (the fallback played); another code than "illegal" is the game
+    // server's (too late, unknown request...): answering again changes nothing
+    if (rejection.final || (rejection.code && rejection.code !== "illegal")) return;
     const refused = this.rejected.get(rejection.request_id) || new Set();
     refused.add(rejection.action);
     this.rejected.set(rejection.request_id, refused);

@@ -109,6 +109,15 @@ class BotGatewayServicer(pb_grpc.BotGatewayServicer):
             session.stop(code, message)
 
 
+def allowed_text(option: dict[str, Any]) -> str:
+    """An option's allowed values in words, each value in JSON's spelling (``false or true``,
+    ``"ten" or "five_plus_tricks"``, ``36 or 52``), as in ``choices_json``; else the game's words."""
+    choices = option.get("choices") or []
+    if choices:
+        return " or ".join(json.dumps(c) for c in choices)
+    return str(option.get("allowed", ""))
+
+
 def game_info(description: dict[str, Any]) -> pb.GameInfo:
     """A ``Game.describe()`` dict as the wire's GameInfo."""
     return pb.GameInfo(
@@ -123,7 +132,7 @@ def game_info(description: dict[str, Any]) -> pb.GameInfo:
                 name=o["name"],
                 default_json=json.dumps(o["default"]),
                 choices_json=[json.dumps(c) for c in o.get("choices", [])],
-                allowed=o.get("allowed", ""),
+                allowed=allowed_text(o),
                 doc=o.get("doc", ""),
             )
             for o in description.get("options", [])
