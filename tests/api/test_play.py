@@ -71,10 +71,11 @@ def test_a_person_plays_a_practice_match_against_their_bot(
         assert seen["start"]["seat"] == 1 and seen["decisions"] >= 4
         (rejection,) = seen["rejections"]
         assert rejection["action"] == "play 1z" and rejection["reason"]  # the engine's reason
+        assert rejection["code"] == "illegal" and rejection["final"] is False
         match = api.client.get(f"/v1/matches/{body['match_id']}").json()
         assert match["status"] == "finished" and match["tournament_id"] is None
         mine = next(s for s in match["seats"] if s["seat"] == 1)
-        assert mine["faults"] == 1  # the illegal answer, as for any bot
+        assert mine["faults"] == 0  # a rejected answer, then a legal one in time: free, as for any bot
         replay = api.client.get(f"/v1/matches/{body['match_id']}/replay").json()
         played = [e for e in replay["events"] if e["type"] == "step" and e["seat"] == 1]
         assert played and all(e["by"] == "bot" for e in played)

@@ -115,7 +115,7 @@ async def message_event(payload: bytes, clock: EdgeClock | None = None) -> Serve
         if clock is not None:
             await clock.rejected(r.request_id)
         return _json("rejection", {"request_id": r.request_id, "match_id": r.match_id, "action": r.action,
-                                   "reason": r.reason})  # fmt: skip
+                                   "reason": r.reason, "code": r.code, "final": r.final})  # fmt: skip
     if kind == "match_start":
         s = message.match_start
         return _json("match_start", {
