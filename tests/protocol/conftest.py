@@ -1,5 +1,5 @@
 """tests/protocol's fixtures: the C++ example bot (examples/cpp/) built once per test session,
-for every test that runs it (test_cpp_bot.py, test_conformance.py): cmake, ``-j2``, into
+for every test that runs it (test_cpp_bot.py, test_protocol_conformance.py): cmake, ``-j2``, into
 build/cpp-test/ (ignored by git, kept between sessions: a rebuild is incremental). A machine
 without its packages fails the test saying ``./install.sh`` installs them, never skips it."""
 
