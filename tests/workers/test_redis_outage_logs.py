@@ -10,13 +10,13 @@ import logging
 import re
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 from e2e_helpers import FAST, WORKER_BOTS, wait_until
+from redis_parts import own_database
 
 from atout_arena.core.embedded_redis import EmbeddedRedis, free_tcp_port
 from atout_arena.core.keys import WORKERS_KEY
@@ -24,6 +24,8 @@ from atout_arena.core.relay import is_connected
 from atout_arena.core.settings import Settings
 from atout_arena.core.tasks import Tasks
 from atout_arena.services.tournaments import create_tournament, start_tournament
+
+_ = own_database  # the fixture, imported
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -60,23 +62,6 @@ def assert_said_once(name: str, text: str) -> None:
     assert len(re.findall(r"Redis unreachable \(.*\); retrying quietly until it is back", text)) == 1, text
     assert len(re.findall(r"Redis is back after \d+\.\d s", text)) == 1, text
     assert len(loud) <= MAX_LOUD, f"{name}: {len(loud)} lines of warning level or more:\n" + "\n".join(loud)
-
-
-@pytest.fixture
-def own_database(tmp_path: Path) -> Iterator[tuple[str, Any, Any]]:
-    """A database of the test's own (URL, session factory, bot registry): the worker's sweep
-    finalizes every tournament it finds done, and the shared test database holds other tests'
-    hand-made matches (finished, with no places), whose finalize raises: a traceback in the log
-    this test counts that had nothing to do with Redis."""
-    from atout_arena.core.db import create_all, make_engine, make_session_factory
-    from atout_arena.services.bots import BotRegistry
-
-    url = f"sqlite:///{tmp_path / 'own.db'}"
-    engine = make_engine(url)
-    create_all(engine)
-    sessions = make_session_factory(engine)
-    yield url, sessions, BotRegistry(sessions)
-    engine.dispose()
 
 
 def start_parts(processes: Any, tmp_path: Path, url: str, database_url: str) -> tuple[Any, Any]:

@@ -183,32 +183,29 @@ def sync_client(url: str | RedisTarget, **options: Any) -> redis.Redis:
     ``socket_connect_timeout``, ``protocol``...). Through Sentinel, a client of the current
     primary (redis-py's ``SentinelConnectionPool``: it asks again when a connection breaks, and
     leaves a primary demoted to replica)."""
-    target = url if isinstance(url, RedisTarget) else parse(url)
-    if target.sentinel:
-        sentinel = Sentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, options),
-                            **options, **target.ssl_kwargs())
-        assert target.master_name is not None
-        client: redis.Redis = sentinel.master_for(target.master_name, db=target.db, **_auth(target))
-        return client
-    if target.path is not None:
-        return redis.Redis(unix_socket_path=target.path, db=target.db, **_auth(target), **options)
-    return redis.Redis(host=target.host, port=target.port, db=target.db, **_auth(target),
-                       **target.ssl_kwargs(), **options)
+    client: redis.Redis = _client(url, redis.Redis, Sentinel, options)
+    return client
 
 
 def async_client(url: str | RedisTarget, **options: Any) -> aioredis.Redis:
     """:func:`sync_client` for asyncio (``redis.asyncio``)."""
+    client: aioredis.Redis = _client(url, aioredis.Redis, AsyncSentinel, options)
+    return client
+
+
+def _client(url: str | RedisTarget, client_class: Any, sentinel_class: Any, options: dict[str, Any]) -> Any:
+    """A client of ``client_class`` for ``url`` (through ``sentinel_class`` for Sentinel): the
+    one construction of :func:`sync_client` and :func:`async_client`."""
     target = url if isinstance(url, RedisTarget) else parse(url)
     if target.sentinel:
-        sentinel = AsyncSentinel(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, options),
-                                 **options, **target.ssl_kwargs())
+        sentinel = sentinel_class(list(target.sentinels), sentinel_kwargs=_sentinel_kwargs(target, options),
+                                  **options, **target.ssl_kwargs())
         assert target.master_name is not None
-        aclient: aioredis.Redis = sentinel.master_for(target.master_name, db=target.db, **_auth(target))
-        return aclient
+        return sentinel.master_for(target.master_name, db=target.db, **_auth(target))
     if target.path is not None:
-        return aioredis.Redis(unix_socket_path=target.path, db=target.db, **_auth(target), **options)
-    return aioredis.Redis(host=target.host, port=target.port, db=target.db, **_auth(target),
-                          **target.ssl_kwargs(), **options)
+        return client_class(unix_socket_path=target.path, db=target.db, **_auth(target), **options)
+    return client_class(host=target.host, port=target.port, db=target.db, **_auth(target),
+                        **target.ssl_kwargs(), **options)
 
 
 def wire_options(url: str | RedisTarget) -> dict[str, Any]:
