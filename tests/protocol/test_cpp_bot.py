@@ -11,26 +11,13 @@ g++)."""
 
 from __future__ import annotations
 
-import re
-import time
-from typing import Any
-
 import pytest
 from e2e_helpers import wait_until
-from sqlalchemy import select
+from example_bots import plays_every_game_with_no_fault, reconnects_with_backoff
 
-from atout_arena.core.models import Match, Tournament
 from atout_arena.core.relay import is_connected
 
 pytestmark = pytest.mark.timeout(420)
-
-TOURNAMENTS: list[tuple[str, dict[str, Any]]] = [
-    # game, spec: each with the C++ bot and two Python bots
-    ("merde", {"players": 3, "options": {"deals": 3}}),
-    ("tiercon", {"games_per_pairing": 2}),
-    ("regicide", {"players": 3}),
-    ("fool", {"players": 2, "games_per_pairing": 2}),
-]
 
 
 @pytest.fixture
@@ -52,66 +39,15 @@ def cpp_bot(cpp_bot_binary, processes, make_bot, game_server, redis_client):
 def test_the_cpp_bot_plays_every_game_against_python_bots_with_no_fault(
     cpp_bot, arena_bots, start_worker, run_tournament, sessions, redis_client
 ) -> None:
-    cpp, process = cpp_bot()
-    start_worker(concurrency=16)
-    began = time.monotonic()
-    tournaments = {}
-    for game, spec in TOURNAMENTS:
-        python = arena_bots(["random", "heuristic"], prefix=f"py-cpp-{game}")
-        tournaments[game] = run_tournament([cpp, *python], game=game, move_ms=3000, name=f"cpp-{game}",
-                                           **spec)
-
-    def all_finished() -> bool:
-        with sessions() as session:
-            return all(session.get(Tournament, t).status == "finished" for t in tournaments.values())
-
-    wait_until(all_finished, 180, "the four tournaments to finish", poll_s=0.2)
-    elapsed = time.monotonic() - began
-    played, decided = 0, 0
-    with sessions() as session:
-        for game, tid in tournaments.items():
-            matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
-            for match in matches:
-                assert match.status == "finished", (game, match.id, match.status, match.error)
-                seats = {s.seat for s in match.seats if s.bot_id == cpp.id}
-                if not seats:
-                    continue
-                played += 1
-                faults = [row for row in match.actions if row[0] in seats and row[4]]
-                assert not faults, (game, match.id, faults[:3])
-                decisions = [row for row in match.actions if row[0] in seats and row[2] == "bot"]
-                assert decisions, (game, match.id)
-                decided += len(decisions)
-                assert not any(s.forfeited for s in match.seats), (game, match.id)
-    log = process.log()
-    ended = re.findall(r"match (\d+) ended \((finished|forfeit)\)", log)
-    print(f"\nC++ bot: {played} matches of 4 games, {decided} decisions, 0 faults in {elapsed:.1f} s")
-    assert played >= 4 * 2 and len(ended) == played, log[-3000:]
-    assert "connection lost" not in log and "rejected" not in log, log[-3000:]
-    time.sleep(4.5)  # idle for over 3 keep-alive intervals (1 s in tests): it answers the pings
-    assert is_connected(redis_client, cpp.bot_id) and "keepalive_timeout" not in process.log()
-    assert process.alive()
+    bot, process = cpp_bot()
+    plays_every_game_with_no_fault("C++", "cpp", bot, process, arena_bots, start_worker, run_tournament,
+                                   sessions, redis_client)
 
 
 def test_the_cpp_bot_reconnects_with_backoff_when_its_game_server_restarts(
     cpp_bot, start_game_server, redis_client
 ) -> None:
-    server = start_game_server("gs-cpp")
-    address = server.info["address"]
-    info, process = cpp_bot(address, name="cpp-reconnect")
-    assert process.log().count("connected as") == 1
-    server.stop()  # SIGTERM: the streams get Error shutting_down, then the port closes
-    wait_until(lambda: "connection lost" in process.log(), 15, "the C++ bot to see its stream end")
-    time.sleep(1.5)  # a few refused attempts, with growing delays
-    start_game_server("gs-cpp-2", address=address)
-    wait_until(lambda: process.log().count("connected as") == 2, 30, "the C++ bot to reconnect")
-    wait_until(lambda: is_connected(redis_client, info.bot_id), 10, "its presence")
-    log = process.log()
-    delays = [float(d) for d in re.findall(r"reconnecting in ([\d.]+) s", log)]
-    print(f"\nC++ bot: reconnected after {len(delays)} attempts, delays {delays}")
-    assert "arena error shutting_down" in log, log
-    assert len(delays) >= 2 and delays[-1] > delays[0], delays  # backing off
-    assert process.alive()
+    reconnects_with_backoff("C++", "cpp", cpp_bot, start_game_server, redis_client)
 
 
 def test_the_cpp_bot_connects_with_tls_and_its_ca(cpp_bot, start_game_server, redis_client, tmp_path) -> None:

@@ -7,30 +7,20 @@ matches; and it reconnects with backoff when its game server restarts.
 
 from __future__ import annotations
 
-import re
 import shutil
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from e2e_helpers import wait_until
+from example_bots import plays_every_game_with_no_fault, reconnects_with_backoff
 from sqlalchemy import select
 
-from atout_arena.core.models import Match, Tournament
+from atout_arena.core.models import Match
 from atout_arena.core.relay import is_connected
 
 pytestmark = pytest.mark.timeout(240)
 
 NODE_DIR = Path(__file__).resolve().parents[2] / "examples" / "node"
-TOURNAMENTS: list[tuple[str, dict[str, Any]]] = [
-    # game, spec: each with the Node bot and two Python bots
-    ("merde", {"players": 3, "options": {"deals": 3}}),
-    ("tiercon", {"games_per_pairing": 2}),
-    ("regicide", {"players": 3}),
-    ("fool", {"players": 2, "games_per_pairing": 2}),
-]
-
 
 def node() -> str:
     path = shutil.which("node")
@@ -59,66 +49,15 @@ def node_bot(processes, make_bot, game_server, redis_client):
 def test_the_node_bot_plays_every_game_against_python_bots_with_no_fault(
     node_bot, arena_bots, start_worker, run_tournament, sessions, redis_client
 ) -> None:
-    js, process = node_bot()
-    start_worker(concurrency=16)
-    began = time.monotonic()
-    tournaments = {}
-    for game, spec in TOURNAMENTS:
-        python = arena_bots(["random", "heuristic"], prefix=f"py-{game}")
-        tournaments[game] = run_tournament([js, *python], game=game, move_ms=3000, name=f"node-{game}",
-                                           **spec)
-
-    def all_finished() -> bool:
-        with sessions() as session:
-            return all(session.get(Tournament, t).status == "finished" for t in tournaments.values())
-
-    wait_until(all_finished, 180, "the four tournaments to finish", poll_s=0.2)
-    elapsed = time.monotonic() - began
-    played = 0
-    with sessions() as session:
-        for game, tid in tournaments.items():
-            matches = session.scalars(select(Match).where(Match.tournament_id == tid)).all()
-            for match in matches:
-                assert match.status == "finished", (game, match.id, match.status, match.error)
-                seats = [s for s in match.seats if s.bot_id == js.id]
-                if not seats:
-                    continue
-                played += 1
-                node_seats = {s.seat for s in seats}
-                faults = [row for row in match.actions if row[0] in node_seats and row[4]]
-                assert not faults, (game, match.id, faults[:3])
-                decisions = [row for row in match.actions if row[0] in node_seats and row[2] == "bot"]
-                assert decisions, (game, match.id)
-                assert not any(s.forfeited for s in match.seats), (game, match.id)
-    log = process.log()
-    ended = re.findall(r"match (\d+) ended \((finished|forfeit)\)", log)
-    print(f"\nNode bot: {played} matches of 4 games with 0 faults in {elapsed:.1f} s")
-    assert played >= 4 * 2 and len(ended) == played, log[-3000:]
-    assert "connection lost" not in log and "rejected" not in log, log[-3000:]
-    time.sleep(4.5)  # idle for over 3 keep-alive intervals (1 s in tests): it answers the pings
-    assert is_connected(redis_client, js.bot_id) and "keepalive_timeout" not in process.log()
-    assert process.alive()
+    bot, process = node_bot()
+    plays_every_game_with_no_fault("Node", "node", bot, process, arena_bots, start_worker, run_tournament,
+                                   sessions, redis_client)
 
 
 def test_the_node_bot_reconnects_with_backoff_when_its_game_server_restarts(
     node_bot, start_game_server, redis_client
 ) -> None:
-    server = start_game_server("gs-node")
-    address = server.info["address"]
-    info, process = node_bot(address, name="node-reconnect")
-    assert process.log().count("connected as") == 1
-    server.stop()  # SIGTERM: the streams get Error shutting_down, then the port closes
-    wait_until(lambda: "connection lost" in process.log(), 15, "the Node bot to see its stream end")
-    time.sleep(1.5)  # a few refused attempts, with growing delays
-    start_game_server("gs-node-2", address=address)
-    wait_until(lambda: process.log().count("connected as") == 2, 30, "the Node bot to reconnect")
-    wait_until(lambda: is_connected(redis_client, info.bot_id), 10, "its presence")
-    log = process.log()
-    delays = [float(d) for d in re.findall(r"reconnecting in ([\d.]+) s", log)]
-    print(f"\nNode bot: reconnected after {len(delays)} attempts, delays {delays}")
-    assert "arena error shutting_down" in log, log
-    assert len(delays) >= 2 and delays[-1] > delays[0], delays  # backing off
-    assert process.alive()
+    reconnects_with_backoff("Node", "node", node_bot, start_game_server, redis_client)
 
 
 def test_a_raw_grpc_bot_written_from_the_protocol_doc_plays_with_no_fault(
