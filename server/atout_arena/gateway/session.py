@@ -194,9 +194,15 @@ class OpenRequest:
     expired: bool = False  # the worker was told the deadline passed
     decided: bool = False  # its decision ended with the 8th rejected answer (a final Rejection)
     stretched: bool = False  # the deadline was moved once for a stall of this server's loop
+    budget_ms: int = 0  # the request's own time: deadline - budget_ms is when it was written
 
     def edge_ms(self) -> float:
         return (time.monotonic() - self.sent_at) * 1000
+
+    def remaining_ms(self) -> float:
+        """Time left to answer, on the clock :meth:`edge_ms` measures with (the epoch's
+        milliseconds are whole: by them alone a deadline could pass up to 1 ms early)."""
+        return self.accept_until - (self.deadline - self.budget_ms) - self.edge_ms()
 
 
 def reported_think_ms(value: float) -> float:
@@ -483,7 +489,8 @@ class BotSession:
         budget = decision.deadline_ms  # the worker's time for it (the decision's move time and bank)
         decision.deadline_unix_ms = now + budget
         accept_until = now + budget + int(self.lag.grant(decision.match_id))
-        request = OpenRequest(decision.match_id, now + budget, accept_until, time.monotonic())
+        request = OpenRequest(decision.match_id, now + budget, accept_until, time.monotonic(),
+                              budget_ms=budget)
         loop = asyncio.get_running_loop()
         request.timer = loop.call_later((accept_until - now) / 1000, self._on_deadline,
                                         decision.request_id, loop.time() + (accept_until - now) / 1000)
@@ -504,7 +511,7 @@ class BotSession:
             return
         if request.awaiting:
             return  # the worker's verdict on an answer is on its way; a Rejection brings us back
-        early = request.accept_until - now_ms()
+        early = request.remaining_ms()
         if early > 0:  # (asyncio runs a timer up to its clock's resolution early)
             request.timer = loop.call_later(early / 1000, self._on_deadline, rid, loop.time() + early / 1000)
             return
