@@ -50,7 +50,9 @@ PYTHON="${PYTHON:-python3}"
 # when npm is on the machine.
 if command -v npm >/dev/null 2>&1; then
     (cd examples/node && npm ci --no-audit --no-fund --loglevel=error)
+    # axe-core, which the browser tests inject to check every page's accessibility
+    (cd tests/browser_deps && npm ci --no-audit --no-fund --loglevel=error)
 else
-    echo "install.sh: no npm: examples/node not installed (tests/protocol/test_node_bot.py needs it)" >&2
+    echo "install.sh: no npm: examples/node and tests/browser_deps not installed (the Node bot's and the browser accessibility tests need them)" >&2
 fi
 echo "installed: run the demo with  .venv/bin/atout-arena demo   and the tests with  .venv/bin/pytest"
