@@ -22,7 +22,8 @@ one line for it (then at most one every :data:`OUTAGE_NOTE_EVERY_S` with how man
 never a traceback. ``/healthz`` says which part is down.
 
 ``OPTIONS`` on any path of the API answers ``204`` with ``Allow`` (no CORS: the API and its
-dashboard have one origin). NaN and Infinity, which JSON does not have, are a 422 in any body.
+dashboard have one origin). NaN and Infinity, which JSON does not have, are a 422 in any body,
+and so are arrays and objects nested more than :data:`MAX_DEPTH` deep (before authentication).
 """
 
 from __future__ import annotations
@@ -155,26 +156,52 @@ class HttpRules:
             await self.app(scope, receive, send)
             return
         body, more = await _read_body(receive)
+        refusal: str | None = None
         try:
-            json.loads(body.decode("utf-8"), parse_constant=_refuse_constant)
+            refusal = too_deep(json.loads(body.decode("utf-8"), parse_constant=_refuse_constant))
         except UnicodeDecodeError:
             pass  # FastAPI answers a body it cannot read with a 400
+        except RecursionError:  # deeper than the interpreter's stack: deeper than MAX_DEPTH
+            refusal = NESTED_TOO_DEEP
         except ValueError as exc:
             if "is not JSON" in str(exc):
-                loc = ["body"]
-                errors = [{"loc": loc, "msg": str(exc), "type": "json_invalid"}]
-                await JSONResponse(error_body(validation_detail(errors), errors),
-                                   status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)(scope, receive, send)
-                return
+                refusal = str(exc)
+        if refusal is not None:
+            errors = [{"loc": ["body"], "msg": refusal, "type": "json_invalid"}]
+            await JSONResponse(error_body(validation_detail(errors), errors),
+                               status_code=status.HTTP_422_UNPROCESSABLE_CONTENT)(scope, receive, send)
+            return
         await self.app(scope, _replay(body, more, receive), send)
 
 
+MAX_DEPTH = 32  # arrays and objects in one another in a body: the arena's deepest takes 4
+NESTED_TOO_DEEP = f"arrays and objects are nested more than {MAX_DEPTH} deep"
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """:data:`NESTED_TOO_DEEP` when ``value`` (parsed JSON) nests arrays and objects more than
+    ``limit`` deep, else None. Walked without recursion: the validation and error handling
+    after it recurse, and a body nested a thousand deep broke them (a 500, RecursionError)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            node = list(node.values())
+        elif not isinstance(node, list):
+            continue
+        if depth + 1 > limit:
+            return NESTED_TOO_DEEP
+        stack.extend((child, depth + 1) for child in node)
+    return None
+
+
 def _is_json(scope: Scope) -> bool:
+    """A JSON body: so typed, or untyped (FastAPI reads a body with no Content-Type as JSON)."""
     for name, value in scope.get("headers", ()):
         if name == b"content-type":
             kind = value.split(b";")[0].strip().lower()
             return kind == b"application/json" or kind.endswith(b"+json")
-    return False
+    return True
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, list[Message]]:

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import redis
 from sqlalchemy import or_, select
 from sqlalchemy.orm import sessionmaker
 
@@ -31,6 +32,7 @@ from atout_arena.services.bots import BotInfo, BotRegistry
 from atout_arena.services.ladders import ladders_of
 from atout_arena.services.sprt import cancel_test
 
+REDIS_DOWN = (redis.ConnectionError, redis.TimeoutError)
 # Called as hook(sessions, bot_id) when a bot is disabled: ladders register theirs here.
 ON_DISABLE: list[Callable[[sessionmaker, int], Any]] = []
 
@@ -74,9 +76,20 @@ class Disabled:
 def set_disabled(sessions: sessionmaker, redis_client: Any, bot_id: int, disabled: bool) -> Disabled:
     """Disable a bot (``disabled`` True) or enable it again (:meth:`BotRegistry.disable`: a house
     bot is refused with a :class:`~atout_arena.services.bots.RegistryError`). Disabling revokes
-    it everywhere (:func:`revoke_bot`) and names its running ladders, for the caller to tick."""
-    info = BotRegistry(sessions).disable(bot_id, disabled=disabled)
+    it everywhere (:func:`revoke_bot`) and names its running ladders, for the caller to tick.
+
+    A disable is done whole or not at all: Redis, which every step after the registry's needs,
+    is asked first (unreachable: its error is raised, the bot left as it was: the API's 503),
+    and a revocation Redis fails midway enables the bot again before the error is raised."""
+    registry = BotRegistry(sessions)
+    if disabled:
+        redis_client.ping()
+    info = registry.disable(bot_id, disabled=disabled)
     if not disabled:
         return Disabled(info)
-    revoke_bot(sessions, redis_client, bot_id, "disabled")
+    try:
+        revoke_bot(sessions, redis_client, bot_id, "disabled")
+    except REDIS_DOWN:
+        registry.disable(bot_id, disabled=False)
+        raise
     return Disabled(info, ladders_of(sessions, bot_id))
