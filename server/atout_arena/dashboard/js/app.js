@@ -58,6 +58,13 @@ function section(title, ...children) {
   return box;
 }
 
+// A page's one panel, titled by the page's heading (h1; a section's own title is an h2).
+function pageSection(title, ...children) {
+  const box = section(null, ...children);
+  box.prepend(el("h1", "panel-title", title));
+  return box;
+}
+
 function chip(text, kind = "") {
   return el("span", `chip ${kind}`, text);
 }
@@ -108,10 +115,31 @@ function optionAllowed(option) {
   return option.choices && option.choices.length ? option.choices.map(optionValue).join(" or ") : option.allowed;
 }
 
+// A column's name for screen readers only (over a column of buttons or bars).
+function unseen(text) {
+  return el("span", "sr-only", text);
+}
+
+// A table that is wider than its box (a phone) scrolls: it then says so (the .scrolls class
+// shades the edge it hides) and takes the keyboard's focus, to scroll with the arrows.
+const overflowing = new ResizeObserver((entries) => {
+  for (const { target } of entries) {
+    const scrolls = target.scrollWidth > target.clientWidth + 1;
+    target.classList.toggle("scrolls", scrolls);
+    if (scrolls) target.tabIndex = 0;
+    else target.removeAttribute("tabindex");
+  }
+});
+
 function table(headers, rows, className = "") {
   const t = el("table", `data ${className}`);
+  overflowing.observe(t);
   const head = el("tr");
-  for (const h of headers) head.append(el("th", null, h));
+  for (const h of headers) {
+    const th = el("th");
+    th.append(h); // text, or a node (unseen)
+    head.append(th);
+  }
   t.append(el("thead"), el("tbody"));
   t.tHead.append(head);
   for (const row of rows) {
@@ -159,7 +187,7 @@ function leaderboardEl(board) {
     ci.title = `95% interval ${fmt(r.ci_low)} – ${fmt(r.ci_high)}`;
     return [String(r.rank), el("span", "bot-name", r.bot), rating, ci, fmt(r.online), String(r.matches)];
   });
-  const t = table(["#", "bot", "Elo ± 95%", "", "live Elo", "matches"], rows, "leaderboard");
+  const t = table(["#", "bot", "Elo ± 95%", unseen("interval"), "live Elo", "matches"], rows, "leaderboard");
   t.dataset.rows = String(board.rows.length);
   return t;
 }
@@ -216,7 +244,7 @@ async function homePage() {
   const grid = el("div", "grid home");
   grid.append(boards.panel, el("div", "stack"));
   grid.lastChild.append(section("Tournaments", tournaments), section("Live matches", live));
-  view.replaceChildren(grid);
+  view.replaceChildren(el("h1", "sr-only", "Overview"), grid);
   every(POLL_MS, async () => {
     const [ts, running] = await Promise.all([api("/v1/tournaments?limit=8"), api("/v1/matches?status=running&limit=12")]);
     tournaments.replaceChildren(...(ts.length ? ts.map(tournamentCard) : [empty("No tournament yet.")]));
@@ -227,7 +255,7 @@ async function homePage() {
 
 async function tournamentsPage() {
   const list = el("div", "tcards wide");
-  view.replaceChildren(section("Tournaments", list));
+  view.replaceChildren(pageSection("Tournaments", list));
   every(POLL_MS, async () => {
     const ts = await api("/v1/tournaments?limit=200");
     list.replaceChildren(...(ts.length ? ts.map(tournamentCard) : [empty("No tournament yet.")]));
@@ -296,7 +324,7 @@ async function tournamentPage(id) {
     ratings.replaceChildren(t.ratings.length ? table(["#", "bot", "rating", "95% interval", "P(> next)", "games"],
       t.ratings.map((r) => [String(r.rank), r.bot, fmt(r.rating), `${fmt(r.ci_low)} – ${fmt(r.ci_high)}`, r.los_next === null ? "–" : `${fmt(r.los_next * 100)}%`, String(r.games)]))
       : empty(t.status === "finished" ? "No rated result." : "Fitted once every match is played."));
-    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(page_.items), "matches") : empty("No match here."));
+    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(page_.items), "matches") : empty("No match here."));
     if (t.status !== "running" && t.status !== "created") page.timers.forEach(clearInterval);
   };
   every(POLL_MS, refresh);
@@ -335,7 +363,7 @@ function testCard(t) {
   const card = el("a", "tcard test-card");
   card.href = `#/tests/${t.id}`;
   card.dataset.test = String(t.id);
-  const title = el("h3");
+  const title = el("h2"); // under the page's h1
   title.append(`${t.a} vs ${t.b} `, gameChip(t.game), " ", statusChip(t.result || t.status));
   card.append(title, el("p", "facts", `${t.games} games · ${t.sets} sets · ${eloText(t)}`), llrBar(t));
   return card;
@@ -343,7 +371,7 @@ function testCard(t) {
 
 async function testsPage() {
   const list = el("div", "tcards wide");
-  view.replaceChildren(section("Tests (SPRT)", list));
+  view.replaceChildren(pageSection("Tests (SPRT)", list));
   every(POLL_MS, async () => {
     const ts = await api("/v1/tests?limit=100");
     list.replaceChildren(...(ts.length ? ts.map(testCard) : [empty("No test yet: POST /v1/tests or atout-arena test create.")]));
@@ -364,7 +392,7 @@ async function testPage(id) {
     const facts = table(["games", "sets", "score", "Elo (95%)", "LOS"],
       [[String(t.games), String(t.sets), fmt(t.score, 3), eloText(t).replace("Elo ", ""), `${fmt((t.los || 0) * 100, 1)}%`]], "test-stats");
     stats.replaceChildren(llrBar(t), facts);
-    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(page_.items), "matches") : empty("No match yet."));
+    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(page_.items), "matches") : empty("No match yet."));
     if (t.status !== "running") page.timers.forEach(clearInterval);
   });
 }
@@ -375,7 +403,7 @@ function ladderCard(l) {
   const card = el("a", "tcard ladder-card");
   card.href = `#/ladders/${l.id}`;
   card.dataset.ladder = String(l.id);
-  const title = el("h3");
+  const title = el("h2"); // under the page's h1
   title.append(`${l.name} `, gameChip(l.game), " ", statusChip(l.status));
   const top = l.standings.length ? `leader ${l.standings[0].bot} (${fmt(l.standings[0].ordinal, 2)})` : "no member yet";
   card.append(title, el("p", "facts", `${l.standings.length} bots · ${l.in_flight.length} matches in flight · ${top}`));
@@ -384,7 +412,7 @@ function ladderCard(l) {
 
 async function laddersPage() {
   const list = el("div", "tcards wide");
-  view.replaceChildren(section("Ladders", list));
+  view.replaceChildren(pageSection("Ladders", list));
   every(POLL_MS, async () => {
     const ls = await api("/v1/ladders?limit=100");
     list.replaceChildren(...(ls.length ? ls.map(ladderCard) : [empty("No ladder yet: POST /v1/ladders or atout-arena ladder create.")]));
@@ -395,7 +423,7 @@ function ladderStandings(l) {
   if (!l.standings.length) return empty("No member yet: bots join when they connect.");
   const low = Math.min(0, ...l.standings.map((r) => r.ordinal));
   const high = Math.max(1, ...l.standings.map((r) => r.mu + 3 * r.sigma));
-  const t = table(["#", "bot", "ordinal μ−3σ", "μ ± 3σ", "games", "sets", "in flight", ""], l.standings.map((r) => {
+  const t = table(["#", "bot", "ordinal μ−3σ", "μ ± 3σ", "games", "sets", "in flight", unseen("connection")], l.standings.map((r) => {
     const bar = el("div", "ci");
     const span = el("i");
     span.style.left = `${((r.mu - 3 * r.sigma - low) / (high - low)) * 100}%`;
@@ -447,11 +475,11 @@ async function ladderPage(id) {
 async function matchesPage() {
   const live = el("div");
   const recent = el("div");
-  view.replaceChildren(section("Live now", live), section("Recent matches", recent));
+  view.replaceChildren(el("h1", "sr-only", "Matches"), section("Live now", live), section("Recent matches", recent));
   every(POLL_MS, async () => {
     const [running, finished] = await Promise.all([api("/v1/matches?status=running&limit=50"), api("/v1/matches?status=finished&limit=30")]);
-    live.replaceChildren(running.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(running.items)) : empty("Nothing is being played right now."));
-    recent.replaceChildren(finished.items.length ? table(["match", "seats", "status", "scores", ""], matchRows(finished.items)) : empty("No finished match yet."));
+    live.replaceChildren(running.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(running.items)) : empty("Nothing is being played right now."));
+    recent.replaceChildren(finished.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(finished.items)) : empty("No finished match yet."));
   });
 }
 
@@ -468,7 +496,7 @@ async function gamesPage() {
     }
     list.append(card);
   }
-  view.replaceChildren(list);
+  view.replaceChildren(el("h1", "sr-only", "Games"), list);
 }
 
 // -- one match: live view and replay viewer ---------------------------------------------------
@@ -478,14 +506,27 @@ function scoreboard(match, viewData, ended, { final = true } = {}) {
   const rows = match.seats.map((s) => {
     const score = viewData && viewData.scores ? viewData.scores[s.seat] : final ? s.score : null;
     const place = ended && ended.ranking ? ended.ranking[s.seat] : final ? s.place : null;
-    const name = el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.version ? `${s.bot}@${s.version}` : s.bot);
-    name.title = s.version ? `${s.bot}, version ${s.version}` : s.bot;
-    // the bot's own think time (as its SDK reported it) beside the network and queueing time
-    const own = s.bot_think_ms === null || s.bot_think_ms === undefined ? "–" : `${fmt(s.bot_think_ms)} ms`;
-    const net = s.network_ms === null || s.network_ms === undefined ? "–" : `${fmt(s.network_ms)} ms`;
-    return [String(s.seat), name, fmt(score), place ? String(place) : "–", String(s.faults), own, net];
+    // the bot's name, its version below it, then its own think time (as its SDK reported it)
+    // beside the network and queueing time: a cell that wraps, never one squeezed to nothing
+    const bot = el("span", "seat-bot");
+    bot.append(el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.bot));
+    if (s.version) bot.append(el("small", "seat-more seat-version", `version ${s.version}`));
+    const known = (x) => x !== null && x !== undefined;
+    const ms = (x) => (known(x) ? `${fmt(x)} ms` : "–");
+    if (known(s.bot_think_ms) || known(s.network_ms)) {
+      bot.append(el("small", "seat-more seat-times", `think ${ms(s.bot_think_ms)} · network ${ms(s.network_ms)}`));
+    }
+    return [String(s.seat), bot, fmt(score), place ? String(place) : "–", String(s.faults)];
   });
-  return table(["seat", "bot", "score", "place", "faults", "think", "network"], rows, "scoreboard");
+  return table(["seat", "bot", "score", "place", "faults"], rows, "scoreboard");
+}
+
+// The moves, newest first (live) or in order (replay): a list that scrolls, so it takes the focus.
+function movesList(className) {
+  const log = el("ol", className);
+  log.tabIndex = 0;
+  log.setAttribute("aria-label", "moves");
+  return log;
 }
 
 function logLine(event, names, onClick) {
@@ -541,34 +582,44 @@ function matchLayout(match) {
   return { felt, side };
 }
 
-function liveView(match, seatChoice = "") {
+// carried: what the view before showed when the spectator picks another seat ({ last, moves,
+// note }): the table and the move log stay (a seat's stream starts at the next step), and a seat
+// refused for want of a token falls back to the public view with a note, not to a blank table.
+function liveView(match, seatChoice = "", carried = null) {
   const { felt, side } = matchLayout(match);
   const names = match.seats.map((s) => s.bot);
   const state = el("div", "live-state", "connecting…");
   const board = el("div");
-  const log = el("ol", "log");
+  const log = movesList("log");
+  if (carried) log.append(...carried.moves);
+  const viewer = seatChoice === "" ? null : Number(seatChoice);
+  let last = carried ? carried.last : null;
+  let ended = null;
+  const handOver = (note = "") => {
+    const { hand, ...shown } = last || {}; // a seat's own hand is never shown to another view
+    return { last: last ? shown : null, moves: [...log.children], note };
+  };
   const select = viewerSelect(match, seatChoice, (value) => {
     newPage();
-    liveView(match, value);
+    liveView(match, value, handOver());
   }, false);
   const controls = el("div", "controls");
-  controls.append(state, select);
+  const note = el("p", "hint live-note", carried ? carried.note : "");
+  controls.append(state, select, note);
   side.append(section("Live", controls), section("Seats", board), section("Moves", log));
-  felt.append(empty("Waiting for the match to start…"));
-  let viewer = seatChoice === "" ? null : Number(seatChoice);
-  let last = null;
-  let ended = null;
   const draw = (lastStep) => {
     if (!last) return;
     renderTable(felt, { game: match.game, view: last, names, viewer, hands: null, ended, lastStep });
     board.replaceChildren(scoreboard(match, last, ended));
   };
+  if (last) draw(null);
+  else felt.append(empty("Waiting for the match to start…"));
   const path = `/v1/matches/${match.id}/events${viewer === null ? "" : `?seat=${viewer}`}`;
   const stream = followEvents(path, (type, event) => {
     if (type === "start" || type === "step") {
       last = event.view;
       felt.dataset.ply = type === "step" ? String(event.ply) : "start";
-      if (type === "step") {
+      if (type === "step" && !log.querySelector(`li[data-ply="${event.ply}"]`)) {
         log.prepend(logLine(event, names));
         while (log.children.length > 200) log.lastChild.remove();
       }
@@ -583,6 +634,12 @@ function liveView(match, seatChoice = "") {
     }
   }, {
     onState: (s, detail) => {
+      if (s === "error" && viewer !== null) { // refused (no token, or not this seat's): back to the public view
+        newPage();
+        liveView(match, "", handOver(`Seat ${viewer}'s view needs the organizer token or that seat's bot token ` +
+          `(the token field above): ${detail}`));
+        return;
+      }
       state.className = `live-state ${s}`;
       state.textContent = { live: "● live", reconnecting: "reconnecting…", ended: "match over", error: detail || "error" }[s] || s;
     },
@@ -602,7 +659,7 @@ async function replayView(match, choice = "") {
   const note = el("div", "hint");
   controls.append(select);
   const board = el("div");
-  const log = el("ol", "log replay");
+  const log = movesList("log replay");
   side.append(section("Replay", controls, note), section("Seats", board), section("Moves", log));
   let replay;
   try {
