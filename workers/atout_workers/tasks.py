@@ -119,7 +119,8 @@ def test_tick(test_id: int) -> int:
     def connected(bot_id: int, version: str) -> bool:
         return is_connected(world.redis, bot_id, version)
 
-    return world.tasks.play_matches(sprt.tick(world.sessions, test_id, connected))
+    return world.tasks.play_matches(sprt.tick(world.sessions, test_id, connected,
+                                              wait_timeout_s=world.settings.test_wait_timeout_s))
 
 
 @shared_task(name=contract.LADDER_TICK, **RELIABLE)

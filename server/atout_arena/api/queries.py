@@ -31,6 +31,7 @@ from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, Pl
 from atout_arena.services.bots import is_house
 from atout_arena.services.deals import secret_matches
 from atout_arena.services.practice import PRACTICE
+from atout_arena.services.sprt import test_labels
 
 RECENT_MATCHES = 20  # listed on a bot's page
 COUNTED_MATCHES = 100  # for its think times and faults by kind
@@ -227,11 +228,26 @@ def seat_think(actions: Sequence[Any] | None, players: int) -> list[tuple[float 
             for s in range(players)]
 
 
-def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = False) -> dict[str, Any]:
+def match_label(match: Match, tests: dict[int, str]) -> str:
+    """What a match is, in words: ``test #3: alice@v2 vs alice@v1`` (``tests``: test labels by
+    id, :func:`atout_arena.services.sprt.test_labels`), ``tournament 2, match 5``, ``ladder 1,
+    set 4``, ``practice match``."""
+    if match.test_id is not None:
+        return tests.get(match.test_id, f"test #{match.test_id}")
+    if match.tournament_id is not None:
+        return f"tournament {match.tournament_id}, match {match.number + 1}"
+    if match.ladder_id is not None:
+        return f"ladder {match.ladder_id}, set {match.deal_group + 1}"
+    return "practice match"
+
+
+def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = False,
+                 tests: dict[int, str] | None = None) -> dict[str, Any]:
     seats = sorted(match.seats, key=lambda s: s.seat)
     think = seat_think(match.actions, len(seats))
     return {
         "id": match.id,
+        "label": match_label(match, tests or {}),
         "tournament_id": match.tournament_id,
         "number": match.number,
         "deal_group": match.deal_group,
@@ -287,7 +303,8 @@ def matches_public(
     says so (the ``organizer`` sees every seed)."""
     names = bot_names(session, [s.bot_id for m in matches for s in m.seats])
     secret = set() if organizer else secret_matches(session, matches)
-    return [match_public(m, names, seed_shown=m.id not in secret) for m in matches]
+    tests = test_labels(session, [m.test_id for m in matches if m.test_id is not None])
+    return [match_public(m, names, seed_shown=m.id not in secret, tests=tests) for m in matches]
 
 
 def get_match(session: Session, match_id: int) -> Match | None:

@@ -395,6 +395,14 @@ class TestPublic(BaseModel):
     field: str
     status: TestStatusName
     result: str | None = Field(description="H1 (A is stronger by elo1), H0 (by elo0 at most) or inconclusive")
+    reason: str | None = Field(default=None, description=(
+        "why it ended: the SPRT's verdict, max_games reached, cancelled, or given up waiting for a bot"))
+    waiting: str | None = Field(default=None, description=(
+        "while A or B has no live stream: 'waiting for alice@v9: not connected' (nothing is scheduled)"))
+    waiting_since: UtcDatetime | None = Field(default=None, description=(
+        "since when it has waited with nothing in flight (its creation or its last match's end)"))
+    gives_up_at: UtcDatetime | None = Field(default=None, description=(
+        "when it is cancelled if still waiting (waiting_since + ATOUT_TEST_WAIT_TIMEOUT_S)"))
     sprt: dict[str, float]
     max_games: int
     move_ms: int
@@ -495,6 +503,9 @@ class SeatPublic(BaseModel):
 
 class MatchPublic(BaseModel):
     id: int
+    label: str = Field(default="", description=(
+        "what it is: 'test #3: alice@v2 vs alice@v1', 'tournament 2, match 5', 'ladder 1, set 4', "
+        "'practice match'"))
     tournament_id: int | None
     number: int
     deal_group: int = Field(

@@ -44,6 +44,8 @@ lower case (``ATOUT_REDIS_URL`` -> ``redis_url``):
 - ``ATOUT_RECONNECT_GRACE_S`` (15): a bot whose stream is gone (its game server died or
   restarted, the stream dropped) is waited for this long before its decision is faulted
   ``disconnected``; a bot back within it is asked again, charged nothing.
+- ``ATOUT_TEST_WAIT_TIMEOUT_S`` (300): a test whose bot or version is not connected waits this
+  long (from its creation or its last match's end), saying so, then gives up (``cancelled``).
 
 Empty values count as unset; values are stripped. A bad value raises :class:`SettingsError`
 (a ``ValueError``) whose message is one line naming each bad variable: every command prints
@@ -125,6 +127,7 @@ class Settings(BaseSettings):
     visibility_timeout_s: int = Field(3600, ge=1)
     match_attempts: int = Field(3, ge=1)
     reconnect_grace_s: float = Field(15.0, ge=0, allow_inf_nan=False)
+    test_wait_timeout_s: float = Field(300.0, ge=1, allow_inf_nan=False)  # a test's wait for its bots
     # how long a decision waits, its clock stopped, for a bot cut off by the arena's own outage
     # (its game server hung, stopped or killed; Redis away) to be back: past it the match is
     # voided and played again from its seed, never stored as a result

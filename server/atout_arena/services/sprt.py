@@ -15,6 +15,11 @@ and finishes the test when it is decided, cancelling the matches not started. Ti
 idempotent: a set is only scheduled once (``next_set``, advanced in the same transaction).
 Test matches are never rated.
 
+A test whose A or B has no live stream (a version never connected, or gone mid-test) schedules
+nothing and says so (:func:`waiting_for`: ``waiting for alice@v9: not connected``); after
+``ATOUT_TEST_WAIT_TIMEOUT_S`` of that (since it was created or its last match ended) it gives up:
+``cancelled``, its ``reason`` saying why, which frees its place among the bot's running tests.
+
 Seats: ``a`` and ``b`` are bot names or ids, optionally ``name@version`` (the seat is then
 played by that version's stream; see :func:`atout_arena.core.relay.seat_address`); ``b`` may be
 ``house`` (the arena's heuristic house bot). The other seats of a table of more than two are
@@ -27,6 +32,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func, select, update
@@ -190,6 +196,15 @@ def _contenders(session: Session, test: SprtTest) -> list[tuple[int, str, str]]:
             (test.bot_b_id, test.version_b, names.get(test.bot_b_id, ""))]
 
 
+def test_labels(session: Session, test_ids: list[int]) -> dict[int, str]:
+    """What a test's matches are labelled with: ``test #3: alice@v2 vs alice@v1``, by test id."""
+    tests = list(session.scalars(select(SprtTest).where(SprtTest.id.in_(set(test_ids))))) if test_ids else []
+    ids = {bot_id for t in tests for bot_id in (t.bot_a_id, t.bot_b_id)}
+    names = dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(ids))).all()) if ids else {}
+    return {t.id: f"test #{t.id}: {_label(names.get(t.bot_a_id, str(t.bot_a_id)), t.version_a)} vs "
+                  f"{_label(names.get(t.bot_b_id, str(t.bot_b_id)), t.version_b)}" for t in tests}
+
+
 def set_tables(table: list[tuple[int, str]]) -> list[list[tuple[int, str]]]:
     """The seatings of one duplicate set: every rotation of the table and, beyond two seats, of
     its mirror (B before A): with rotations alone B would always sit on A's left, a seat-order
@@ -209,12 +224,42 @@ def set_size(test: SprtTest) -> int:
     return set_size_of(test.players)
 
 
-def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = None) -> list[int]:
+def _label(name: str, version: str) -> str:
+    return f"{name}{VERSION_SEPARATOR}{version}" if version else name
+
+
+def absent_contenders(session: Session, test: SprtTest, connected: Connected) -> list[str]:
+    """The labels (``alice@v9``) of A and B that have no live stream now (house bots always do)."""
+    return [_label(name, version) for bot_id, version, name in _contenders(session, test)
+            if not is_house(name) and not connected(bot_id, version)]
+
+
+def waiting_for(absent: list[str]) -> str:
+    """The line a test shows while it waits: ``waiting for alice@v9: not connected``."""
+    return f"waiting for {' and '.join(absent)}: not connected"
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)  # SQLite's are naive, UTC
+
+
+def waiting_since(session: Session, test: SprtTest) -> datetime:
+    """Since when a test with nothing in flight has been idle: its last match's end, else its
+    creation (what :func:`tick`'s give-up clock counts from)."""
+    last = session.scalar(select(func.max(Match.finished_at)).where(Match.test_id == test.id))
+    since = _utc(test.created_at)
+    return max(since, _utc(last)) if last is not None else since
+
+
+def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = None, *,
+         wait_timeout_s: float | None = None, now: datetime | None = None) -> list[int]:
     """Finish the test if decided, or when every set ``max_games`` allows is done; else schedule
     sets up to ``sets_in_flight``. Returns the ids of the new matches to send (none when the
     test is over). ``connected(bot_id, version)``: no set is scheduled while A or B has no live
     stream (the sweeper ticks a test with nothing in flight again, so it resumes when they are
-    back); sets they played absent do not count (:func:`analysis_of`)."""
+    back); sets they played absent do not count (:func:`analysis_of`). Once it has waited
+    ``wait_timeout_s`` (:func:`waiting_since`, up to ``now``) it gives up: ``cancelled``, with the
+    reason."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
@@ -228,7 +273,8 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         max_sets = test.max_games // set_size(test)
         exhausted = test.next_set >= max_sets and test_view.complete_sets >= test.next_set
         if decided or exhausted or test_view.analysis.games >= test.max_games:
-            _finish(session, test, decided or "inconclusive", test_view.analysis)
+            analysis = test_view.analysis
+            _finish(session, test, decided or "inconclusive", analysis, _verdict(analysis))
             session.commit()
             return []
         in_flight = test.next_set - test_view.complete_sets
@@ -236,11 +282,16 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         room = min(room, max(0, (test.max_games - games_scheduled) // set_size(test)))
         if room == 0:
             return []
-        if connected is not None and not all(
-            is_house(name) or connected(bot_id, version)
-            for bot_id, version, name in _contenders(session, test)
-        ):
-            return []  # wait for A and B: sets played against an absent bot would say nothing
+        absent = [] if connected is None else absent_contenders(session, test, connected)
+        if absent:  # wait for A and B: sets played against an absent bot would say nothing
+            if in_flight == 0 and wait_timeout_s is not None:
+                waited = ((now or utcnow()) - waiting_since(session, test)).total_seconds()
+                if waited >= wait_timeout_s:
+                    _finish(session, test, "inconclusive", test_view.analysis,
+                            f"gave up after {wait_timeout_s:g} s {waiting_for(absent)}")
+                    test.status = SprtStatus.CANCELLED
+                    session.commit()
+            return []
         first = test.next_set
         table = _table(sessions, test)  # house bots registered (another session) before this one writes
         claimed = session.execute(
@@ -276,9 +327,20 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         return [m.id for m in new if m.rotation == 0]
 
 
-def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis) -> None:
+def _verdict(analysis: Analysis) -> str:
+    """Why a test that ran its course ended, in words."""
+    if analysis.result == "H1" and analysis.llr is not None:
+        return f"H1 accepted: the LLR {analysis.llr:.2f} reached its upper bound {analysis.upper:.2f}"
+    if analysis.result == "H0" and analysis.llr is not None:
+        return f"H0 accepted: the LLR {analysis.llr:.2f} reached its lower bound {analysis.lower:.2f}"
+    return f"max_games reached: {analysis.games} games counted without a decision"
+
+
+def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis, reason: str) -> None:
+    """End ``test`` (``finished``; a caller may say ``cancelled``) with the statistics that ended
+    it and the ``reason`` (kept with them in ``final``)."""
     test.status, test.result, test.finished_at = SprtStatus.FINISHED, result, utcnow()
-    test.final = analysis.to_dict()
+    test.final = {**analysis.to_dict(), "reason": reason}
     session.execute(
         update(Match)
         .where(Match.test_id == test.id, Match.status.in_((MatchStatus.QUEUED, MatchStatus.PENDING)))
@@ -287,15 +349,16 @@ def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis) -
     )
 
 
-def cancel_test(sessions: sessionmaker, test_id: int) -> bool:
-    """Stop a running test: its matches not started are cancelled. False when it was over."""
+def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled") -> bool:
+    """Stop a running test: its matches not started are cancelled; ``reason`` is kept (shown as
+    the test's ``reason``). False when it was over."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
         if test.status != SprtStatus.RUNNING:
             return False
-        _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis)
+        _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis, reason)
         test.status = SprtStatus.CANCELLED
         session.commit()
         return True
@@ -357,10 +420,14 @@ def _absent(match: Match, seats: list[MatchSeat], contenders: tuple[int, int]) -
                for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
 
 
-def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True) -> dict[str, Any]:
+def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True,
+                 connected: Connected | None = None, wait_timeout_s: float | None = None) -> dict[str, Any]:
     """Everything a person (or the API) wants to see of a test, as plain data. A finished test
-    shows the statistics that decided it (read from the test, not recomputed). Its ``seed`` and
-    ``deal_key`` are for the ``organizer`` until its deals are public (services.deals)."""
+    shows the statistics that decided it (read from the test, not recomputed), and why it ended
+    (``reason``). Its ``seed`` and ``deal_key`` are for the ``organizer`` until its deals are
+    public (services.deals). With ``connected``, a running test whose A or B has no live stream
+    says so (``waiting``), since when nothing has been in flight and, with ``wait_timeout_s``,
+    when it gives up."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
@@ -373,8 +440,13 @@ def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True
         ).all())
 
         def label(bot_id: int, version: str) -> str:
-            name = names.get(bot_id, str(bot_id))
-            return f"{name}{VERSION_SEPARATOR}{version}" if version else name
+            return _label(names.get(bot_id, str(bot_id)), version)
+
+        absent = (absent_contenders(session, test, connected)
+                  if connected is not None and test.status == SprtStatus.RUNNING else [])
+        idle = bool(absent) and not any(counts.get(s, 0) for s in MatchStatus if s not in MATCH_DONE)
+        since = waiting_since(session, test) if idle else None
+        final = test.final or {}
 
         return {
             "id": test.id, "name": test.name, "game": test.game, "players": test.players,
@@ -382,6 +454,11 @@ def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True
             "a": label(test.bot_a_id, test.version_a), "b": label(test.bot_b_id, test.version_b),
             "field": test.field, "status": test.status,
             "result": test.result,  # None while it runs
+            "reason": final.get("reason"),  # why it ended (None while it runs, and for old tests)
+            "waiting": waiting_for(absent) if absent else None,
+            "waiting_since": since,
+            "gives_up_at": (since + timedelta(seconds=wait_timeout_s)
+                            if since is not None and wait_timeout_s is not None else None),
             "sprt": {"elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta},
             "max_games": test.max_games, "move_ms": test.move_ms, "max_faults": test.max_faults,
             "sets_in_flight": test.sets_in_flight, "matches": counts,
@@ -389,6 +466,6 @@ def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True
             "deal_commitment": commitment(test.deal_key),
             "created_by": test.created_by, "created_at": test.created_at, "finished_at": test.finished_at,
             # the statistics that decided it once over (later games never move them), else live
-            **{k: v for k, v in (test.final if view is None else view.analysis.to_dict()).items()
-               if k != "result"},
+            **{k: v for k, v in (final if view is None else view.analysis.to_dict()).items()
+               if k not in ("result", "reason")},
         }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, status
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from atout_arena.api.deps import (
     TOKEN_OPTIONAL,
@@ -17,8 +17,10 @@ from atout_arena.api.deps import (
     known_id,
 )
 from atout_arena.api.errors import refused
-from atout_arena.api.schemas import TestCreate, TestPublic
+from atout_arena.api.schemas import TestCreate, TestPublic, TestStatusName
 from atout_arena.core.models import SprtTest
+from atout_arena.core.relay import is_connected
+from atout_arena.services.bots import find_bot
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.sprt import cancel_test, check_tester, create_test, sprt_summary
 
@@ -29,8 +31,14 @@ NOT_FOUND: Responses = {404: {"description": "no such test"}}
 
 def _summary(arena: ArenaDep, test_id: int, organizer: bool = True) -> TestPublic:
     known_id(test_id, "test")
+
+    def connected(bot_id: int, version: str) -> bool:
+        return is_connected(arena.redis, bot_id, version)
+
     try:
-        return TestPublic.model_validate(sprt_summary(arena.sessions, test_id, organizer=organizer))
+        return TestPublic.model_validate(sprt_summary(
+            arena.sessions, test_id, organizer=organizer, connected=connected,
+            wait_timeout_s=arena.settings.test_wait_timeout_s))
     except CompetitionError as exc:
         raise refused(exc.kind, str(exc)) from None
 
@@ -51,7 +59,9 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     every seat rotation, the house bots in the other seats), until the generalized SPRT on the
     set scores accepts H1 (A is ``elo1`` stronger) or H0 (``elo0``), or ``max_games`` is reached.
     The organizer may test any two bots; a bot (its token) may test itself against its own
-    versions or the house bot. Test matches are unrated."""
+    versions or the house bot. Test matches are unrated. While A or B is not connected the test
+    says so (``waiting``: ``waiting for alice@v9: not connected``) and plays nothing; after
+    ``ATOUT_TEST_WAIT_TIMEOUT_S`` (``gives_up_at``) it is cancelled, its ``reason`` saying why."""
     try:
         caller_bot_id = check_tester(organizer=caller.organizer, bot=caller.bot)
         spec = CompetitionSpec.of(game=body.game, players=body.players, options=body.options,
@@ -70,9 +80,20 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
 
 @router.get("", response_model=list[TestPublic], openapi_extra=TOKEN_OPTIONAL)
 def list_tests(arena: ArenaDep, session: SessionDep, caller: CallerDep,
+               status_: Annotated[TestStatusName | None, Query(alias="status")] = None,
+               bot: Annotated[str | None, Query(max_length=200, description="its tests, as A or B")] = None,
                limit: Annotated[int, Query(ge=1, le=200)] = 50) -> list[TestPublic]:
-    """The latest tests, newest first, with their live statistics."""
-    ids = list(session.scalars(select(SprtTest.id).order_by(SprtTest.id.desc()).limit(limit)))
+    """The latest tests, newest first, with their live statistics; ``status`` and ``bot`` (a
+    name or id, as A or B) filter them."""
+    query = select(SprtTest.id)
+    if status_ is not None:
+        query = query.where(SprtTest.status == status_)
+    if bot is not None:
+        found = find_bot(session, bot)
+        if found is None:
+            raise HTTPException(status.HTTP_404_NOT_FOUND, f"no bot {bot!r}")
+        query = query.where(or_(SprtTest.bot_a_id == found.id, SprtTest.bot_b_id == found.id))
+    ids = list(session.scalars(query.order_by(SprtTest.id.desc()).limit(limit)))
     session.close()
     return [_summary(arena, test_id, caller.organizer) for test_id in ids]
 
@@ -91,7 +112,7 @@ def cancel(test_id: int, arena: ArenaDep, _: OrganizerDep) -> TestPublic:
     """Stop a running test: matches not started are cancelled; the statistics so far stay."""
     known_id(test_id, "test")
     try:
-        if not cancel_test(arena.sessions, test_id):
+        if not cancel_test(arena.sessions, test_id, "cancelled by the organizer"):
             raise HTTPException(status.HTTP_409_CONFLICT, f"test {test_id} is over already")
     except CompetitionError as exc:
         raise refused(exc.kind, str(exc)) from None
