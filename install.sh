@@ -18,6 +18,31 @@
 # libprotobuf-dev) and nlohmann-json; the test builds it itself.
 # Node.js and npm (v18 or later) are used when present: the Node example bot (examples/node).
 set -euo pipefail
+
+# apt-get "$@" (as $SUDO), waiting while another apt or dpkg holds its lock (unattended-upgrades
+# does on a fresh Ubuntu at boot; apt-get update takes no DPkg::Lock::Timeout), said once, for up
+# to ATOUT_APT_WAIT_S seconds (default 600). Its output is dropped unless it fails.
+apt_get() {
+    local deadline=$((SECONDS + ${ATOUT_APT_WAIT_S:-600})) said="" out
+    while true; do
+        if out=$(${SUDO:-} apt-get -o DPkg::Lock::Timeout=5 "$@" 2>&1); then return 0; fi
+        if ! grep -qE "Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock" <<<"$out" \
+                || [ "$SECONDS" -ge "$deadline" ]; then
+            printf '%s\n' "$out" >&2
+            return 1
+        fi
+        if [ -z "$said" ]; then
+            local holder
+            holder=$(grep -oE "held by process [0-9]+( \([^)]*\))?" <<<"$out" | head -n 1 || true)
+            echo "install.sh: another apt or dpkg is running${holder:+ ($holder)}; waiting for it" \
+                 "to finish (up to ${ATOUT_APT_WAIT_S:-600} s)..." >&2
+            said=1
+        fi
+        sleep "${ATOUT_APT_RETRY_S:-3}"
+    done
+}
+
+if [ "${BASH_SOURCE[0]}" != "$0" ]; then return 0; fi  # sourced (tests/deploy/test_install_sh.py): the functions only
 cd "$(dirname "$0")"
 
 if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
@@ -31,21 +56,24 @@ if [ -z "${ATOUT_NO_APT:-}" ] && command -v apt-get >/dev/null 2>&1; then
     fi
     if [ "$SUDO" != skip ]; then
         export DEBIAN_FRONTEND=noninteractive
-        $SUDO apt-get update -qq
+        apt_get update -qq
         # --no-install-recommends: Compose's recommends would pull in a whole Docker engine
-        $SUDO apt-get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 redis-server \
+        apt_get install -y -qq --no-install-recommends docker-compose prometheus postgresql haproxy nftables iproute2 redis-server \
             cmake g++ pkg-config libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev \
-            nlohmann-json3-dev systemd >/dev/null
+            nlohmann-json3-dev systemd
         if [ -d /run/systemd/system ]; then $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
         elif [ -x /etc/init.d/redis-server ]; then $SUDO /etc/init.d/redis-server stop >/dev/null 2>&1 || true; fi
-        $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+        apt_get install -y -qq chromium chromium-driver
     fi
 fi
 
 PYTHON="${PYTHON:-python3}"
 "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/pip install --quiet -e ./sdk -e ".[dev]"
+# PYTHONWARNINGS: setuptools's editable builds print a notice ("Editable installation... be careful
+# with folders in your working directory with the same name as your package"), information only,
+# once per package: not shown (tests/deploy/test_install_sh.py)
+PYTHONWARNINGS="ignore:Editable installation" .venv/bin/pip install --quiet -e ./sdk -e ".[dev]"
 # The Node example bot (examples/node, tests/protocol/test_node_bot.py): its locked packages,
 # when npm is on the machine.
 if command -v npm >/dev/null 2>&1; then
