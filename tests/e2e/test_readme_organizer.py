@@ -1,7 +1,10 @@
 """The README's organizer section, word for word: ``.venv/bin/atout-arena up`` (here on free
 ports), then its "organizer quickstart" block run by bash from a directory of its own (where
 ``.venv`` is this installation), with only the game server's port put in. The bots are
-connected before the tournament, and the tournament between them is played and replayed."""
+connected before the tournament, and the tournament between them is played and replayed; the
+tokens are kept where git ignores them, and the bots are stopped at the end. Then its curl
+block, with the API's address and the organizer token put in, works on the tournament it
+creates."""
 
 from __future__ import annotations
 
@@ -11,26 +14,36 @@ import re
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from test_up import Up
+from test_demo import read_proc
+from test_up import Up, organizer_token
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(300)]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
 
 
-def organizer_blocks() -> tuple[str, str]:
-    """The section's ``up`` block and its quickstart block."""
+def organizer_blocks() -> tuple[str, str, str]:
+    """The section's ``up`` block, its quickstart block and its curl block."""
     section = README.read_text().split("## For organizers\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```bash\n(.*?)```", section, flags=re.S)
     quickstart = next(b for b in blocks if b.startswith("# organizer quickstart"))
-    return blocks[0], quickstart
+    curl = next(b for b in blocks if b.startswith("export ATOUT_ADMIN_TOKEN=atout_admin_..."))
+    return blocks[0], quickstart, curl
+
+
+def git_ignores(path: str) -> bool:
+    """Whether the repository's .gitignore keeps ``path`` (relative to its root) out of git."""
+    return subprocess.run(["git", "-C", str(ROOT), "check-ignore", "-q", "--no-index", path],
+                          check=False).returncode == 0
 
 
 def test_the_readme_organizer_quickstart_runs_as_written(tmp_path: Path) -> None:
-    up_block, script = organizer_blocks()
+    up_block, script, curl = organizer_blocks()
     assert up_block.strip() == ".venv/bin/atout-arena up"
     assert script.index("atout-bot run") < script.index("tournament create")  # bots connected first
     assert "ATOUT_ADMIN_TOKEN" not in script  # the config file written by up gives the token
@@ -54,8 +67,29 @@ def test_the_readme_organizer_quickstart_runs_as_written(tmp_path: Path) -> None
         assert "finished; 1/1 matches done" in out and "95% interval" in out
         assert re.search(r"match 1: \d+ actions replayed; .*as stored", out), out
         assert "Traceback" not in err and "Warning" not in err, err
-        assert sorted(p.name for p in work.iterdir() if p.name != ".venv") == [
-            "alice.log", "alice.token", "bob.log", "bob.token", "carol.log", "carol.token"]
+        # the tokens (and logs, pids) in var/bots/ only, which git ignores, and readable by their owner
+        assert sorted(p.name for p in work.iterdir() if p.name != ".venv") == ["var"]
+        bots = work / "var" / "bots"
+        assert sorted(p.name for p in bots.iterdir()) == sorted(
+            f"{bot}.{kind}" for bot in ("alice", "bob", "carol") for kind in ("log", "pid", "token"))
+        assert (bots.stat().st_mode & 0o777) == 0o700
+        assert all(git_ignores(f"var/bots/{bot}.token") and git_ignores(f"{bot}.token")
+                   for bot in ("alice", "bob", "carol"))
+        # the bots are stopped by the block's last line: none is left retrying
+        pids = [int((bots / f"{bot}.pid").read_text()) for bot in ("alice", "bob", "carol")]
+        deadline = time.monotonic() + 20
+        while [pid for pid in pids if read_proc(pid) is not None]:
+            assert time.monotonic() < deadline, [read_proc(pid) for pid in pids]
+            time.sleep(0.1)
+
+        # the curl block: the tournament it creates (the second) is the one it then reads
+        curl_run = subprocess.run(
+            ["bash", "-e", "-c", curl.replace("atout_admin_...", organizer_token(up.output))
+             .replace("localhost:8000", f"127.0.0.1:{up.api_port}") + '\necho "tournament id: $id"'],
+            capture_output=True, text=True, env=up.env, cwd=work, timeout=60, check=False)
+        assert curl_run.returncode == 0, curl_run.stderr
+        assert "tournament id: 2\n" in curl_run.stdout, curl_run.stdout
+        assert re.search(r'"id":\s*2,\s*"name":\s*"cup"', curl_run.stdout), curl_run.stdout
     finally:
         if run is not None:
             with contextlib.suppress(ProcessLookupError):
