@@ -14,7 +14,7 @@ Redis of the current directory, so that none can create a stray ``./var/atout.db
     atout-arena ladder create NAME --game G [--bot A --bot B ...] [--target-in-flight 4]
     atout-arena ladder show ID | pause ID | resume ID
     atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
-    atout-arena test show ID | cancel ID
+    atout-arena test show ID | cancel ID | list [--status S] [--bot B] [--limit N]
     atout-arena match show ID | list [--tournament T] [--bot B] | retry ID
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
 
@@ -41,7 +41,9 @@ from typing import Any
 from urllib.parse import quote
 
 from rich.console import Console
+from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from atout_arena.client import ArenaClient, ClientError, Target
 
@@ -49,6 +51,7 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 _DURATION = re.compile(r"^(\d+)([smhd]?)$")
 DONE_STATUSES = ("finished", "cancelled")
 POLL_S = 1.0
+PROGRESS_EVERY_S = 10.0  # test create --wait off a terminal: a progress line at most this often
 
 
 def _console() -> Console:
@@ -154,10 +157,60 @@ def _print_test(console: Console, t: dict[str, Any]) -> None:
     interval = "" if None in ci else f" [{ci[0]:.1f}, {ci[1]:.1f}]"
     console.print(f"test {t['id']} {t['name']!r}: {t['a']} vs {t['b']}, {t['game']} {t['players']} players"
                   f" - {t['status']}{' ' + t['result'] if t['result'] else ''}")
+    if t.get("waiting") or t.get("reason"):  # why it waits, or why it ended
+        console.print(f"  {_waiting(t) if t.get('waiting') else t['reason']}")
     console.print(f"  games {t['games']}, sets {t['sets']}, score {_fmt(t['score'], '.3f')}, "
                   f"Elo {_fmt(t['elo'])}{interval}, LOS {_fmt(t['los'], '.3f')}, LLR {_fmt(t['llr'], '.2f')} "
                   f"in [{_fmt(t['lower'], '.2f')}, {_fmt(t['upper'], '.2f')}] "
                   f"(SPRT elo0={t['sprt']['elo0']:g} elo1={t['sprt']['elo1']:g}); matches {t['matches']}")
+
+
+def _waiting(t: dict[str, Any]) -> str:
+    """``waiting for alice@v9: not connected (gives up at 12:05:00 UTC)``."""
+    gives_up = t.get("gives_up_at")
+    return t["waiting"] + (f" (gives up at {gives_up[11:19]} UTC)" if gives_up else "")
+
+
+def _elo_pm(t: dict[str, Any]) -> str:
+    """``Elo 35.2 ± 60.1`` (the half-width of its 95% interval), ``Elo -`` before any set."""
+    lo, hi = t["elo_ci95"]
+    if t["elo"] is None or not t["sets"]:
+        return "Elo -"
+    return f"Elo {t['elo']:.1f}" + ("" if lo is None or hi is None else f" ± {(hi - lo) / 2:.1f}")
+
+
+def progress_line(t: dict[str, Any]) -> str:
+    """One line of a running test: games, sets, the LLR within its bounds, Elo ±, any wait."""
+    line = (f"test {t['id']} {t['status']}: {t['games']} games, {t['sets']} sets, "
+            f"LLR {_fmt(t['llr'], '.2f')} in [{_fmt(t['lower'], '.2f')}, {_fmt(t['upper'], '.2f')}], "
+            f"{_elo_pm(t)}")
+    return line + (f"; {_waiting(t)}" if t.get("waiting") else "")
+
+
+def _wait_test(client: ArenaClient, t: dict[str, Any]) -> dict[str, Any]:
+    """Poll a test until it is over, showing its progress on stderr: a live line on a terminal
+    (rich), else a plain line when it changes, at most every :data:`PROGRESS_EVERY_S` (and at once
+    when it starts or stops waiting for a bot)."""
+    err = Console(stderr=True, highlight=False)
+    if err.is_terminal:
+        with Live(Text(progress_line(t)), console=err, refresh_per_second=4, transient=False) as live:
+            while t["status"] == "running":
+                time.sleep(POLL_S)
+                t = client.get(f"/v1/tests/{t['id']}")
+                live.update(Text(progress_line(t)))
+        return t
+    shown, waiting, last = "", None, 0.0
+    while True:
+        line = progress_line(t)
+        now = time.monotonic()
+        if t["status"] == "running" and line != shown and (
+                now - last >= PROGRESS_EVERY_S or t.get("waiting") != waiting):
+            print(line, file=sys.stderr, flush=True)
+            shown, waiting, last = line, t.get("waiting"), now
+        if t["status"] != "running":
+            return t
+        time.sleep(POLL_S)
+        t = client.get(f"/v1/tests/{t['id']}")
 
 
 def _print_match(console: Console, m: dict[str, Any]) -> None:
@@ -346,10 +399,25 @@ def cmd_test(args: argparse.Namespace, client: ArenaClient, console: Console) ->
         if args.players is not None:
             body["players"] = args.players
         t = client.post("/v1/tests", body)
-        print(f"test {t['id']} started: {t['a']} vs {t['b']}", file=sys.stderr)
-        while args.wait and t["status"] == "running":
-            time.sleep(POLL_S)
-            t = client.get(f"/v1/tests/{t['id']}")
+        print(f"test {t['id']} started: {t['a']} vs {t['b']}", file=sys.stderr, flush=True)
+        if args.wait:
+            t = _wait_test(client, t)
+        elif t.get("waiting"):
+            print(f"warning: {_waiting(t)}", file=sys.stderr)
+    elif command == "list":
+        items = client.get("/v1/tests", status=args.status, bot=args.bot, limit=args.limit)
+        if args.json:
+            _print_json(items)
+        else:
+            columns = ("id", "test", "game", "status", "games", "LLR [bounds]", "Elo")
+            console.print(_table(None, columns, [
+                (t["id"], f"{t['a']} vs {t['b']}", t["game"], t["result"] or t["status"], t["games"],
+                 f"{_fmt(t['llr'], '.2f')} [{_fmt(t['lower'], '.2f')}, {_fmt(t['upper'], '.2f')}]",
+                 _elo_pm(t).removeprefix("Elo ")) for t in items]))
+            for t in items:  # why each waits or ended, a line apiece (too long for a column)
+                if t.get("waiting") or t.get("reason"):
+                    console.print(f"test {t['id']}: {_waiting(t) if t.get('waiting') else t['reason']}")
+        return EXIT_OK
     elif command == "cancel":
         t = client.post(f"/v1/tests/{args.id}/cancel")
     else:
@@ -569,8 +637,14 @@ def register(subparsers: Any) -> None:
     tcreate.add_argument("--sets-in-flight", type=int, default=8)
     tcreate.add_argument("--move-ms", type=int, default=1000)
     tcreate.add_argument("--max-faults", type=int, default=3)
-    tcreate.add_argument("--wait", action="store_true", help="wait for the verdict and show it")
+    tcreate.add_argument("--wait", action="store_true",
+                         help="wait for the verdict, showing games, LLR and Elo as it goes, and show it")
     tcommands.add_parser("show", parents=common,
                          help="a test's games, Elo, LOS and LLR").add_argument("id", type=int)
     tcommands.add_parser("cancel", parents=common, help="stop a running test").add_argument("id", type=int)
+    tlist = tcommands.add_parser("list", parents=common, help="tests, newest first, with their LLR and Elo")
+    tlist.add_argument("--status", choices=("running", "finished", "cancelled"),
+                       help="only the tests in this state")
+    tlist.add_argument("--bot", help="only the tests of this bot (name or id, as A or B)")
+    tlist.add_argument("--limit", type=int, default=50)
     test.set_defaults(func=_handler(cmd_test))
