@@ -46,7 +46,7 @@ from atout_arena.core.models import (
     Tournament,
     utcnow,
 )
-from atout_arena.core.ratings import DEFAULT_RATING, elo_update
+from atout_arena.core.ratings import DEFAULT_RATING, RatedSeat, elo_update, rated_result
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, SprtStatus, TournamentStatus
 from atout_arena.services.practice import is_practice as practice_match
 
@@ -69,7 +69,7 @@ _SETUP = (MATCHES.c.game, MATCHES.c.options, MATCHES.c.seed, MATCHES.c.move_ms, 
 # Each statement is built once with bind parameters: building and hashing a new expression per
 # call cost as much again as running it.
 _SEATS_OF = (
-    select(SEATS.c.seat, SEATS.c.bot_id, SEATS.c.version, BOTS.c.name, BOTS.c.move_ms)
+    select(SEATS.c.seat, SEATS.c.bot_id, SEATS.c.version, BOTS.c.name, BOTS.c.move_ms, BOTS.c.disabled)
     .join(BOTS, BOTS.c.id == SEATS.c.bot_id).where(SEATS.c.match_id == bindparam("k_match"))
     .order_by(SEATS.c.seat)
 )
@@ -93,7 +93,8 @@ _GRACE = select(TOURNAMENTS.c.absent_grace_s).where(TOURNAMENTS.c.id == bindpara
 
 
 def _seats_of(connection: Connection, match_id: int) -> list[Any]:
-    """The seats of a match in seat order, with their bots: (seat, bot_id, version, name, move_ms)."""
+    """The seats of a match in seat order, with their bots: (seat, bot_id, version, name, move_ms,
+    disabled)."""
     return list(connection.execute(_SEATS_OF, {"k_match": match_id}))
 
 
@@ -289,12 +290,13 @@ def store_result(
         completion = Completion(match_id, row.game, row.tournament_id, False, test_id=row.test_id)
         completion.bot_names = {s.bot_id: s.name for s in seats}
         # Ratings count tournament (and league) matches only: practice matches are unrated.
-        # An absent bot is not rated by its forfeits: the present seats are rated among themselves.
-        present = [(s.bot_id, outcome.ranking[s.seat]) for s in seats if s.seat not in absent]
-        present_ids = [b for b, _ in present]
-        if (rated and row.tournament_id is not None and len(present) >= 2
-                and len(set(present_ids)) == len(present_ids)):
-            completion.ratings = _rate(session, row.game, match_id, present_ids, [p for _, p in present], now)
+        # Who is rated is core.ratings.rated_result's rule: not an absent bot, nor one disabled
+        # by now (read in this transaction); the others among themselves. The rating rows
+        # written here are what the batch fits count (services.tournaments.rated_results).
+        kept = rated_result([RatedSeat(s.bot_id, outcome.ranking[s.seat], absent=s.seat in absent,
+                                       disabled=bool(s.disabled)) for s in seats])
+        if rated and row.tournament_id is not None and kept is not None:
+            completion.ratings = _rate(session, row.game, match_id, list(kept[0]), list(kept[1]), now)
         completion.tournament_done = _tournament_done(session, row.tournament_id)
         session.commit()
         return completion

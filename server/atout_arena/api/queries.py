@@ -4,13 +4,11 @@ models' data."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
-import numpy as np
-from sqlalchemy import case, func, not_, select
+from sqlalchemy import func, not_, select
 from sqlalchemy.orm import Session, selectinload
 
 from atout_arena.api import schemas
@@ -27,14 +25,14 @@ from atout_arena.core.models import (
 from atout_arena.core.ratings import fit
 from atout_arena.core.relay import connected_bots
 from atout_arena.core.standings import sides_of, won
-from atout_arena.core.vocabulary import FAULT_KINDS, MATCH_DONE, MatchStatus, PlayedBy, TournamentStatus
-from atout_arena.services.bots import is_house
+from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
+from atout_arena.services.bots import bot_figures, is_house
 from atout_arena.services.deals import secret_matches
 from atout_arena.services.practice import PRACTICE
 from atout_arena.services.sprt import test_labels
+from atout_arena.services.tournaments import rated_results
 
 RECENT_MATCHES = 20  # listed on a bot's page
-COUNTED_MATCHES = 100  # for its think times and faults by kind
 
 
 def aware(value: datetime | None) -> datetime | None:
@@ -141,9 +139,11 @@ def bot_detail(
         for s, m in seats
     ]
     version_wins = wins_by_version(session, bot.id)
+    figures = bot_figures(session, bot.id)  # one window (its last finished matches) for every figure
     detail["versions"] = [
         {"version": version, "matches": int(n), "wins": version_wins.get(version, 0),
-         "mean_place": None if mean is None else float(mean)}
+         "mean_place": None if mean is None else float(mean),
+         **figures["versions"].get(version, {"faults": None, "think_time": None})}
         for version, n, mean in session.execute(
             select(MatchSeat.played_version, func.count(), func.avg(MatchSeat.place))
             .join(Match, Match.id == MatchSeat.match_id)
@@ -151,65 +151,13 @@ def bot_detail(
             .group_by(MatchSeat.played_version).order_by(MatchSeat.played_version)
         ).all()
     ]
-    total, forfeits = session.execute(
-        select(
-            func.coalesce(func.sum(MatchSeat.faults), 0),
-            func.coalesce(func.sum(case((MatchSeat.forfeited.is_(True), 1), else_=0)), 0),
-        ).where(MatchSeat.bot_id == bot.id)
-    ).one()
-    counted = session.execute(
-        select(MatchSeat.seat, Match.actions)
-        .join(Match, Match.id == MatchSeat.match_id)
-        .where(MatchSeat.bot_id == bot.id, Match.status == MatchStatus.FINISHED)
-        .order_by(Match.id.desc())
-        .limit(COUNTED_MATCHES)
-    ).all()
-    kinds: Counter[str] = Counter()
-    think: list[float] = []
-    told: list[float] = []
-    network: list[float] = []
-    for seat, actions in counted:
-        for ply, row in enumerate(actions or []):
-            step = Step.from_json(ply, row)
-            if step.seat != seat:
-                continue
-            kinds.update(step.faults)
-            if step.by == PlayedBy.BOT:
-                think.append(step.think_ms)
-                if step.bot_ms is not None:
-                    told.append(step.bot_ms)
-                    network.append(max(0.0, step.think_ms - step.bot_ms))
-    detail["faults"] = {
-        "total": int(total),
-        "forfeits": int(forfeits),
-        **{kind: kinds[kind] for kind in FAULT_KINDS},
-        "matches_counted": len(counted),
-    }
-    p50, p99 = _p50_p99(think)
-    bot_p50, bot_p99 = _p50_p99(told)
-    net_p50, net_p99 = _p50_p99(network)
-    detail["think_time"] = {
-        "decisions": len(think),
-        "p50_ms": p50,
-        "p99_ms": p99,
-        "told": len(told),
-        "bot_p50_ms": bot_p50,
-        "bot_p99_ms": bot_p99,
-        "network_p50_ms": net_p50,
-        "network_p99_ms": net_p99,
-        "matches_counted": len(counted),
-    }
+    detail["figures_window"] = figures["window"]
+    detail["faults"] = figures["faults"]
+    detail["think_time"] = figures["think_time"]
     return detail
 
 
 # -- matches ----------------------------------------------------------------------------------
-
-
-def _p50_p99(values: list[float]) -> tuple[float | None, float | None]:
-    if not values:
-        return None, None
-    p50, p99 = (float(v) for v in np.percentile(values, [50, 99]))
-    return p50, p99
 
 
 def seat_think(actions: Sequence[Any] | None, players: int) -> list[tuple[float | None, float | None]]:
@@ -454,19 +402,8 @@ def leaderboard(session: Session, game: str) -> dict[str, Any]:
     """The batch fit (Bradley-Terry, Elo scale, 95% intervals: :func:`atout_arena.core.ratings.fit`) of
     every rated match of ``game`` (those that moved the online Elo: practice matches do not),
     with each bot's online Elo beside it."""
-    rated = select(RatingChange.match_id).where(RatingChange.game == game).distinct()
-    matches = session.scalars(
-        select(Match)
-        .where(Match.id.in_(rated), Match.status == MatchStatus.FINISHED)
-        .options(selectinload(Match.seats))
-        .order_by(Match.id)
-    ).all()
-    results: list[tuple[list[int], list[int]]] = []
-    for m in matches:
-        seats = sorted(m.seats, key=lambda s: s.seat)
-        ranking = [s.place for s in seats]
-        if len(seats) >= 2 and all(isinstance(p, int) and p >= 1 for p in ranking):
-            results.append(([s.bot_id for s in seats], cast("list[int]", ranking)))  # places checked
+    # the seats each match rated (not an absent bot's, nor a disabled one's: core.ratings.rated_result)
+    results = rated_results(session, game=game)
     fitted = fit(results)
     online = dict(session.execute(select(Rating.bot_id, Rating.rating).where(Rating.game == game)).all())
     names = bot_names(session, list(fitted.bots))

@@ -5,6 +5,9 @@ its ranking (place per seat, 1 = best, ties share the better place: RULES.md, "R
 n-player ranking counts as the pairwise results it implies: the better place scores 1, an equal
 place 0.5 (:func:`pairwise_results`). A bot that forfeited is simply last in the ranking.
 
+Who is rated is one rule, :func:`rated_result`: only played, present seats (not those of an
+absent bot, nor of a bot disabled by the time the result was stored), among themselves.
+
 Everything is on the Elo scale: ``P(i beats j) = 1 / (1 + 10 ** ((R_j - R_i) / 400))``, a new
 bot starts at 1500.
 
@@ -88,6 +91,41 @@ def pairwise_results(ranking: Sequence[int]) -> list[tuple[int, int, float]]:
             a, b = ranking[i], ranking[j]
             results.append((i, j, 1.0 if a < b else 0.5 if a == b else 0.0))
     return results
+
+
+@dataclass(frozen=True)
+class RatedSeat(Generic[BotId]):
+    """One seat of a finished match, as the rating rule reads it (:func:`rated_result`).
+
+    ``place`` is the seat's place in the stored ranking (None: none stored); ``absent``: its
+    bot never connected (the seat forfeited from the start, every decision a fallback);
+    ``disabled``: its bot was disabled by the time the result was stored (its decisions since
+    the disable were fallbacks: the organizer's act, not the bot's play)."""
+
+    bot: BotId
+    place: int | None
+    absent: bool = False
+    disabled: bool = False
+
+
+def rated_result(
+    seats: Sequence[RatedSeat[BotId]],
+) -> tuple[tuple[BotId, ...], tuple[int, ...]] | None:
+    """The rule of who a match rates, the one place it is written (live Elo, batch fits, the
+    leaderboard, ladders): ``(bots, places)`` of its rated seats, in seat order, or None when
+    it rates nobody.
+
+    Only played, present seats are rated: a seat whose bot was absent, or disabled by the time
+    the result was stored, is left out, and the others are rated among themselves by their own
+    places (the pairwise results between them); a seat with no place is never rated. A match
+    left with fewer than two such seats, or with one bot in two of them, rates nobody.
+    """
+    kept = [s for s in seats if not (s.absent or s.disabled)
+            and isinstance(s.place, int | np.integer) and not isinstance(s.place, bool) and s.place >= 1]
+    bots = tuple(s.bot for s in kept)
+    if len(kept) < 2 or len(set(bots)) != len(bots):
+        return None
+    return bots, tuple(int(s.place) for s in kept if s.place is not None)
 
 
 def elo_update(

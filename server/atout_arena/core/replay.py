@@ -2,8 +2,9 @@
 
 :func:`replay_match` checks that the log reproduces the stored result: every action by the
 seat the engine says is to act, legal, a fallback equal to the first legal action, the faults
-adding up to the stored forfeits, and the final scores and ranking (forfeits applied) equal to
-the stored ones. It reports the first divergence.
+and the stored absent seats (bots that never came: forfeited from the start, every decision a
+fallback, the first one charged ``absent``) adding up to the stored forfeits, and the final
+scores and ranking (forfeits applied) equal to the stored ones. It reports the first divergence.
 
 A match played under another version of its game's rules (``Game.RULES_VERSION``, stored with
 the match) is not replayed at all: :func:`check_rules_version` raises
@@ -48,6 +49,7 @@ class MatchRecord:
     scores: list[int] | None
     ranking: list[int] | None
     forfeited: list[bool] = field(default_factory=list)
+    absent: list[bool] = field(default_factory=list)  # per seat: its bot never came (stored)
     seat_names: list[str] = field(default_factory=list)
     rules_version: int = 1
     suits: str | None = None  # the suit permutation of its deal (duplicate rotations)
@@ -59,7 +61,7 @@ class MatchRecord:
             id=match.id, game=match.game, options=dict(match.options or {}), seed=int(match.seed),
             players=len(seats), max_faults=match.max_faults, status=match.status,
             actions=list(match.actions or []), scores=match.scores, ranking=match.ranking,
-            forfeited=[bool(s.forfeited) for s in seats],
+            forfeited=[bool(s.forfeited) for s in seats], absent=[bool(s.absent) for s in seats],
             seat_names=[s.bot.name if s.bot is not None else str(s.bot_id) for s in seats],
             rules_version=int(match.rules_version), suits=match.suits,
         )
@@ -148,7 +150,9 @@ def replay_match(record: MatchRecord) -> ReplayReport:
                             divergence=f"the log ends after {plies} actions but the game is not over")
     # a seat forfeits by its faults, or from the start when its bot was absent (its one fault,
     # `absent`, at its first decision: match.playing forfeits it whatever max_faults is)
-    absent = {step.seat for step in record.steps() if Fault.ABSENT in step.faults}
+    absent, wrong = _absent_seats(record)
+    if wrong is not None:
+        return ReplayReport(record.id, False, plies, divergence=wrong)
     forfeited = [seat in absent or (bool(record.max_faults) and f >= record.max_faults)
                  for seat, f in enumerate(faults)]
     if record.forfeited and forfeited != record.forfeited:
@@ -165,6 +169,32 @@ def replay_match(record: MatchRecord) -> ReplayReport:
         return ReplayReport(record.id, False, plies, scores, ranking,
                             divergence=f"final ranking {ranking}, stored {record.ranking}")
     return ReplayReport(record.id, True, plies, scores, ranking)
+
+
+def _absent_seats(record: MatchRecord) -> tuple[set[int], str | None]:
+    """The seats whose bots were absent, as stored (``record.absent``; a record without it: as
+    the log says), and the first way the log disagrees with that, if any: an absent seat's
+    decisions are all fallbacks, its first one charged the one fault ``absent``; no other seat
+    is ever charged ``absent``."""
+    steps = record.steps()
+    logged = {step.seat for step in steps if Fault.ABSENT in step.faults}
+    if not record.absent:
+        return logged, None
+    stored = {seat for seat, gone in enumerate(record.absent) if gone}
+    first: dict[int, Step] = {}
+    for step in steps:
+        first.setdefault(step.seat, step)
+        if step.seat in stored and step.by != PlayedBy.FALLBACK:
+            return stored, (f"action {step.ply}: seat {step.seat} is stored absent, "
+                            f"but its bot played {step.action!r}")
+        if Fault.ABSENT in step.faults and (step.seat not in stored or first[step.seat] is not step):
+            where = "not stored absent" if step.seat not in stored else "charged it after its first decision"
+            return stored, f"action {step.ply}: seat {step.seat} charged the fault absent, {where}"
+    for seat in sorted(stored):
+        if seat in first and list(first[seat].faults) != [Fault.ABSENT]:
+            return stored, (f"action {first[seat].ply}: seat {seat} is stored absent, but its first "
+                            f"decision was charged {list(first[seat].faults)}, not the one fault absent")
+    return stored, None
 
 
 @dataclass

@@ -39,10 +39,11 @@ from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Ladder, LadderMember, LadderSet, Match, MatchSeat, utcnow
+from atout_arena.core.ratings import RatedSeat, rated_result
 from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, LadderStatus, MatchStatus
 from atout_arena.services.bots import is_house
-from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants, stop_running
 from atout_arena.services.matchmaking import (
     SLACK_SETS,
     Candidate,
@@ -56,6 +57,7 @@ from atout_arena.services.sprt import set_size_of, set_tables
 
 MAX_TARGET_IN_FLIGHT = 256
 SET_RUNNING, SET_RATED, SET_VOID = "running", "rated", "void"
+LEFT = "a player left the ladder"  # the error of a running game stopped when one of its bots left
 
 ConnectedBots = Callable[[], Iterable[int | str]]  # the ids of the bots with a live stream
 
@@ -125,9 +127,16 @@ def running_ladders(sessions: sessionmaker) -> list[int]:
         return list(session.scalars(select(Ladder.id).where(Ladder.status == LadderStatus.RUNNING)))
 
 
-def _absent(match: Match) -> bool:
-    """A seat forfeited, or played (in part) disconnected: the set says nothing about strength."""
+def _absent(match: Match, disabled: set[int] | frozenset[int] = frozenset()) -> bool:
+    """A seat forfeited, or played (in part) disconnected, or one the rating rule leaves out
+    (:func:`~atout_arena.core.ratings.rated_result`: an absent bot's, one disabled by now): the
+    set says nothing about strength (a duplicate set rates all its seats or none)."""
     if any(seat.forfeited for seat in match.seats):
+        return True
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    kept = rated_result([RatedSeat(s.bot_id, s.place, absent=s.absent, disabled=s.bot_id in disabled)
+                         for s in seats])
+    if kept is None or len(kept[0]) != len(seats):
         return True
     return any(Fault.DISCONNECTED in step.faults
                for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
@@ -150,8 +159,9 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
         group = sorted(by_set.get(ladder_set.number, []), key=lambda m: m.rotation)
         if len(group) == size and any(m.status not in MATCH_DONE for m in group):
             continue
+        disabled = set(session.scalars(select(Bot.id).where(Bot.id.in_(ladder_set.bots), Bot.disabled)))
         void = len(group) < size or any(
-            m.status != MatchStatus.FINISHED or m.ranking is None or _absent(m) for m in group)
+            m.status != MatchStatus.FINISHED or m.ranking is None or _absent(m, disabled) for m in group)
         bots: list[int] = list(ladder_set.bots)
         claimed = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
             update(LadderSet).where(LadderSet.id == ladder_set.id, LadderSet.status == SET_RUNNING)
@@ -188,6 +198,7 @@ class TickReport:
     scheduled: list[int] | None = None  # the new matches' ids (every rotation of the new sets)
     running: bool = False  # the ladder is running (its periodic ticks go on)
     queued: list[int] | None = None  # those to send to the workers now: each new set's rotation 0
+    stopped: list[int] | None = None  # running games cancelled (a member left): their workers to tell
 
     @property
     def match_ids(self) -> list[int]:
@@ -249,6 +260,9 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
                 .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
                 .execution_options(synchronize_session=False))
             report.cancelled = result.rowcount or 0
+            # and their running games: void whatever they do, stopped now (docs/ladders.md)
+            report.stopped = stop_running(
+                session, (Match.ladder_id == ladder_id) & Match.deal_group.in_(gone), LEFT)
             session.commit()
         if ladder.status != LadderStatus.RUNNING:
             return report

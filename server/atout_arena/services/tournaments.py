@@ -31,17 +31,24 @@ from atout_arena.core.models import (
     Bot,
     Match,
     MatchSeat,
+    RatingChange,
     Tournament,
     TournamentEntry,
     TournamentRating,
     utcnow,
 )
-from atout_arena.core.ratings import fit
+from atout_arena.core.ratings import RatedSeat, fit, rated_result
 from atout_arena.core.relay import is_connected
 from atout_arena.core.schedule import ScheduledMatch, deal_suits, tables
 from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
-from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
+from atout_arena.services.competitions import (
+    CompetitionError,
+    CompetitionSpec,
+    entrants,
+    stop_running,
+    tell_workers,
+)
 from atout_arena.services.deals import open_tournaments
 from atout_arena.services.practice import is_practice
 
@@ -155,13 +162,16 @@ def start_tournament(
         return sorted(ids)
 
 
-def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
+def cancel_tournament(sessions: sessionmaker, tournament_id: int, redis_client: Any = None) -> int:
     """Cancel a created or running tournament: its matches not started yet (``pending``,
-    ``queued``) become ``cancelled``; running ones play to the end and keep their result.
-    Returns how many matches were cancelled (0 when cancelled already); a finished tournament
-    cannot be cancelled. Safe against workers: only a ``queued`` match is claimed, and only a
-    ``running`` tournament is finalized."""
+    ``queued``) become ``cancelled``, and so do its running ones, which their workers stop
+    within a second (told through ``redis_client``; without it, at their next heartbeat): no
+    result is stored for them, nobody is rated by them. Returns how many matches were cancelled
+    (0 when cancelled already); a finished tournament cannot be cancelled. Safe against
+    workers: only a ``queued`` match is claimed, only a ``running`` one's result is stored (by
+    the lease holder), and only a ``running`` tournament is finalized."""
     now = utcnow()
+    reason = f"tournament {tournament_id} cancelled"
     with sessions() as session:
         result = session.execute(
             update(Tournament).where(Tournament.id == tournament_id, Tournament.status.in_(OPEN))
@@ -183,8 +193,10 @@ def cancel_tournament(sessions: sessionmaker, tournament_id: int) -> int:
                    Match.status.in_((MatchStatus.PENDING, MatchStatus.QUEUED)))
             .values(status=MatchStatus.CANCELLED, finished_at=now).execution_options(**ONCE)
         )
+        stopped = stop_running(session, Match.tournament_id == tournament_id, reason)
         session.commit()
-        return int(cancelled.rowcount)
+    tell_workers(redis_client, stopped, reason)
+    return int(cancelled.rowcount) + len(stopped)
 
 
 def retry_match(sessions: sessionmaker, match_id: int) -> bool:
@@ -254,19 +266,32 @@ def match_results(session: Session, tournament_ids: Sequence[int]) -> list[Match
 
 
 def rated_results(
-    session: Session, tournament_ids: Sequence[int]
+    session: Session, tournament_ids: Sequence[int] | None = None, *, game: str | None = None
 ) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
-    """``(seats, ranking)`` of the finished matches for the batch fit, without their absent
-    seats (an absent bot is not rated by its forfeits); matches left with one seat are skipped."""
+    """``(seats, ranking)`` of the finished matches for a batch fit: a tournament's
+    (``tournament_ids``), or every rated match of ``game`` (the leaderboard). A seat counts
+    where its result rated it online: its rating row, written by the workers under
+    :func:`~atout_arena.core.ratings.rated_result`'s rule (not an absent bot, nor one disabled
+    by then), which is applied again to the stored seats; a match that rated nobody is skipped."""
+    rows = select(RatingChange.match_id, RatingChange.bot_id)
+    if game is not None:
+        rows = rows.where(RatingChange.game == game)
+    if tournament_ids is not None:
+        rows = rows.where(RatingChange.match_id.in_(
+            select(Match.id).where(Match.tournament_id.in_(tournament_ids))))
+    rated_seats = {(match_id, bot_id) for match_id, bot_id in session.execute(rows)}
     matches = session.scalars(
-        select(Match).where(Match.tournament_id.in_(tournament_ids), Match.status == MatchStatus.FINISHED)
+        select(Match).where(Match.id.in_(rows.with_only_columns(RatingChange.match_id).distinct()),
+                            Match.status == MatchStatus.FINISHED)
         .options(selectinload(Match.seats)).order_by(Match.id)
     )
     out = []
     for match in matches:
-        present = [s for s in sorted(match.seats, key=lambda s: s.seat) if not s.absent]
-        if len(present) >= 2:
-            out.append((tuple(s.bot_id for s in present), tuple(int(s.place or 0) for s in present)))
+        kept = rated_result([RatedSeat(s.bot_id, s.place, absent=s.absent)
+                             for s in sorted(match.seats, key=lambda s: s.seat)
+                             if (match.id, s.bot_id) in rated_seats])
+        if kept is not None:
+            out.append(kept)
     return out
 
 

@@ -40,7 +40,13 @@ from atout_arena.core.replay import (
 from atout_arena.core.views import StepViews
 from atout_arena.core.vocabulary import MATCH_DONE
 from atout_arena.services.bots import find_bot
-from atout_arena.services.deals import ViewError, check_duplicate_open, check_replayable, check_seat
+from atout_arena.services.deals import (
+    ViewError,
+    check_duplicate_open,
+    check_replayable,
+    check_seat,
+    secret_matches,
+)
 from atout_arena.services.tournaments import TournamentError, retry_and_send
 
 router = APIRouter(prefix="/v1/matches", tags=["matches"])
@@ -198,12 +204,21 @@ def replay(
 @router.get(
     "/{match_id}/check",
     response_model=ReplayCheck,
-    responses={**NOT_FOUND, 401: {"description": "no token, or an unknown one"},
-               403: {"description": "not the organizer"}, **NOT_REPLAYABLE},
+    responses={**NOT_FOUND, 401: {"description": "its seed is not published yet, and no token"},
+               403: {"description": "its seed is not published yet, and not the organizer"},
+               **NOT_REPLAYABLE},
+    openapi_extra=TOKEN_OPTIONAL,
 )
-def check(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> ReplayCheck:
+def check(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep) -> ReplayCheck:
     """Re-run a finished match from its seed and action log and compare the result with the
-    stored one (``atout-arena replay``): ``ok`` false says where it diverges."""
+    stored one (``atout-arena replay``): ``ok`` false says where it diverges. Anyone's once the
+    match's seed is published (:mod:`atout_arena.services.deals`: its competition is over);
+    the organizer's before (the replay would show the secret deal)."""
+    match = _match(session, match_id)
+    if not caller.organizer and match.id in secret_matches(session, [match]):
+        kind = "unauthorized" if caller.bot is None else "forbidden"
+        raise refused(kind, f"match {match.id}'s seed is not published yet (its competition is not over): "
+                            "until then only the organizer token checks it")
     record = _record(arena, session, match_id)[1]
     report = replay_match(record)
     return ReplayCheck(match_id=report.match_id, ok=report.ok, plies=report.plies, scores=report.scores,
