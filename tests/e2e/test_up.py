@@ -196,6 +196,12 @@ def test_ctrl_c_stops_up_and_everything_it_started(tmp_path: Path) -> None:
     try:
         up.wait_for("running; Ctrl-C (or SIGTERM) stops everything")
         token = organizer_token(up.output)
+        # while it starts it says what it waits for, never silent until the address block
+        starting = up.output.split("  game server      ")[0]
+        assert re.search(r"^  starting         the game server, the API, 1 Celery worker and Celery beat "
+                         r"\(sweeper, league seasons\)   \(logs in \S+/logs\)$", starting, re.M), starting
+        ready = re.findall(r"^  ready            (.+) \(\d+\.\d s\)$", starting, re.M)
+        assert ready == ["the game server", "the API", "Celery worker 1"], starting
         code = up.stop(signal.SIGINT)
     finally:
         if up.process.poll() is None:

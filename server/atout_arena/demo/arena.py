@@ -37,6 +37,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import secrets
 import signal
 import sys
@@ -54,7 +55,7 @@ from atout_arena.core.embedded_redis import EmbeddedRedis
 from atout_arena.core.redis_conn import mask, sync_client
 from atout_arena.core.settings import admin_token_problem
 from atout_arena.demo.commands import DEFAULT_API_PORT, DEFAULT_GRPC_PORT
-from atout_arena.demo.plan import DEFAULT_WORKERS
+from atout_arena.demo.plan import DEFAULT_WORKERS, plural
 from atout_arena.demo.processes import (
     DemoInterrupted,
     Part,
@@ -322,15 +323,20 @@ class Arena:
         if self.options.beat:
             recipes.append(Supervised("beat", "Celery beat (sweeper, league seasons)", python_module(
                 "atout_arena.cli", "beat", "--loglevel", "info"), tier=1))
+        began = time.monotonic()
         for s in recipes:
             self.supervisor.launch(s)
+        self.say(f"  starting         {starting_line(recipes)}   (logs in {self.data_dir / 'logs'})")
         for s in recipes:
             assert s.part is not None
-            if s.ready:
-                s.part.wait_for(s.ready, self.signals)
-        api = next(s for s in recipes if s.name == "api")
-        assert api.part is not None
-        wait_http_ok(self.api_url + "/healthz", self.signals, api.part)
+            if not s.ready:
+                continue
+            if not re.search(s.ready, s.part.log()):  # say what the silence is
+                self.say(f"  waiting for {s.label}...")
+            s.part.wait_for(s.ready, self.signals)
+            if s.name == "api":
+                wait_http_ok(self.api_url + "/healthz", self.signals, s.part)
+            self.say(f"  ready            {s.label} ({time.monotonic() - began:.1f} s)")
         self.write_config()
         self.say(f"  game server      {self.grpc_address}   (atout-bot run ... --server {self.grpc_address})")
         self.say(f"  API              {self.api_url}   (OpenAPI at {self.api_url}/docs)")
@@ -443,6 +449,16 @@ def forget_config(path: Path) -> None:
     with contextlib.suppress(OSError, ValueError, AttributeError):
         if json.loads(path.read_text()).get("pid") == os.getpid():
             path.unlink()
+
+
+def starting_line(recipes: list[Supervised]) -> str:
+    """The parts being started, for people: "the game server, the API, 2 Celery workers and
+    Celery beat (sweeper, league seasons)"."""
+    workers = sum(s.name.startswith("worker-") for s in recipes)
+    names = [s.label for s in recipes if not s.name.startswith("worker-")]
+    if workers:
+        names.insert(2 if len(names) >= 2 else len(names), plural(workers, "Celery worker", "Celery workers"))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
 
 
 class ArenaError(Exception):
