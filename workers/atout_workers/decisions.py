@@ -375,6 +375,7 @@ class AsyncDecisionClient:
         self._closed = False
         self._pushes: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []  # this turn's, not sent yet
         self._mailbox_wire = Wire(redis_url, COMMAND_TIMEOUT_S + MAILBOX_BLOCK_S)
+        self._cancelling: set[asyncio.Future[None]] = set()  # requests of stopped matches, being cancelled
 
     def _new_request_id(self) -> str:
         # unique under this process's random mailbox; a request id is no secret (a stream may
@@ -494,6 +495,11 @@ class AsyncDecisionClient:
                 await self._redis_outage(watch, exc)
                 return None  # pushed or not, it is asked again once Redis is back
             return await self._follow(ex, slot, _state(state), grace_s, watch)
+        except asyncio.CancelledError:  # its match was stopped: the request goes from the edge too
+            cancelling = asyncio.ensure_future(self._cancel(ex.address, ex.request_id))
+            self._cancelling.add(cancelling)
+            cancelling.add_done_callback(self._cancelling.discard)
+            raise
         finally:
             del self._slots[key]
             if pushed is not None and not pushed.done():  # given up (cancelled): its error is nobody's

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
+from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from atout.games import State
-from atout_arena.core.keys import current_key, last_event_key, public_channel, seat_channel
+from atout_arena.core.keys import CONTROL_CHANNEL, current_key, last_event_key, public_channel, seat_channel
 from atout_arena.core.match import (
     Answer,
     Asker,
@@ -52,15 +53,18 @@ from atout_arena.core.match import (
     Step,
     run_loop_async,
 )
+from atout_arena.core.models import Match
 from atout_arena.core.relay import (
     STREAM_OUTAGE,
     are_connected,
     live_conn_command,
+    parse_control,
+    parse_stop,
     seat_addresses,
     stream_state_command,
 )
 from atout_arena.core.views import StepViews
-from atout_arena.core.vocabulary import Fault, PlayedBy, RunResult
+from atout_arena.core.vocabulary import Fault, MatchStatus, PlayedBy, RunResult
 from atout_arena.core.wire import database_outage, redis_outage
 from atout_arena.services.bots import is_house
 from atout_workers import store
@@ -91,18 +95,24 @@ ABSENT_POLL_S = 0.2  # while a match waits for its bots to connect
 CLAIMS_PER_ATTEMPT = 10  # a match claimed this many times per allowed error (its workers kept dying) fails
 
 
-def decision_asker(client: AsyncDecisionClient, grace_s: float = 0.0) -> AsyncAsker:
+def decision_asker(client: AsyncDecisionClient, grace_s: float = 0.0,
+                   revoked: set[str] | None = None) -> AsyncAsker:
     """The match loop's ``ask``, through the worker-side call of the game servers' relay.
 
     A seat whose bot is not connected is waited for up to ``grace_s`` (an outage is not the
     bot's fault); once a seat's grace ran out in this match, its later decisions fault at once
-    until its bot is back (a bot that really vanished is not waited for at every decision)."""
+    until its bot is back (a bot that really vanished is not waited for at every decision).
+    A bot in ``revoked`` (disabled: it cannot come back) is never waited for; a decision it
+    answers takes it out (enabled again)."""
     gone: set[int] = set()
 
     async def ask(a: DecisionAsk) -> Answer:
-        grace = 0.0 if a.seat in gone else grace_s
+        bot = str(a.bot.bot_id)
+        grace = 0.0 if a.seat in gone or (revoked and bot in revoked) else grace_s
         d = await client.request(a.bot.stream, a.match_id, a.game, a.seat, a.observation, a.legal_actions,
                                  a.deadline_ms, a.check, grace_s=grace)
+        if revoked and d.fault is None:
+            revoked.discard(bot)
         return _answer(a, d, gone)
 
     return ask
@@ -400,6 +410,140 @@ class Claimed:
     publisher: Publisher
 
 
+# ------------------------------------------------------------------ matches stopped from outside
+
+STOP_CHECK_S = 0.25  # how often the stop listener looks for leases its heartbeat found lost
+LEASE_LOST = "lease lost"  # a stop's reason when the heartbeat, not a message, found it
+
+
+class Running:
+    """A match in flight on the event loop, as the :class:`StopListener` sees it: its game's
+    task, cancelled by :meth:`stop` (any thread) with the reason kept."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, lease: Lease) -> None:
+        self.loop = loop
+        self.lease = lease
+        self.task: asyncio.Future[Any] | None = None
+        self.reason: str | None = None
+
+    def stop(self, reason: str) -> None:
+        self.loop.call_soon_threadsafe(self._stop, reason)
+
+    def _stop(self, reason: str) -> None:
+        if self.reason is None and self.task is not None and not self.task.done():
+            self.reason = reason
+            self.task.cancel()  # the decision it waits for is given up at once
+
+
+class StopListener:
+    """One thread per worker process on the control channel (:data:`CONTROL_CHANNEL`):
+
+    - a stop (:func:`atout_arena.core.relay.publish_stop`: a competition cancelled, a bot
+      disabled or gone from its ladder; the database says ``cancelled`` already) cancels the
+      game of each named match this process plays, even mid-decision: it ends within a second;
+    - a bot disabled is remembered (:attr:`revoked`): its decisions are faulted at once, never
+      waited for (:func:`decision_asker`);
+    - every :data:`STOP_CHECK_S`, a match whose lease the heartbeat found lost (a stop message
+      missed while Redis was away) is stopped too: within ``ATOUT_HEARTBEAT_S``.
+
+    Subscribed on the claiming thread that makes it, before its first match plays."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+        self.revoked: set[str] = set()
+        self._running: dict[int, Running] = {}
+        self._lock = threading.Lock()
+        self._pubsub: Any = None
+        try:
+            self._subscribe()
+        except (redis.RedisError, OSError):
+            self._pubsub = None  # the thread tries again
+        self._thread = threading.Thread(target=self._run, name="atout-stops", daemon=True)
+        self._thread.start()
+
+    def _subscribe(self) -> None:
+        pubsub = self.client.pubsub(ignore_subscribe_messages=True)
+        pubsub.subscribe(CONTROL_CHANNEL)
+        self._pubsub = pubsub
+
+    def add(self, match_id: int, running: Running) -> None:
+        with self._lock:
+            self._running[match_id] = running
+
+    def remove(self, match_id: int, running: Running) -> None:
+        with self._lock:
+            if self._running.get(match_id) is running:
+                del self._running[match_id]
+
+    def heard(self, data: bytes | str) -> None:
+        """One message of the control channel."""
+        stop = parse_stop(data)
+        if stop is not None:
+            ids, reason = stop
+            with self._lock:
+                found = [self._running[i] for i in ids if i in self._running]
+            for running in found:
+                running.stop(reason)
+            return
+        control = parse_control(data)
+        if control is not None and control[1] == "disabled":
+            self.revoked.add(control[0])
+
+    def _run(self) -> None:
+        while True:
+            try:
+                if self._pubsub is None:
+                    self._subscribe()
+                message = self._pubsub.get_message(timeout=STOP_CHECK_S)
+                if message is not None and message.get("type") == "message":
+                    self.heard(message["data"])
+            except (redis.RedisError, OSError):  # Redis away: the heartbeats stop what must stop
+                self._pubsub = None
+                time.sleep(1.0)
+            except Exception:
+                log.exception("the stop listener failed; going on")
+                time.sleep(1.0)
+            with self._lock:
+                lost = [r for r in self._running.values() if r.lease.lost.is_set() and r.reason is None]
+            for running in lost:
+                running.stop(LEASE_LOST)
+
+
+_listeners: list[tuple[World, StopListener]] = []
+_listeners_lock = threading.Lock()
+
+
+def stop_listener(world: World) -> StopListener:
+    """The process's :class:`StopListener` for ``world``, made on first use (on the caller's
+    thread: it subscribes at once)."""
+    with _listeners_lock:
+        for known, listener in _listeners:
+            if known is world:
+                return listener
+        listener = StopListener(world.redis)
+        _listeners.append((world, listener))
+        return listener
+
+
+def _stopped_from_outside(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsker | None,
+                          reason: str) -> RunResult:
+    """A match stopped mid-way by a stop message, or found lost by its heartbeat: cancelled
+    (its competition cancelled, a bot disabled or gone from its ladder: the database says so
+    already, nothing is stored) or taken over by another worker."""
+    match_id = claimed.match_id
+    if reason == LEASE_LOST:
+        with world.sessions() as session:
+            row = session.execute(select(Match.status, Match.error).where(Match.id == match_id)).first()
+        if row is None or row.status != MatchStatus.CANCELLED:
+            log.warning("match %s: taken over by another worker; stopping", match_id)
+            return RunResult.LOST
+        reason = row.error or "cancelled"
+    log.info("match %s: stopped (%s)", match_id, reason)
+    claimed.publisher.end(None, "cancelled")
+    _notify_end(world, setup, None, "cancelled", house)
+    return RunResult.CANCELLED
+
+
 def claim(world: World, match_id: int, in_process: bool = False,
           follow_ups: FollowUps = FollowUps()) -> Claimed | RunResult:
     """Claim match ``match_id`` for this process: a :class:`Claimed` to play, or what happened
@@ -425,6 +569,7 @@ def claim(world: World, match_id: int, in_process: bool = False,
     lease = world.heartbeater.add(match_id, lease_id)
     publisher = Publisher(world, setup)
     publisher.watch()  # here, on the claiming thread: its Redis round trip never holds the loop
+    stop_listener(world)  # (subscribed here too, the first time)
     return Claimed(match_id, lease_id, setup, lease, publisher)
 
 
@@ -666,19 +811,34 @@ async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
     stop = matches.stopping if stop is None else stop
     started = time.perf_counter()
     setup = claimed.setup
-    network = in_process or decision_asker(matches_client(world), world.settings.reconnect_grace_s)
+    listener = stop_listener(world)
+    network = in_process or decision_asker(matches_client(world), world.settings.reconnect_grace_s,
+                                           listener.revoked)
     house = HouseAsker(setup) if any(is_house(seat.name) for seat in setup.seats) else None
     ask: AsyncAsker = network if house is None else house.asking(network)
     absent: list[int] = []
-    try:
+
+    async def play() -> MatchOutcome:
+        nonlocal setup, absent
         absent, readdress = await absent_seats(world, setup, claimed.lease, stop)
         setup = await matches.run_sync(_announce, world, setup, absent, readdress)
         claimed.publisher.schedule = matches.loop.call_soon_threadsafe
         try:
-            outcome = await run_loop_async(setup, ask, _stepper(claimed, stop),
-                                             on_start=claimed.publisher.start, absent=absent)
+            return await run_loop_async(setup, ask, _stepper(claimed, stop),
+                                        on_start=claimed.publisher.start, absent=absent)
         finally:
             claimed.publisher.settle()
+
+    running = Running(matches.loop, claimed.lease)
+    running.task = asyncio.ensure_future(play())
+    listener.add(claimed.match_id, running)  # from now on a stop message cancels the game's task
+    try:
+        outcome = await running.task
+    except asyncio.CancelledError:
+        if running.reason is None:  # not a stop: this coroutine itself is cancelled
+            raise
+        claimed.publisher.settle()
+        return await matches.run_sync(_stopped_from_outside, world, claimed, setup, house, running.reason)
     except TRANSIENT_ERRORS:
         raise
     except ArenaOutage as exc:  # a seat cut off by the arena past the outage limit: voided
@@ -687,6 +847,8 @@ async def _play_and_store(world: World, claimed: Claimed, follow_ups: FollowUps,
                                       claimed.publisher, house, follow_ups, str(exc))
     except Exception as exc:
         return await matches.run_sync(_stopped, world, claimed, setup, house, exc, started, follow_ups)
+    finally:
+        listener.remove(claimed.match_id, running)
     return await matches.run_sync(_conclude, world, claimed, setup, house, outcome, absent, started,
                                   follow_ups)
 

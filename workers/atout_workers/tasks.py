@@ -28,6 +28,7 @@ from atout_arena.core.relay import connected_bots, is_connected
 from atout_arena.core.vocabulary import RunResult
 from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.services import deals, ladders, leagues, sprt, tournaments
+from atout_arena.services.competitions import tell_workers
 from atout_workers.keeper import sweep_world
 from atout_workers.play import TRANSIENT_ERRORS, play_on_loop
 from atout_workers.world import get_world
@@ -129,6 +130,7 @@ def ladder_tick(ladder_id: int, chain: str = "") -> int:
     periodic ticks kept alive: no beat is needed for a ladder to seat bots that connect."""
     world = get_world()
     report = ladders.tick(world.sessions, ladder_id, lambda: connected_bots(world.redis))
+    tell_workers(world.redis, report.stopped or [], ladders.LEFT)  # a member left: its games stop now
     sent = world.tasks.play_matches(report.to_send)  # later rotations: released one at a time
     if report.running:
         arm_ladder(world, ladder_id, chain)

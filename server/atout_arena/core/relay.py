@@ -1011,6 +1011,26 @@ def publish_revocation(redis_client: Any, bot_id: int | str, reason: str) -> int
     return int(redis_client.publish(CONTROL_CHANNEL, message))
 
 
+def publish_stop(redis_client: Any, match_ids: Sequence[int], reason: str) -> int:
+    """Tell every worker (sync client) to stop these running matches at once (``reason``, a
+    line for their logs): the database says ``cancelled`` already (their result would not be
+    stored), so the worker playing one stops waiting for its current decision, tells its bots
+    the match ended (``cancelled``) and frees its slot. Returns how many processes heard it."""
+    if not match_ids:
+        return 0
+    message = json.dumps({"stop": [int(m) for m in match_ids], "reason": reason})
+    return int(redis_client.publish(CONTROL_CHANNEL, message))
+
+
+def parse_stop(data: bytes | str) -> tuple[list[int], str] | None:
+    """(match ids, reason) of a control message of :func:`publish_stop`; None when it is not one."""
+    try:
+        message = json.loads(data)
+        return [int(m) for m in message["stop"]], str(message.get("reason", "cancelled"))
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def parse_control(data: bytes | str) -> tuple[str, str] | None:
     """(bot id, reason) of a control message; None when it is not one."""
     try:

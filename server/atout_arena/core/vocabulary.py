@@ -55,6 +55,7 @@ class RunResult(StrEnum):
     RELEASED = "released"  # the process stops (or Redis or the database failed): back in the queue
     REPLAYED = "replayed"  # an outage of the arena: played again from its seed, nothing stored
     FAILED = "failed"  # given up with its reason (an organizer may retry it)
+    CANCELLED = "cancelled"  # its competition cancelled (or a bot left its ladder): stopped, nothing stored
 
 
 class MatchStatus(StrEnum):

@@ -18,16 +18,20 @@ A broken rule raises :class:`CompetitionError` (a ``ValueError``) whose message 
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import redis
+from sqlalchemy import ColumnElement, update
 from sqlalchemy.orm import Session
 
 from atout.games import GAMES, new_game
-from atout_arena.core.models import Bot
-from atout_arena.core.relay import MAX_DEADLINE_MS
+from atout_arena.core.models import Bot, Match, utcnow
+from atout_arena.core.relay import MAX_DEADLINE_MS, publish_stop
+from atout_arena.core.vocabulary import MatchStatus
 from atout_arena.services.bots import find_bot, is_house
 
 MAX_MATCHES = 20_000  # one tournament's schedule (a season's too)
@@ -155,3 +159,24 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
     if disabled:
         raise CompetitionError(f"disabled bots cannot be entered: {', '.join(map(repr, disabled))}")
     return found
+
+
+def stop_running(session: Session, where: ColumnElement[bool], reason: str) -> list[int]:
+    """Cancel the running matches ``where`` says (in the caller's transaction): ``cancelled``
+    with ``reason`` as their error and no lease, so their workers store no result (nobody is
+    rated by them) and their heartbeats find them lost. Returns their ids, for
+    :func:`tell_workers` once committed."""
+    return list(session.scalars(
+        update(Match).where(where, Match.status == MatchStatus.RUNNING)
+        .values(status=MatchStatus.CANCELLED, finished_at=utcnow(), lease_id=None, error=reason)
+        .returning(Match.id).execution_options(synchronize_session=False)))
+
+
+def tell_workers(redis_client: Any, match_ids: Sequence[int], reason: str) -> None:
+    """Tell the workers to stop ``match_ids`` now (:func:`~atout_arena.core.relay.publish_stop`).
+    Best effort: with Redis away, each worker finds its match lost at its next heartbeat
+    (``ATOUT_HEARTBEAT_S``) instead."""
+    if redis_client is None or not match_ids:
+        return
+    with contextlib.suppress(redis.ConnectionError, redis.TimeoutError):
+        publish_stop(redis_client, match_ids, reason)

@@ -25,10 +25,11 @@ import redis
 from sqlalchemy import or_, select
 from sqlalchemy.orm import sessionmaker
 
-from atout_arena.core.models import SprtTest
+from atout_arena.core.models import Match, MatchSeat, SprtTest
 from atout_arena.core.relay import publish_revocation
 from atout_arena.core.vocabulary import SprtStatus
 from atout_arena.services.bots import BotInfo, BotRegistry
+from atout_arena.services.competitions import stop_running, tell_workers
 from atout_arena.services.ladders import ladders_of
 from atout_arena.services.sprt import cancel_test
 
@@ -48,10 +49,25 @@ def revoke_bot(sessions: sessionmaker, redis_client: Any, bot_id: int, reason: s
             tests = list(session.scalars(select(SprtTest.id).where(
                 SprtTest.status == SprtStatus.RUNNING,
                 or_(SprtTest.bot_a_id == bot_id, SprtTest.bot_b_id == bot_id))))
-        cancelled = [t for t in tests if cancel_test(sessions, t)]
+        cancelled = [t for t in tests if cancel_test(sessions, t, redis_client=redis_client)]
+        stop_ladder_games(sessions, redis_client, bot_id)
         for hook in ON_DISABLE:
             hook(sessions, bot_id)
     return {"game_servers": heard, "tests_cancelled": cancelled}
+
+
+def stop_ladder_games(sessions: sessionmaker, redis_client: Any, bot_id: int) -> list[int]:
+    """Cancel the disabled bot's running ladder games, stopped by their workers within a
+    second: its sets are void whatever they would have done (played without it), so nobody
+    waits for them (docs/ladders.md). Its tournament games play on, its decisions faulted at
+    once. Returns the games' ids."""
+    reason = "a player was disabled"
+    with sessions() as session:
+        stopped = stop_running(session, Match.ladder_id.is_not(None) & Match.id.in_(
+            select(MatchSeat.match_id).where(MatchSeat.bot_id == bot_id)), reason)
+        session.commit()
+    tell_workers(redis_client, stopped, reason)
+    return stopped
 
 
 def rotate_token(sessions: sessionmaker, redis_client: Any, bot_id: int) -> str:

@@ -46,7 +46,7 @@ from atout_arena.core.models import Bot, Match, MatchSeat, SprtTest, utcnow
 from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStatus
 from atout_arena.services.bots import BotInfo, find_bot, is_house
-from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec, stop_running, tell_workers
 from atout_arena.services.deals import open_tests
 from atout_arena.services.practice import house_bots
 
@@ -349,9 +349,12 @@ def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis, r
     )
 
 
-def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled") -> bool:
-    """Stop a running test: its matches not started are cancelled; ``reason`` is kept (shown as
-    the test's ``reason``). False when it was over."""
+def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled",
+                redis_client: Any = None) -> bool:
+    """Stop a running test: its matches not started are cancelled, and its running ones too,
+    stopped by their workers within a second (told through ``redis_client``; without it, at
+    their next heartbeat); ``reason`` is kept (shown as the test's ``reason``). False when it
+    was over."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
@@ -360,8 +363,10 @@ def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled")
             return False
         _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis, reason)
         test.status = SprtStatus.CANCELLED
+        stopped = stop_running(session, Match.test_id == test_id, f"test {test_id} cancelled")
         session.commit()
-        return True
+    tell_workers(redis_client, stopped, f"test {test_id} cancelled")
+    return True
 
 
 @dataclass(frozen=True)

@@ -112,7 +112,8 @@ def cancel(test_id: int, arena: ArenaDep, _: OrganizerDep) -> TestPublic:
     """Stop a running test: matches not started are cancelled; the statistics so far stay."""
     known_id(test_id, "test")
     try:
-        if not cancel_test(arena.sessions, test_id, "cancelled by the organizer"):
+        if not cancel_test(arena.sessions, test_id, "cancelled by the organizer",
+                           redis_client=arena.redis):
             raise HTTPException(status.HTTP_409_CONFLICT, f"test {test_id} is over already")
     except CompetitionError as exc:
         raise refused(exc.kind, str(exc)) from None

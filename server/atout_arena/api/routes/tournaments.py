@@ -162,11 +162,12 @@ def start(
 def cancel(
     tournament_id: TournamentIdPath, arena: ArenaDep, session: SessionDep, _: OrganizerDep
 ) -> TournamentDetail:
-    """Cancel a tournament: matches not started yet are cancelled, running ones play to the
-    end. Cancelling a cancelled tournament does nothing; a finished one is a 409."""
+    """Cancel a tournament: its matches not started yet are cancelled, and its running ones
+    too, stopped by their workers within a second (no result stored, nobody rated). Cancelling
+    a cancelled tournament does nothing; a finished one is a 409."""
     _tournament(session, tournament_id)
     try:
-        cancel_tournament(arena.sessions, tournament_id)
+        cancel_tournament(arena.sessions, tournament_id, arena.redis)
     except TournamentError as exc:
         raise HTTPException(status.HTTP_409_CONFLICT, str(exc)) from None
     return _detail(arena, tournament_id)
