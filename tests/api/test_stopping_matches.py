@@ -42,10 +42,13 @@ def _status(sessions: Any, match_id: int) -> tuple[str, str | None]:
 
 
 def test_cancelling_a_tournament_stops_its_running_match_and_frees_the_slot(
-    api, start_worker, connected_bots, clean_queues, redis_client, sessions
+    api, start_worker, connected_bots, new_bot, spawn_bot, game_server, clean_queues, redis_client, sessions
 ) -> None:
     worker = start_worker("cancel", concurrency=1, **SLOW_HEARTBEAT)
-    (stuck, stuck_id, _), = connected_bots(1, "Sleepy", prefix="stuck", ATOUT_TEST_THINK_S="100")
+    stuck, stuck_id, token = new_bot("stuck")
+    stuck_process = spawn_bot(game_server.info["address"], token, f"{WORKER_BOTS}:Sleepy",
+                              ATOUT_TEST_THINK_S="100")
+    wait_until(lambda: is_connected(redis_client, str(stuck_id)), 30, "the stuck bot to connect")
     (quick, _, _), (other, _, _) = connected_bots(2, "Sleepy", prefix="quick", ATOUT_TEST_THINK_S="0.01")
     body = {"game": "tiercon", "games_per_pairing": 1, "move_ms": 120_000, "start": True}
     tid = api.organizer.post("/v1/tournaments", json={"name": f"stuck-{stuck}", "bots": [stuck, quick],
@@ -70,6 +73,7 @@ def test_cancelling_a_tournament_stops_its_running_match_and_frees_the_slot(
     print(f"cancel: running match stopped {stopped_s:.2f} s after the request; the next tournament "
           f"finished {next_s:.1f} s after it")
     assert stopped_s < 2.0
+    stuck_process.kill()  # (it would think on for 100 s)
 
 
 def test_a_disabled_bot_ends_its_running_games_within_2_s(
