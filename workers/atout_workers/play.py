@@ -17,6 +17,11 @@ coroutines on its event loop (:mod:`atout_workers.loop`), through :func:`play_on
    one transaction, if the lease is still ours. After the commit: metrics, the bots' MatchEnd,
    the final spectator event, and the tournament's finalize when this was its last match.
 
+A match can be stopped from outside at any point (its competition cancelled, a bot disabled
+or gone from its ladder): the database says ``cancelled`` first, then a ``stop`` message on the
+control channel reaches the process's :class:`StopListener`, which cancels the game's task,
+even mid-decision; :func:`_stopped_from_outside` tells the bots and spectators.
+
 :func:`run_match` is the same match, waited for on the calling thread, with an in-process
 asker instead of the bots (tests, tools): the code production runs.
 

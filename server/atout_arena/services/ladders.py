@@ -12,8 +12,9 @@ The work is one function, :func:`tick`, run by the ``atout.ladder_tick`` task (s
 1. rates the sets whose games are all done (:func:`atout_arena.services.matchmaking.rate`, once
    per set: the set's status turns ``rated`` in the same transaction as the ratings), or voids
    them (a game cancelled or failed, a seat forfeited or played disconnected);
-2. cancels the queued (not started) games of sets with a member that is now disconnected or
-   disabled: those sets are void, their bots seated no more;
+2. cancels the games of sets with a member that is now disconnected or disabled, the queued
+   ones and the running ones (their workers told to stop them: ``TickReport.stopped``): those
+   sets are void, their bots seated no more;
 3. while running, fills the ladder up to ``target_in_flight`` matches with new duplicate sets,
    each table chosen by :func:`atout_arena.services.matchmaking.choose_table` among the
    connected members, and returns the new matches' ids for the caller to send.

@@ -8,8 +8,10 @@
   streams are answered ``disconnected`` at once (``GatewayRelay.fault_pending``). A rotated
   token's streams are closed too: they were opened with the old token; the bot reconnects with
   the new one. A disabled bot cannot reconnect (the game server refuses its token);
-- a disabled bot leaves its running tests (cancelled: a test of an absent bot says nothing) and
+- a disabled bot leaves its running tests (cancelled: a test of an absent bot says nothing, its
+  running games stopped), its running ladder games are stopped (:func:`stop_ladder_games`), and
   whatever :data:`ON_DISABLE` holds (the hook for ladders and any later standing competition);
+  the workers heard the revocation too: its decisions in other games fault at once;
 - it cannot be entered into anything new: tournaments and league seasons
   (``competitions.entrants``; a season leaves disabled members out), tests
   (``sprt.parse_contender``), practice (``practice.Practice.start``).
