@@ -135,18 +135,29 @@ function seatPlate(ctx, seat, upper) {
   return plate;
 }
 
+// The trick: each card with the name of the seat that played it (a label under it), at every
+// width (a phone lays them in a row, none over another). The ".played" element is the card
+// and its label (data-seat), the card inside keeps data-card.
 function trickEl(ctx, trick, positions, scale = 0.42) {
   const layer = el("div", "trick");
+  layer.setAttribute("role", "list");
+  layer.setAttribute("aria-label", "the trick");
   const fresh = ctx.lastStep && ctx.lastStep.action ? ctx.lastStep.action.split(" ") : [];
   trick.forEach(([seat, code], i) => {
     const pos = positions[seat];
-    const card = cardEl(code);
-    card.classList.add("played");
-    if (ctx.lastStep && ctx.lastStep.seat === seat && fresh.includes(code)) card.classList.add("new");
-    card.style.zIndex = String(10 + i);
-    card.style.setProperty("--tilt", `${((seat * 37) % 11) - 5}deg`);
-    place(card, 50 + pos.x * 46 * scale, 50 + pos.y * 40 * scale);
-    layer.append(card);
+    const played = el("div", "played");
+    played.setAttribute("role", "listitem");
+    played.dataset.seat = String(seat);
+    const who = ctx.viewer === seat ? "you" : ctx.names[seat] || `seat ${seat}`;
+    const label = el("span", "played-by", who);
+    label.title = who;
+    played.append(cardEl(code), label);
+    if (ctx.lastStep && ctx.lastStep.seat === seat && fresh.includes(code)) played.classList.add("new");
+    played.style.zIndex = String(10 + i);
+    played.style.order = String(i);
+    played.style.setProperty("--tilt", `${((seat * 37) % 11) - 5}deg`);
+    place(played, 50 + pos.x * 46 * scale, 50 + pos.y * 40 * scale);
+    layer.append(played);
   });
   return layer;
 }
@@ -250,11 +261,13 @@ function sideNotes(ctx) {
   }
   if (view.last_deal && view.last_deal.total) {
     const box = el("div", "note");
-    box.append(el("small", null, "last deal, points by seat"));
+    box.append(el("small", null, "last deal, points"));
     const row = el("div", "row points");
     view.last_deal.total.forEach((t, s) => {
-      const cell = el("span", "seat-points", `${s}: +${t}`);
-      cell.title = names[s] || `seat ${s}`;
+      const who = ctx.viewer === s ? "you" : names[s] || `seat ${s}`;
+      const cell = el("span", "seat-points", `${who} ${t < 0 ? "−" : "+"}${Math.abs(t)}`);
+      cell.dataset.seat = String(s);
+      cell.title = `${names[s] || `seat ${s}`} (seat ${s})`;
       row.append(cell);
     });
     box.append(row);
