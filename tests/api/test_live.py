@@ -168,6 +168,7 @@ def test_a_tournament_through_the_api(api, start_worker, connected_bots, clean_q
         "timeout": 0,
         "illegal": 0,
         "disconnected": 0,
+        "absent": 0,
         "matches_counted": len(detail["recent_matches"]),
     }
     metrics = api.client.get("/metrics").text

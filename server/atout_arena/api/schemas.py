@@ -173,16 +173,17 @@ class BotMatch(BaseModel):
 
 
 class FaultCounts(BaseModel):
-    total: int = Field(description="faults over every match")
-    forfeits: int = Field(description="matches forfeited")
-    timeout: int = Field(description="by kind, over the recent matches counted")
+    total: int = Field(description="faults over the matches of the figures' window (figures_window)")
+    forfeits: int = Field(description="matches forfeited, over the same matches")
+    timeout: int = Field(description="by kind, over the same matches: the kinds add up to total")
     illegal: int
     disconnected: int
+    absent: int = Field(default=0, description="not connected when the match started (forfeited as absent)")
     matches_counted: int
 
 
 class ThinkTime(BaseModel):
-    decisions: int = Field(description="decisions the bot answered, over the recent matches counted")
+    decisions: int = Field(description="decisions the bot answered, over the matches of the figures' window")
     p50_ms: float | None = Field(description="the latency the arena observed, request to answer")
     p99_ms: float | None
     told: int = Field(description="decisions whose think time the bot reported itself")
@@ -193,19 +194,32 @@ class ThinkTime(BaseModel):
     matches_counted: int
 
 
+class FiguresWindow(BaseModel):
+    matches: int = Field(description="the window: the bot's last this many finished matches")
+    counted: int = Field(description="finished matches in it (fewer when the bot has played fewer)")
+    description: str
+
+
 class VersionResults(BaseModel):
     version: str = Field(description='the Hello\'s version label ("" for a stream that gave none)')
-    matches: int = Field(description="finished matches played with this version")
-    wins: int = Field(description="matches it won: first, with no opponent sharing first place")
+    matches: int = Field(description="finished matches played with this version (all of them)")
+    wins: int = Field(description="matches it won: first, with no opponent sharing first place (all of them)")
     mean_place: float | None
+    faults: FaultCounts | None = Field(
+        default=None, description="its faults over its matches in the figures' window (null: none)")
+    think_time: ThinkTime | None = Field(
+        default=None, description="its think times over its matches in the figures' window (null: none)")
 
 
 class BotDetail(BotPublic):
     ratings: list[GameRating]
     recent_matches: list[BotMatch]
+    figures_window: FiguresWindow = Field(description=(
+        "the one window of every figure (faults, their kinds, forfeits, think times; the bot's and "
+        "each version's): its last finished matches"))
     faults: FaultCounts
     think_time: ThinkTime
-    versions: list[VersionResults] = Field(description="results by the version the bot played with")
+    versions: list[VersionResults] = Field(description="results and figures by the version it played with")
 
 
 # -- competitions -----------------------------------------------------------------------------

@@ -18,14 +18,19 @@ import hashlib
 import hmac
 import re
 import secrets
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
+import numpy as np
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from atout_arena.core.models import Bot, parse_id
+from atout_arena.core.match import Step
+from atout_arena.core.models import Bot, Match, MatchSeat, parse_id
+from atout_arena.core.vocabulary import FAULT_KINDS, MatchStatus, PlayedBy
 
 TOKEN_PREFIX = "atout_"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -208,3 +213,84 @@ class BotRegistry:
         if bot is None:
             raise RegistryError(f"no bot named {name_or_id!r}")
         return bot
+
+
+# -- a bot's figures by version ---------------------------------------------------------------
+
+FIGURES_WINDOW = 100  # a bot's figures (faults, think times) are over its last this many finished matches
+
+
+def figures_window_text(window: int = FIGURES_WINDOW) -> str:
+    return (f"the bot's last {window} finished matches: every figure (faults, their kinds, forfeits, think "
+            "and network times), for the bot and for each version, is over these matches")
+
+
+def _p50_p99(values: list[float]) -> tuple[float | None, float | None]:
+    if not values:
+        return None, None
+    p50, p99 = (float(v) for v in np.percentile(values, [50, 99]))
+    return p50, p99
+
+
+@dataclass
+class _Figures:
+    """Faults and think times gathered over some matches of one bot (or one of its versions)."""
+
+    matches: int = 0
+    forfeits: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    think: list[float] = field(default_factory=list)  # observed, request to answer
+    told: list[float] = field(default_factory=list)  # as the bot reported it
+    network: list[float] = field(default_factory=list)  # observed minus reported
+
+    def add(self, seat: int, forfeited: bool, actions: list[Any] | None) -> None:
+        self.matches += 1
+        self.forfeits += bool(forfeited)
+        for ply, row in enumerate(actions or []):
+            step = Step.from_json(ply, row)
+            if step.seat != seat:
+                continue
+            self.kinds.update(step.faults)
+            if step.by == PlayedBy.BOT:
+                self.think.append(step.think_ms)
+                if step.bot_ms is not None:
+                    self.told.append(step.bot_ms)
+                    self.network.append(max(0.0, step.think_ms - step.bot_ms))
+
+    def faults(self) -> dict[str, int]:
+        return {"total": sum(self.kinds.values()), "forfeits": self.forfeits,
+                **{kind: self.kinds[kind] for kind in FAULT_KINDS}, "matches_counted": self.matches}
+
+    def think_time(self) -> dict[str, Any]:
+        p50, p99 = _p50_p99(self.think)
+        bot_p50, bot_p99 = _p50_p99(self.told)
+        net_p50, net_p99 = _p50_p99(self.network)
+        return {"decisions": len(self.think), "p50_ms": p50, "p99_ms": p99, "told": len(self.told),
+                "bot_p50_ms": bot_p50, "bot_p99_ms": bot_p99, "network_p50_ms": net_p50,
+                "network_p99_ms": net_p99, "matches_counted": self.matches}
+
+
+def bot_figures(session: Session, bot_id: int, window: int = FIGURES_WINDOW) -> dict[str, Any]:
+    """A bot's faults (total, forfeits, by kind: every one of them counted from the same
+    decisions) and think times (observed, as it told them, network: p50 and p99), over one
+    window, its last ``window`` finished matches: ``{"window": {...}, "faults": ..., "think_time":
+    ..., "versions": {version: {"faults": ..., "think_time": ...}}}``, a version's figures over the
+    matches of the window it played (the version of a seat is the one that played it)."""
+    rows = session.execute(
+        select(MatchSeat.seat, MatchSeat.played_version, MatchSeat.forfeited, Match.actions)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot_id, Match.status == MatchStatus.FINISHED)
+        .order_by(Match.id.desc())
+        .limit(window)
+    ).all()
+    overall = _Figures()
+    versions: dict[str, _Figures] = {}
+    for seat, version, forfeited, actions in rows:
+        overall.add(seat, forfeited, actions)
+        versions.setdefault(version, _Figures()).add(seat, forfeited, actions)
+    return {
+        "window": {"matches": window, "counted": len(rows), "description": figures_window_text(window)},
+        "faults": overall.faults(),
+        "think_time": overall.think_time(),
+        "versions": {v: {"faults": f.faults(), "think_time": f.think_time()} for v, f in versions.items()},
+    }

@@ -74,9 +74,11 @@ def list_bots(arena: ArenaDep, session: SessionDep, _: OrganizerDep) -> list[Bot
 @router.get("/{bot}", response_model=BotDetail, responses={**AUTH, **NOT_FOUND})
 def show_bot(bot: BotPath, arena: ArenaDep, session: SessionDep, caller: CallerDep) -> BotDetail:
     """A bot's details: its rating in each game (live Elo, and its line of the game's
-    leaderboard), its recent matches, its faults (total and forfeits over every match; by kind
-    over its last 100 finished matches) and its think time (p50 / p99 of the decisions it
-    answered in those matches). For the organizer, and for the bot itself (its own token)."""
+    leaderboard), its recent matches, its results by version, and its figures over one window,
+    its last 100 finished matches (``figures_window``): faults (total, forfeits, by kind: the
+    kinds add up to the total) and think times (observed, as the bot told them, network: p50 /
+    p99 of the decisions it answered), for the bot and for each version (``versions``). For the
+    organizer, and for the bot itself (its own token)."""
     found = _bot(session, bot)
     try:
         check_details_viewer(found.id, organizer=caller.organizer, caller_bot_id=caller.bot_id)
