@@ -12,7 +12,9 @@ import sys
 
 import pytest
 from api_helpers import ADMIN_TOKEN
+from axe_helpers import assert_accessible
 from e2e_helpers import wait_until
+from test_dashboard import chromium, playwright
 
 from atout_arena.cli_competitions import progress_line
 from atout_arena.core.relay import is_connected
@@ -87,3 +89,24 @@ def test_a_test_waiting_for_a_version_says_so_gives_up_and_a_played_one_shows_it
     assert matches and {m["label"] for m in matches} == {f"test #{final['id']}: {name}@v2 vs {name}@v1"}
     assert all(sorted(s["version"] for s in m["seats"]) == ["v1", "v2"]
                for m in matches if m["status"] == "finished")
+
+    # The dashboard: the Tests page says why a test ended; a test's matches show their versions;
+    # a test match is labelled as such, linking to its test.
+    with playwright()() as p:
+        browser = p.chromium.launch(executable_path=chromium(), headless=True)
+        try:
+            view = browser.new_page()
+            view.goto(f"{api.url}/#/tests")
+            card = f'.test-card[data-test="{test["id"]}"] .test-why'
+            view.wait_for_selector(card, timeout=15_000)
+            assert view.inner_text(card) == over["reason"]
+            assert_accessible(view, "the Tests page")
+            view.goto(f"{api.url}/#/tests/{final['id']}")
+            view.wait_for_selector("table.matches", timeout=15_000)
+            assert f"{name}@v2" in view.inner_text("table.matches")
+            view.goto(f"{api.url}/#/matches/{matches[0]['id']}")
+            label = view.wait_for_selector(f'.page-head a[href="#/tests/{final["id"]}"]', timeout=15_000)
+            assert label.inner_text() == f"test #{final['id']}: {name}@v2 vs {name}@v1"
+            assert "practice match" not in view.inner_text(".page-head")
+        finally:
+            browser.close()

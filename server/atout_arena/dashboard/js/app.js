@@ -262,21 +262,21 @@ async function tournamentsPage() {
   });
 }
 
-function seatsCell(match) {
+function seatsCell(match, withVersions = false) {
   const span = el("span", "seats");
   match.seats.forEach((s, i) => {
     if (i) span.append(" · ");
-    const name = el("span", s.place === 1 ? "winner" : "", s.bot);
+    const name = el("span", s.place === 1 ? "winner" : "", withVersions && s.version ? `${s.bot}@${s.version}` : s.bot);
     if (s.place) name.title = `place ${s.place}, score ${s.score}`;
     span.append(name);
   });
   return span;
 }
 
-function matchRows(items) {
+function matchRows(items, withVersions = false) {
   return items.map((m) => [
     link(`#/matches/${m.id}`, `#${m.id}`),
-    seatsCell(m),
+    seatsCell(m, withVersions),
     statusChip(m.status),
     m.scores ? m.scores.join(" : ") : "",
     link(`#/matches/${m.id}`, m.status === "finished" ? "replay" : m.status === "running" ? "watch live" : "open",
@@ -359,6 +359,16 @@ function eloText(t) {
   return lo === null || hi === null ? `Elo ${elo}` : `Elo ${elo} [${fmt(lo, 1)}, ${fmt(hi, 1)}]`;
 }
 
+// Why a test waits ("waiting for alice@v9: not connected", and when it gives up) or why it ended.
+function testWhy(t) {
+  if (t.waiting) {
+    const line = el("p", "test-why waiting", t.waiting + (t.gives_up_at ? ` · gives up at ${new Date(t.gives_up_at).toLocaleTimeString()}` : ""));
+    line.setAttribute("role", "status");
+    return line;
+  }
+  return t.reason ? el("p", "test-why", t.reason) : null;
+}
+
 function testCard(t) {
   const card = el("a", "tcard test-card");
   card.href = `#/tests/${t.id}`;
@@ -366,6 +376,8 @@ function testCard(t) {
   const title = el("h2"); // under the page's h1
   title.append(`${t.a} vs ${t.b} `, gameChip(t.game), " ", statusChip(t.result || t.status));
   card.append(title, el("p", "facts", `${t.games} games · ${t.sets} sets · ${eloText(t)}`), llrBar(t));
+  const why = testWhy(t);
+  if (why) card.append(why);
   return card;
 }
 
@@ -391,8 +403,9 @@ async function testPage(id) {
       `elo1 ${fmt(t.sprt.elo1, 1)}, α ${t.sprt.alpha}, β ${t.sprt.beta} · at most ${t.max_games} games · ${t.move_ms} ms per move`));
     const facts = table(["games", "sets", "score", "Elo (95%)", "LOS"],
       [[String(t.games), String(t.sets), fmt(t.score, 3), eloText(t).replace("Elo ", ""), `${fmt((t.los || 0) * 100, 1)}%`]], "test-stats");
-    stats.replaceChildren(llrBar(t), facts);
-    matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(page_.items), "matches") : empty("No match yet."));
+    const why = testWhy(t);
+    stats.replaceChildren(...(why ? [why] : []), llrBar(t), facts);
+    matches.replaceChildren(page_.items.length ? table(["match", "seats (bot@version)", "status", "scores", unseen("open")], matchRows(page_.items, true), "matches") : empty("No match yet."));
     if (t.status !== "running") page.timers.forEach(clearInterval);
   });
 }
@@ -565,7 +578,8 @@ function matchHeader(match) {
   const head = el("div", "page-head");
   const title = el("h1");
   title.append(`Match #${match.id} `, gameChip(match.game), " ", statusChip(match.status));
-  const where = match.tournament_id ? link(`#/tournaments/${match.tournament_id}`, `tournament ${match.tournament_id}, match ${match.number + 1}`) : el("span", null, "practice match");
+  const label = match.label || "practice match"; // "test #3: alice@v2 vs alice@v1", "tournament 2, match 5"…
+  const where = match.test_id ? link(`#/tests/${match.test_id}`, label) : match.tournament_id ? link(`#/tournaments/${match.tournament_id}`, label) : match.ladder_id ? link(`#/ladders/${match.ladder_id}`, label) : el("span", null, label);
   const facts = el("p", "facts");
   facts.append(where, ` · ${match.players} players · ${match.move_ms} ms per move` +
     `${Object.keys(match.options).length ? ` · options ${JSON.stringify(match.options)}` : ""}`);
