@@ -14,7 +14,7 @@ from atout_arena.core.match import Answer, DecisionAsk, FaultPolicy, MatchSetup,
 from atout_arena.core.models import Match, MatchSeat
 from atout_arena.core.ratings import RatedSeat, rated_result
 from atout_arena.core.replay import MatchRecord, replay_match
-from atout_arena.services.ladders import _absent as ladder_set_void
+from atout_arena.services.ladders import _rates_every_seat
 
 
 def test_only_played_present_seats_are_rated_among_themselves() -> None:
@@ -75,4 +75,4 @@ def _ladder_game(absent: bool = False) -> Match:
 def test_a_ladder_set_rates_all_its_seats_by_the_same_rule_or_is_void(
     disabled: set[int], absent: bool, void: bool
 ) -> None:
-    assert ladder_set_void(_ladder_game(absent=absent), disabled) is void
+    assert _rates_every_seat(_ladder_game(absent=absent), disabled) is not void

@@ -128,16 +128,20 @@ def running_ladders(sessions: sessionmaker) -> list[int]:
         return list(session.scalars(select(Ladder.id).where(Ladder.status == LadderStatus.RUNNING)))
 
 
-def _absent(match: Match, disabled: set[int] | frozenset[int] = frozenset()) -> bool:
-    """A seat forfeited, or played (in part) disconnected, or one the rating rule leaves out
-    (:func:`~atout_arena.core.ratings.rated_result`: an absent bot's, one disabled by now): the
-    set says nothing about strength (a duplicate set rates all its seats or none)."""
-    if any(seat.forfeited for seat in match.seats):
-        return True
+def _rates_every_seat(match: Match, disabled: set[int]) -> bool:
+    """The rating rule (:func:`~atout_arena.core.ratings.rated_result`, ``disabled``: the bots
+    disabled by now) keeps every seat of a finished game: a duplicate set rates all its seats or
+    none, so a game with an absent or disabled bot's seat voids its set."""
     seats = sorted(match.seats, key=lambda s: s.seat)
-    kept = rated_result([RatedSeat(s.bot_id, s.place, absent=s.absent, disabled=s.bot_id in disabled)
-                         for s in seats])
-    if kept is None or len(kept[0]) != len(seats):
+    ranking = list(match.ranking or [])
+    kept = rated_result([RatedSeat(s.bot_id, ranking[s.seat] if s.seat < len(ranking) else None,
+                                   absent=s.absent, disabled=s.bot_id in disabled) for s in seats])
+    return kept is not None and len(kept[0]) == len(seats)
+
+
+def _absent(match: Match) -> bool:
+    """A seat forfeited, or played (in part) disconnected: the set says nothing about strength."""
+    if any(seat.forfeited for seat in match.seats):
         return True
     return any(Fault.DISCONNECTED in step.faults
                for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
@@ -162,7 +166,8 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
             continue
         disabled = set(session.scalars(select(Bot.id).where(Bot.id.in_(ladder_set.bots), Bot.disabled)))
         void = len(group) < size or any(
-            m.status != MatchStatus.FINISHED or m.ranking is None or _absent(m, disabled) for m in group)
+            m.status != MatchStatus.FINISHED or m.ranking is None or _absent(m)
+            or not _rates_every_seat(m, disabled) for m in group)
         bots: list[int] = list(ladder_set.bots)
         claimed = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
             update(LadderSet).where(LadderSet.id == ladder_set.id, LadderSet.status == SET_RUNNING)
