@@ -15,6 +15,7 @@ One Chromium for the module, several routes per page load.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,7 +29,8 @@ from test_readable import play
 
 pytestmark = [pytest.mark.timeout(150), pytest.mark.slow]
 
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True, "device_scale_factor": 2}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True,
+         "device_scale_factor": 2}
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 NAMES = ["alexandrina-the-bold", "bartholomew-jr", "cassiopeia-7", "dominic-fairweather"]
 VERSIONS = ["2.14.0-rc1", "1.0.3", "v7", "0.9.12"]
@@ -57,7 +59,8 @@ class Arena:
     ladder: int
 
 
-def tournament(lone_api: Any, game: str, players: int, bots: list[str], **extra: Any) -> tuple[int, list[int]]:
+def tournament(lone_api: Any, game: str, players: int, bots: list[str],
+               **extra: Any) -> tuple[int, list[int]]:
     from atout_arena.services.tournaments import start_tournament
 
     body = {"name": f"{game} cup", "game": game, "players": players, "bots": bots, **extra}
@@ -131,7 +134,7 @@ def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_cl
         context = browser.new_context(**options, reduced_motion="reduce")
         page = context.new_page()
         errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
         page.goto(f"{arena.url}/#/")
         for route, ready in routes(arena):
             page.evaluate("(hash) => { location.hash = hash; }", route)
@@ -144,3 +147,171 @@ def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_cl
         assert not errors, errors
         context.close()
     assert not found, "\n".join(found)
+
+
+SEATS_CELLS = """() => [...document.querySelectorAll('.scoreboard tr')].map((tr) => [...tr.cells].map((c) => {
+    const box = c.getBoundingClientRect();
+    const range = document.createRange();
+    range.selectNodeContents(c);
+    const text = range.getBoundingClientRect();
+    return {text: c.innerText.trim(), shown: getComputedStyle(c).display !== 'none' && box.width > 0,
+            left: box.left, right: box.right, textLeft: text.left, textRight: text.right};
+}))"""
+
+
+def seats_problems(page: Any) -> list[str]:
+    """What is wrong with the Seats table as drawn: hidden or clipped cells, overlapping ones."""
+    problems = []
+    scroller = page.evaluate("() => { const t = document.querySelector('.scoreboard');"
+                             " return [t.scrollWidth, t.clientWidth]; }")
+    if scroller[0] > scroller[1] + 1:
+        problems.append(f"the table scrolls ({scroller[0]} px in {scroller[1]})")
+    for row in page.evaluate(SEATS_CELLS):
+        for cell in row:
+            if not cell["shown"]:
+                problems.append(f"{cell['text']!r} hidden")
+            elif cell["text"] and not (cell["left"] - 1 <= cell["textLeft"]
+                                       and cell["textRight"] <= cell["right"] + 1):
+                problems.append(f"{cell['text']!r} runs out of its cell")
+        for a, b in itertools.pairwise(row):
+            if a["right"] > b["left"] + 1:
+                problems.append(f"{a['text']!r} overlaps {b['text']!r}")
+    return problems
+
+
+def test_the_seats_table_shows_each_bot_and_version_at_every_width(browser: Any, arena: Arena,
+                                                                   redis_client: Any) -> None:
+    publish(redis_client, arena.steps[3])
+    for width, options in ((1280, {}), (1366, {}), (1600, {}), (390, PHONE)):
+        context = browser.new_context(**{"viewport": {"width": width, "height": 900}, **options})
+        page = context.new_page()
+        for match in (arena.finished, arena.running):  # the replay's side panel, the live one's
+            page.goto(f"{arena.url}/#/matches/{match}")
+            page.wait_for_function(  # this match's page (the one before had a Seats table too)
+                "(id) => document.querySelector('main h1')?.textContent.startsWith(`Match #${id} `)"
+                " && document.querySelector('.scoreboard tbody tr')", arg=match)
+            problems = seats_problems(page)
+            assert not problems, (width, match, problems)
+            text = page.inner_text(".scoreboard")
+            for name in NAMES:
+                assert name in text, (width, match, text)
+            if match == arena.finished:
+                for version in VERSIONS:
+                    assert version in text, (width, text)
+        context.close()
+
+
+def box(page: Any, selector: str) -> dict[str, float]:
+    found = page.locator(selector).first.bounding_box()
+    assert found is not None, f"{selector} is not drawn"
+    return found
+
+
+JOKERS = """async () => {
+    const { cardEl } = await import('/dashboard/js/cards.js');
+    const where = document.createElement('div');
+    where.className = 'felt';
+    const own = document.createElement('div');
+    own.className = 'hand own';
+    document.querySelector('main').append(where, own);
+    const cards = ['', 'sm', 'xs'].map((size) => where.appendChild(cardEl('RJ', size)));
+    cards.push(own.appendChild(cardEl('BJ')));
+    return cards.map((card) => {
+        const pip = card.querySelector('.pip');
+        const range = document.createRange();
+        range.selectNodeContents(pip);
+        const text = range.getBoundingClientRect();
+        const face = card.getBoundingClientRect();
+        const shown = getComputedStyle(pip).display !== 'none' && text.width > 0;
+        return {size: card.className, shown, inside: !shown || (text.left >= face.left
+                && text.right <= face.right && text.top >= face.top && text.bottom <= face.bottom)};
+    });
+}"""
+
+
+def test_on_a_phone_the_menu_spans_the_screen_tables_fit_and_jokers_fit(browser: Any, arena: Arena,
+                                                                          redis_client: Any) -> None:
+    publish(redis_client, arena.steps[3])
+    context = browser.new_context(**PHONE)
+    page = context.new_page()
+    page.goto(f"{arena.url}/#/matches")
+    page.wait_for_selector("table.data tbody tr")
+    # The menu: whole rows under the logo; the ☰ stays where it was.
+    toggle = box(page, ".menu-toggle")
+    page.click(".menu-toggle")
+    nav, brand, bar = box(page, ".topbar nav"), box(page, ".brand"), box(page, ".topbar")
+    assert nav["width"] >= bar["width"] - 40, (nav, bar)
+    assert nav["y"] >= brand["y"] + brand["height"] - 1, (nav, brand)
+    assert box(page, ".menu-toggle") == toggle
+    assert box(page, ".topbar .token")["width"] >= bar["width"] - 40
+    page.click(".topbar nav a[data-nav='tournaments']")
+    assert not page.locator(".topbar nav").is_visible()
+    # Tables of matches: their buttons on the screen, not past its edge.
+    for route in ("#/matches", f"#/tournaments/{arena.tournament}"):
+        page.evaluate("(hash) => { location.hash = hash; }", route)
+        page.wait_for_selector("table.data a.btn")
+        buttons = page.eval_on_selector_all("table.data a.btn",
+                                            "els => els.map(e => e.getBoundingClientRect().right)")
+        assert max(buttons) <= 390, (route, buttons)
+    # A table wider than the screen says so and takes the focus.
+    page.evaluate("(hash) => { location.hash = hash; }", f"#/tournaments/{arena.tournament}")
+    page.wait_for_selector("table.standings tbody tr")
+    wide = page.eval_on_selector_all(
+        "table.data", "els => els.filter(t => t.scrollWidth > t.clientWidth + 1)"
+                      ".map(t => [t.className, t.classList.contains('scrolls'), t.tabIndex])")
+    assert wide and all(scrolls and tab == 0 for _, scrolls, tab in wide), wide
+    # A joker's word stays on its card, at every card size.
+    jokers = page.evaluate(JOKERS)
+    assert all(j["inside"] for j in jokers), jokers
+    context.close()
+
+
+def test_a_spectator_who_picks_a_seat_keeps_the_table_and_the_moves(browser: Any, arena: Arena,
+                                                                     redis_client: Any) -> None:
+    from api_helpers import ADMIN_TOKEN
+
+    steps = arena.steps
+    publish(redis_client, steps[3])  # a late joiner first gets the latest event
+    context = browser.new_context(**DESKTOP)
+    page = context.new_page()
+    page.goto(f"{arena.url}/#/matches/{arena.running}")
+    page.wait_for_selector(".felt .seat")
+
+    def moves(count: int) -> None:
+        page.wait_for_function("(n) => document.querySelectorAll('.log li').length === n", arg=count,
+                               timeout=10_000)
+
+    def live() -> None:  # the stream of the view on screen is subscribed: what is published now reaches it
+        page.wait_for_selector(".live-state.live", timeout=10_000)
+
+    live()
+    for step in steps[4:6]:
+        publish(redis_client, step)
+    moves(3)
+    # A seat without a token: refused, back to the public view with a note; the table and moves stay.
+    page.select_option(".viewer-select", "1")
+    page.wait_for_selector(".live-note:has-text('token')", timeout=10_000)
+    assert page.locator(".felt .seat").count() == 4 and "Waiting for the match" not in page.inner_text("main")
+    assert page.input_value(".viewer-select") == ""
+    moves(3)
+    live()
+    publish(redis_client, steps[6])
+    moves(4)
+    # With the organizer's token: seat 1's view (its stream starts at the next step), then back.
+    page.fill("#token-input", ADMIN_TOKEN)
+    page.click("#token-form button")
+    page.wait_for_selector(".felt .seat")
+    live()
+    publish(redis_client, steps[7])
+    moves(2)  # a new page: the latest event, then the next
+    page.select_option(".viewer-select", "1")
+    live()
+    assert page.locator(".felt .seat").count() == 4 and page.locator(".felt .seat.viewer").count() == 1
+    moves(2)
+    page.select_option(".viewer-select", "")
+    live()
+    moves(2)
+    publish(redis_client, steps[8])
+    moves(3)
+    assert page.locator(".live-note").inner_text() == ""
+    context.close()

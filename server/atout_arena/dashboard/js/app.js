@@ -491,8 +491,8 @@ async function matchesPage() {
   view.replaceChildren(el("h1", "sr-only", "Matches"), section("Live now", live), section("Recent matches", recent));
   every(POLL_MS, async () => {
     const [running, finished] = await Promise.all([api("/v1/matches?status=running&limit=50"), api("/v1/matches?status=finished&limit=30")]);
-    live.replaceChildren(running.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(running.items)) : empty("Nothing is being played right now."));
-    recent.replaceChildren(finished.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(finished.items)) : empty("No finished match yet."));
+    live.replaceChildren(running.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(running.items), "matches") : empty("Nothing is being played right now."));
+    recent.replaceChildren(finished.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(finished.items), "matches") : empty("No finished match yet."));
   });
 }
 
