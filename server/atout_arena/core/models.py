@@ -259,6 +259,8 @@ class LadderSet(Base):
     bots: Mapped[list[Any]] = mapped_column(JSON, nullable=False)  # the table's bot ids before rotation
     status: Mapped[str] = mapped_column(String(16), nullable=False, default="running")
     ranks: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)  # per bot of ``bots``, 1 = best
+    # per bot of ``bots``, its [mu, sigma] once this set was rated: the ladder's rating history
+    ratings: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
     rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 

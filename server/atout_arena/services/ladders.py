@@ -46,11 +46,11 @@ from atout_arena.core.vocabulary import MATCH_DONE, Fault, LadderStatus, MatchSt
 from atout_arena.services.bots import is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants, stop_running
 from atout_arena.services.matchmaking import (
-    SLACK_SETS,
     Candidate,
-    choose_table,
     ordinal,
+    plan,
     prior,
+    provisional,
     rate,
     set_ranks,
 )
@@ -191,7 +191,8 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
             row.mu, row.sigma = mu, sigma
             row.games += size
             row.sets += 1
-        session.execute(update(LadderSet).where(LadderSet.id == ladder_set.id).values(ranks=ranks)
+        session.execute(update(LadderSet).where(LadderSet.id == ladder_set.id)
+                        .values(ranks=ranks, ratings=[[round(mu, 6), round(sigma, 6)] for mu, sigma in after])
                         .execution_options(synchronize_session=False))
         rated += 1
     return rated
@@ -279,6 +280,25 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
         return report
 
 
+MEETINGS_LOOKBACK = 1000  # sets read back for when two members last met (older: long ago)
+
+
+def _recent_meetings(session: Session, ladder_id: int) -> tuple[dict[tuple[int, int], int], dict[int, int]]:
+    """The number of the last set each pair of members shared (void sets left out: they
+    compared nobody), and the last set each member was seated in."""
+    met: dict[tuple[int, int], int] = {}
+    last: dict[int, int] = {}
+    for number, bots, set_status in session.execute(
+            select(LadderSet.number, LadderSet.bots, LadderSet.status).where(LadderSet.ladder_id == ladder_id)
+            .order_by(LadderSet.number.desc()).limit(MEETINGS_LOOKBACK)):
+        for i, a in enumerate(bots):
+            last.setdefault(a, number)
+            if set_status != SET_VOID:
+                for b in bots[i + 1:]:
+                    met.setdefault((min(a, b), max(a, b)), number)
+    return met, last
+
+
 def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember], pool: set[int],
               open_sets: list[LadderSet], gone: set[int]) -> list[Match]:
     size = set_size_of(ladder.players)
@@ -295,20 +315,16 @@ def _schedule(session: Session, ladder: Ladder, members: dict[int, LadderMember]
             busy[bot] = busy.get(bot, 0) + 1
     target_sets = max(1, ladder.target_in_flight // size)
     max_busy = math.ceil(target_sets * ladder.players / len(pool)) + 1
-    load = {bot: members[bot].games + members[bot].baseline + busy.get(bot, 0) * size for bot in pool}
     first = ladder.next_set
-    rng = random.Random(deal_seed(ladder.seed, first))
-    tables: list[tuple[int, ...]] = []
-    for _ in range(room):
-        pool_now = [Candidate(bot, members[bot].mu, members[bot].sigma, load[bot], busy.get(bot, 0))
-                    for bot in sorted(pool)]
-        table = choose_table(pool_now, ladder.players, max_busy=max_busy, slack=SLACK_SETS * size, rng=rng)
-        if table is None:
-            break
-        tables.append(table)
-        for bot in table:
-            busy[bot] = busy.get(bot, 0) + 1
-            load[bot] += size
+    met, last = _recent_meetings(session, ladder.id)
+    pool_now = [Candidate(bot, members[bot].mu, members[bot].sigma,
+                          members[bot].games + members[bot].baseline + busy.get(bot, 0) * size,
+                          busy.get(bot, 0), last.get(bot, -1)) for bot in sorted(pool)]
+    chosen = plan(pool_now, ladder.players, size, room=room, max_busy=max_busy, first=first, met=met,
+                  rng=random.Random(deal_seed(ladder.seed, first)))
+    tables = chosen.tables
+    for bot, extra in chosen.raised.items():  # late, or back: it starts from the mean load
+        members[bot].baseline += extra
     if not tables:
         return []
     claimed = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
@@ -350,7 +366,8 @@ def ladder_of(sessions: sessionmaker, match_id: int) -> int | None:
 
 
 def standings(session: Session, ladder_id: int, live: set[int] | None = None) -> list[dict[str, Any]]:
-    """The members by ordinal (mu - 3 sigma), best first."""
+    """The members by ordinal (mu - 3 sigma), best first: the established ones, then the
+    provisional ones (:func:`atout_arena.services.matchmaking.provisional`)."""
     rows = session.execute(
         select(LadderMember, Bot.name, Bot.disabled).join(Bot, Bot.id == LadderMember.bot_id)
         .where(LadderMember.ladder_id == ladder_id)).all()
@@ -364,11 +381,40 @@ def standings(session: Session, ladder_id: int, live: set[int] | None = None) ->
         "ordinal": round(ordinal(m.mu, m.sigma), 4), "games": m.games, "sets": m.sets,
         "sets_in_flight": seated.get(m.bot_id, 0), "disabled": bool(disabled),
         "connected": None if live is None else m.bot_id in live, "joined_at": m.joined_at,
+        "provisional": provisional(m.sets, m.sigma),
     } for m, name, disabled in rows]
-    table.sort(key=lambda r: (-r["ordinal"], r["bot"]))
+    # The established members first, then the provisional ones (too few sets, or too wide a
+    # sigma), each group by ordinal: a bot that has hardly played is never ranked above one
+    # that has proved itself.
+    table.sort(key=lambda r: (r["provisional"], -r["ordinal"], r["bot"]))
     for rank, row in enumerate(table, 1):
         row["rank"] = rank
     return table
+
+
+def history(sessions: sessionmaker, ladder_id: int, bot: str | None = None) -> list[dict[str, Any]]:
+    """Each member's rating after each of its rated sets, oldest first (``bot``: that member
+    only): ``[{"bot", "bot_id", "points": [{"set", "rated_at", "mu", "sigma", "ordinal"}]}]``.
+    Raises :class:`CompetitionError` for an unknown ladder, or a bot not a member of it."""
+    with sessions() as session:
+        _ladder(session, ladder_id)
+        names = dict(session.execute(
+            select(Bot.id, Bot.name).join(LadderMember, LadderMember.bot_id == Bot.id)
+            .where(LadderMember.ladder_id == ladder_id)).all())
+        if bot is not None:
+            names = {i: name for i, name in names.items() if name == bot or str(i) == bot}
+            if not names:
+                raise CompetitionError(f"{bot!r} is no member of ladder {ladder_id}", "not_found")
+        points: dict[int, list[dict[str, Any]]] = {i: [] for i in names}
+        for number, bots, ratings, rated_at in session.execute(
+                select(LadderSet.number, LadderSet.bots, LadderSet.ratings, LadderSet.rated_at)
+                .where(LadderSet.ladder_id == ladder_id, LadderSet.status == SET_RATED)
+                .order_by(LadderSet.rated_at, LadderSet.number)):
+            for member, (mu, sigma) in zip(bots, ratings or [], strict=False):  # none: rated before 0011
+                if member in points:
+                    points[member].append({"set": number, "rated_at": rated_at, "mu": mu, "sigma": sigma,
+                                           "ordinal": round(ordinal(mu, sigma), 4)})
+    return [{"bot": names[i], "bot_id": i, "points": points[i]} for i in sorted(names, key=names.__getitem__)]
 
 
 def ladder_summary(sessions: sessionmaker, ladder_id: int, live: set[int] | None = None) -> dict[str, Any]:
