@@ -553,7 +553,8 @@ def register(subparsers: Any) -> None:
     bots.set_defaults(func=_handler(cmd_bots))
 
     replay = subparsers.add_parser("replay", parents=common,
-                                   help="replay a stored match and check its result")
+                                   help="replay a stored match and check its result (no token "
+                                        "needed once its seeds are published)")
     replay.add_argument("match_id", type=int)
     replay.set_defaults(func=_handler(cmd_replay))
 

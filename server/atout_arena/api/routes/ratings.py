@@ -54,7 +54,9 @@ def get_ratings(
     (an n-player result counts as its pairwise results; Elo scale, mean 1500) with its 95%
     confidence interval ``ci_low``..``ci_high`` and ``los_next``, the likelihood that the bot is
     stronger than the next one; ``online`` is the live Elo updated as each match ends.
-    Practice matches are not rated.
+    Practice matches are not rated, and only played, present seats are
+    (:func:`atout_arena.core.ratings.rated_result`): never an absent bot's, nor those of a bot
+    disabled by the time the result was stored; the other seats are rated among themselves.
     """
     if game not in GAMES:
         raise HTTPException(
