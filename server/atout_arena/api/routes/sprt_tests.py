@@ -78,7 +78,8 @@ def create(body: TestCreate, arena: ArenaDep, caller: CallerDep) -> TestPublic:
     return _summary(arena, test_id, caller.organizer)
 
 
-@router.get("", response_model=list[TestPublic], openapi_extra=TOKEN_OPTIONAL)
+@router.get("", response_model=list[TestPublic], openapi_extra=TOKEN_OPTIONAL,
+            responses={404: {"description": "no bot by the name or id given in bot"}})
 def list_tests(arena: ArenaDep, session: SessionDep, caller: CallerDep,
                status_: Annotated[TestStatusName | None, Query(alias="status")] = None,
                bot: Annotated[str | None, Query(max_length=200, description="its tests, as A or B")] = None,
