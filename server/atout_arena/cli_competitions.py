@@ -216,7 +216,7 @@ def _wait_test(client: ArenaClient, t: dict[str, Any]) -> dict[str, Any]:
 def _print_match(console: Console, m: dict[str, Any]) -> None:
     console.print(f"match {m['id']}: {m['game']}, {m['players']} players - {m['status']}"
                   f"{' (' + m['outcome'] + ')' if m.get('outcome') else ''}"
-                  f"{', tournament ' + str(m['tournament_id']) if m.get('tournament_id') else ''}"
+                  f"{', ' + m['label'] if m.get('label') else ''}"  # test #3: alice@v2 vs alice@v1, ...
                   f"{', error: ' + m['error'] if m.get('error') else ''}")
     console.print(_table(None, ("seat", "bot", "score", "place", "faults", "forfeited", "think ms"),
                          [(s["seat"], s["bot"], s["score"], s["place"], s["faults"],

@@ -32,6 +32,19 @@ def test_the_progress_line_has_games_llr_within_its_bounds_and_elo_plus_minus() 
         "Elo -; waiting for alice@v9: not connected (gives up at 06:10:00 UTC)")
 
 
+def test_match_show_says_a_test_match_is_one() -> None:
+    from rich.console import Console
+
+    from atout_arena.cli_competitions import _print_match
+
+    console = Console(record=True, width=200)
+    _print_match(console, {"id": 7, "game": "tiercon", "players": 2, "status": "finished",
+                           "outcome": "finished", "label": "test #3: alice@v2 vs alice@v1", "error": None,
+                           "seats": []})
+    assert console.export_text().startswith(
+        "match 7: tiercon, 2 players - finished (finished), test #3: alice@v2 vs alice@v1\n")
+
+
 def _cli(api, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = {**os.environ, "ATOUT_ADMIN_TOKEN": ADMIN_TOKEN}
     return subprocess.run([sys.executable, "-m", "atout_arena.cli", "test", *args, "--api", api.url],
