@@ -436,7 +436,8 @@ def _print_ladder(console: Console, ladder: dict[str, Any]) -> None:
                   f"(target {ladder['target_in_flight']}), {members}; sets {ladder['sets']}")
     console.print(_table(f"{ladder['name']} standings",
                          ("rank", "bot", "ordinal", "mu", "sigma", "games", "sets", "connected"),
-                         [(r["rank"], r["bot"] + (" (disabled)" if r["disabled"] else ""),
+                         [(r["rank"], r["bot"] + (" (disabled)" if r["disabled"] else "")
+                           + (" (provisional)" if r.get("provisional") else ""),
                            _fmt(r["ordinal"], ".2f"), _fmt(r["mu"], ".2f"), _fmt(r["sigma"], ".2f"),
                            r["games"], r["sets"],
                            "-" if r["connected"] is None else "yes" if r["connected"] else "no")
@@ -453,12 +454,27 @@ def cmd_ladder(args: argparse.Namespace, client: ArenaClient, console: Console) 
         ladder = client.post("/v1/ladders", body)
     elif args.ladder_command == "show":
         ladder = client.get(f"/v1/ladders/{args.id}")
+    elif args.ladder_command == "history":
+        return _ladder_history(args, client, console)
     else:
         ladder = client.post(f"/v1/ladders/{args.id}/{args.ladder_command}")
     if args.json:
         _print_json(ladder)
     else:
         _print_ladder(console, ladder)
+    return EXIT_OK
+
+
+def _ladder_history(args: argparse.Namespace, client: ArenaClient, console: Console) -> int:
+    lines = client.get(f"/v1/ladders/{args.id}/history", bot=args.bot)
+    if args.json:
+        _print_json(lines)
+        return EXIT_OK
+    console.print(_table(f"ladder {args.id}: ratings after each rated set",
+                         ("bot", "set", "rated at", "ordinal", "mu", "sigma"),
+                         [(line["bot"], p["set"], p["rated_at"], _fmt(p["ordinal"], ".2f"),
+                           _fmt(p["mu"], ".2f"), _fmt(p["sigma"], ".2f"))
+                          for line in lines for p in line["points"]]))
     return EXIT_OK
 
 
@@ -481,8 +497,8 @@ def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -
         else:
             _print_match(console, m)
         return EXIT_OK
-    page = client.get("/v1/matches", tournament_id=args.tournament, bot=args.bot, status=args.status,
-                      limit=args.limit)
+    page = client.get("/v1/matches", tournament=args.tournament, ladder=args.ladder, bot=args.bot,
+                      status=args.status, limit=args.limit)
     if args.json:
         _print_json(page)
     else:
@@ -564,6 +580,7 @@ def register(subparsers: Any) -> None:
                          help="a match: seats, scores, faults").add_argument("id", type=int)
     mlist = mcommands.add_parser("list", parents=common, help="matches, newest first")
     mlist.add_argument("--tournament", type=int, help="the matches of one tournament")
+    mlist.add_argument("--ladder", type=int, help="the matches of one ladder (with --bot: that bot's)")
     mlist.add_argument("--bot", help="the matches of one bot (name or id)")
     mlist.add_argument("--status", help="pending, queued, running, finished, failed or cancelled")
     mlist.add_argument("--limit", type=int, default=50)
@@ -620,6 +637,9 @@ def register(subparsers: Any) -> None:
     for name, text in (("show", "the standings and matches in flight"), ("pause", "seat nobody more"),
                        ("resume", "seat the connected members again")):
         ladder_commands.add_parser(name, parents=common, help=text).add_argument("id", type=int)
+    lhist = ladder_commands.add_parser("history", parents=common, help="each member's rating after each set")
+    lhist.add_argument("id", type=int)
+    lhist.add_argument("--bot", help="one member (name or id)")
     ladder.set_defaults(func=_handler(cmd_ladder))
 
     test = subparsers.add_parser("test", help="is A stronger than B? duplicate sets until an SPRT decides")

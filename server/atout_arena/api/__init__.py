@@ -21,7 +21,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import redis
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -29,6 +29,7 @@ from fastapi_offline import FastAPIOffline
 from atout._loop import loop_factory
 from atout_arena.api import errors
 from atout_arena.api.context import Arena, Dispatch
+from atout_arena.api.deps import reject_unknown_query
 from atout_arena.api.leadership import MetricsLeadership
 from atout_arena.api.routes import (
     bots,
@@ -107,9 +108,9 @@ def create_app(
         ],
     )
     app.state.arena = arena
-    for module in (games, bots, tournaments, leagues, matches, ratings, practice, play, sprt_tests, ladders,
-                   system):
-        app.include_router(module.router)
+    for module in (games, bots, tournaments, leagues, matches, ratings, practice, play, sprt_tests, ladders):
+        app.include_router(module.router, dependencies=[Depends(reject_unknown_query)])
+    app.include_router(system.router)  # /metrics, /healthz: scrapers may add their own parameters
 
     errors.install(app)
 

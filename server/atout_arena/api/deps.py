@@ -137,6 +137,30 @@ BotPath = Annotated[str, Path(description="a bot's name or id", max_length=200)]
 LeaguePath = Annotated[str, Path(description="a league's name or id", max_length=200)]
 
 
+def _query_names(dependant: Any) -> set[str]:
+    names = {param.alias for param in dependant.query_params}
+    for sub in dependant.dependencies:
+        names |= _query_names(sub)
+    return names
+
+
+def reject_unknown_query(request: Request) -> None:
+    """A GET of the ``/v1`` API with a query parameter its route does not declare answers 422,
+    naming it (``?ladder=1`` on a route without that filter is a mistake, never ignored). One
+    dependency, given to every router in :func:`atout_arena.api.create_app`."""
+    if request.method != "GET":
+        return
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    if dependant is None:
+        return
+    known = _query_names(dependant)
+    unknown = [name for name in dict.fromkeys(request.query_params) if name not in known]
+    if unknown:
+        allowed = ", ".join(sorted(known)) or "none"
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT,
+                            f"unknown query parameter {unknown[0]!r} (this endpoint takes: {allowed})")
+
+
 def known_id(value: int, what: str) -> int:
     """``value`` when it can be an id, else the 404 an unknown id gets."""
     if not 0 < value <= MAX_ID:

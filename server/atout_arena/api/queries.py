@@ -271,10 +271,13 @@ def match_page(
     offset: int = 0,
     newest_first: bool = False,
     organizer: bool = False,
+    ladder_id: int | None = None,
 ) -> dict[str, Any]:
     query = select(Match)
     if tournament_id is not None:
         query = query.where(Match.tournament_id == tournament_id)
+    if ladder_id is not None:
+        query = query.where(Match.ladder_id == ladder_id)
     if test_id is not None:
         query = query.where(Match.test_id == test_id)
     if status is not None:

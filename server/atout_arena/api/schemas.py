@@ -664,6 +664,22 @@ class LadderStanding(BaseModel):
     connected: bool | None
     disabled: bool
     joined_at: UtcDatetime
+    provisional: bool = Field(description="fewer than 5 rated sets, or sigma above 4: listed after "
+                                          "the established members (docs/ladders.md)")
+
+
+class LadderPoint(BaseModel):
+    set: int = Field(description="the set's number in the ladder")
+    rated_at: UtcDatetime
+    mu: float
+    sigma: float
+    ordinal: float
+
+
+class LadderHistory(BaseModel):
+    bot: str
+    bot_id: int
+    points: list[LadderPoint] = Field(description="its rating after each of its rated sets, oldest first")
 
 
 class LadderMatch(BaseModel):

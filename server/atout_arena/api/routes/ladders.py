@@ -13,12 +13,12 @@ from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy import select
 
 from atout_arena.api.deps import ArenaDep, OrganizerDep, Responses, SessionDep, known_id
-from atout_arena.api.schemas import LadderCreate, LadderPublic, LadderStanding
+from atout_arena.api.schemas import LadderCreate, LadderHistory, LadderPublic, LadderStanding
 from atout_arena.core.models import Ladder
 from atout_arena.core.relay import connected_bots
 from atout_arena.core.vocabulary import LadderStatus
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec
-from atout_arena.services.ladders import create_ladder, ladder_summary, set_status
+from atout_arena.services.ladders import create_ladder, history, ladder_summary, set_status
 
 router = APIRouter(prefix="/v1/ladders", tags=["ladders"])
 
@@ -81,8 +81,23 @@ def show(ladder_id: int, arena: ArenaDep) -> LadderPublic:
 
 @router.get("/{ladder_id}/standings", response_model=list[LadderStanding], responses=NOT_FOUND)
 def standings(ladder_id: int, arena: ArenaDep) -> list[LadderStanding]:
-    """The members by ordinal (mu - 3 sigma), best first, with mu, sigma and games played."""
+    """The members by ordinal (mu - 3 sigma), best first, with mu, sigma and games played: the
+    established members, then the provisional ones (fewer than 5 rated sets, or sigma above 4)."""
     return _summary(arena, ladder_id).standings
+
+
+@router.get("/{ladder_id}/history", response_model=list[LadderHistory],
+            responses={404: {"description": "no such ladder, or the bot is no member of it"}})
+def rating_history(ladder_id: int, arena: ArenaDep,
+                   bot: Annotated[str | None, Query(max_length=64, description="a member's name or id")]
+                   = None) -> list[LadderHistory]:
+    """Each member's rating (mu, sigma, ordinal) after each of its rated sets, oldest first;
+    ``?bot=`` for one member."""
+    known_id(ladder_id, "ladder")
+    try:
+        return [LadderHistory.model_validate(h) for h in history(arena.sessions, ladder_id, bot)]
+    except CompetitionError as exc:
+        raise HTTPException(CODES[exc.kind], str(exc)) from None
 
 
 def _set(arena: ArenaDep, ladder_id: int, to: LadderStatus) -> LadderPublic:

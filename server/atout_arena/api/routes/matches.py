@@ -102,7 +102,9 @@ def list_matches(
     caller: CallerDep,
     status_: Annotated[MatchStatusName | None, Query(alias="status")] = None,
     game: Annotated[str | None, Query(max_length=32)] = None,
-    tournament_id: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    tournament_id: Annotated[int | None, Query(ge=1, le=2**62, description="as tournament")] = None,
+    tournament: Annotated[int | None, Query(ge=1, le=2**62, description="one tournament's matches")] = None,
+    ladder: Annotated[int | None, Query(ge=1, le=2**62, description="the matches of one ladder")] = None,
     bot: Annotated[
         str | None, Query(max_length=64, description="a bot's name or id (404: no such bot)")
     ] = None,
@@ -111,7 +113,8 @@ def list_matches(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     offset: Annotated[int, Query(ge=0, le=10**7)] = 0,
 ) -> MatchPage:
-    """Matches, newest first; ``status=running`` lists the matches one can watch live."""
+    """Matches, newest first; ``status=running`` lists the matches one can watch live. Filters
+    combine (``?ladder=1&bot=alice``: alice's matches in ladder 1); an unknown one is a 422."""
     bot_id = None
     if bot is not None:
         found = find_bot(session, bot)
@@ -123,7 +126,8 @@ def list_matches(
             session,
             status=status_,
             game=game,
-            tournament_id=tournament_id,
+            tournament_id=tournament if tournament is not None else tournament_id,
+            ladder_id=ladder,
             bot_id=bot_id,
             test_id=test,
             practice=practice,

@@ -10,6 +10,7 @@
 
 import { ApiError, api, followEvents, token } from "./api.js";
 import { actionEl, el } from "./cards.js";
+import { lineChart } from "./charts.js";
 import { playPage } from "./play.js";
 import { renderTable } from "./table.js";
 
@@ -445,7 +446,9 @@ function ladderStandings(l) {
     mark.style.left = `${((r.mu - low) / (high - low)) * 100}%`;
     bar.append(span, mark);
     const state = r.disabled ? chip("disabled", "bad") : r.connected ? chip("connected", "live") : chip("away", "muted");
-    return [String(r.rank), r.bot, fmt(r.ordinal, 2), bar, String(r.games), String(r.sets), String(r.sets_in_flight), state];
+    const who = el("span", null, r.bot);
+    if (r.provisional) who.append(" ", chip("provisional", "muted"));
+    return [String(r.rank), who, fmt(r.ordinal, 2), bar, String(r.games), String(r.sets), String(r.sets_in_flight), state];
   }), "ladder-standings");
   l.standings.forEach((r, i) => {
     const row = t.tBodies[0].rows[i];
@@ -468,8 +471,19 @@ async function ladderPage(id) {
   const flying = el("div");
   const live = chip("connecting", "wait");
   live.classList.add("ladder-live");
-  view.replaceChildren(head, section("Standings", board), section("Matches in flight", flying));
+  const history = el("div", "ladder-history");
+  view.replaceChildren(head, section("Standings", board), section("Rating history", history), section("Matches in flight", flying));
+  let rated = -1;
+  const drawHistory = async (l) => {
+    if ((l.sets.rated || 0) === rated) return;
+    rated = l.sets.rated || 0;
+    const lines = await api(`/v1/ladders/${id}/history`);
+    history.replaceChildren(lineChart({ label: `${l.name}: each member's ordinal (μ − 3σ) after each rated set`,
+      series: lines.map((b) => ({ name: b.bot, points: b.points.map((p) => [p.set, p.ordinal]) })),
+      xLabel: "set", yLabel: "ordinal μ − 3σ" }));
+  };
   const render = (l) => {
+    drawHistory(l).catch((error) => console.warn(error));
     const title = el("h1");
     title.append(`${l.name} `, gameChip(l.game), " ", statusChip(l.status), " ", live);
     const done = l.matches.finished || 0;
