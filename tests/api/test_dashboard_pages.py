@@ -315,3 +315,55 @@ def test_a_spectator_who_picks_a_seat_keeps_the_table_and_the_moves(browser: Any
     moves(3)
     assert page.locator(".live-note").inner_text() == ""
     context.close()
+
+
+UNDER_PLATES = """() => {
+    const plates = [...document.querySelectorAll('.felt > .seat')]
+        .map((s) => [s.dataset.seat, s.getBoundingClientRect()]);
+    const found = [];
+    const drawn = '.felt :is(.table-info, .note, .stock, .fool-table .pair, .trick .card)';
+    for (const e of document.querySelectorAll(drawn)) {
+        const r = e.getBoundingClientRect();
+        for (const [seat, s] of plates) {
+            if (r.width && r.left < s.right - 1 && r.right > s.left + 1
+                && r.top < s.bottom - 1 && r.bottom > s.top + 1) {
+                found.push(`${e.className} ${JSON.stringify(e.innerText.slice(0, 40))} under seat ${seat}`);
+            }
+        }
+    }
+    return found;
+}"""
+
+
+def crowded_steps(url: str, match: int) -> list[int]:
+    """The replay's steps whose table holds the most: régicide's trick winner's choice (the longest
+    line of the table's corner), full tricks, the fool's table with the most pairs."""
+    import httpx
+
+    events = httpx.get(f"{url}/v1/matches/{match}/replay", timeout=30).json()["events"]
+
+    def load(i: int) -> int:
+        view = events[i]["view"]
+        return 100 * (view.get("phase") == "choose") + len(view.get("trick") or view.get("table") or [])
+
+    ranked = sorted(range(len(events)), key=load, reverse=True)
+    return sorted(ranked[:4])
+
+
+def test_on_a_desktop_the_tables_text_stays_clear_of_the_seat_plates(browser: Any, arena: Arena) -> None:
+    steps = {match: crowded_steps(arena.url, match) for match in (arena.finished, arena.fool, arena.regicide)}
+    found = []
+    for width in (1280, 1600):
+        context = browser.new_context(viewport={"width": width, "height": 900}, reduced_motion="reduce")
+        page = context.new_page()
+        for match, chosen in steps.items():
+            page.goto(f"{arena.url}/#/matches/{match}")
+            page.wait_for_function(
+                "(id) => document.querySelector('main h1')?.textContent.startsWith(`Match #${id} `)"
+                " && document.querySelector('.slider')", arg=match)
+            for step in chosen:
+                page.fill(".slider", str(step))
+                found += [f"{width} px, match {match}, step {step}: {what}"
+                          for what in page.evaluate(UNDER_PLATES)]
+        context.close()
+    assert not found, "\n".join(found)
