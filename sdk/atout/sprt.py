@@ -37,9 +37,9 @@ import signal
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from .bot import Bot
 from .games import new_game
@@ -217,6 +217,32 @@ def _sets(players: _Players, config: TestConfig, count: int, jobs: int) -> Itera
         pool.join()
 
 
+T = TypeVar("T")
+
+
+def sequential(
+    sets: Iterable[T], sprt: Sprt | None, scores: Callable[[T], Sequence[float]]
+) -> Iterator[tuple[T, Analysis]]:
+    """The stopping rule of a test: each set of ``sets`` with the analysis of the sets so far,
+    until the SPRT decides (``H0`` or ``H1``, that set included) or ``sets`` runs out.
+    ``scores(set)`` gives A's pairwise score in each game of a set. :func:`run_test` stops by it,
+    and ``scripts/sprt_error_rates.py`` measures its error rates by it."""
+    tally = Tally()
+    for item in sets:
+        tally.add(scores(item))
+        analysis = tally.analysis(sprt)
+        yield item, analysis
+        if analysis.result in ("H0", "H1"):
+            return
+
+
+def set_scores(config: TestConfig, count: int, jobs: int = 1) -> list[list[float]]:
+    """A's pairwise scores in each game of sets ``0..count-1`` of ``config`` (no SPRT, faults
+    not kept): the set scores an error-rate simulation resamples."""
+    players = _Players(config)
+    return [result.scores for result in _sets(players, players.config, count, jobs)]
+
+
 def run_test(
     config: TestConfig,
     sprt: Sprt | None = None,
@@ -238,25 +264,22 @@ def run_test(
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     players = _Players(config)  # loads the bots here first: a bad spec fails before any process starts
     started = time.monotonic()
-    tally = Tally()
-    outcome = TestOutcome(config, sprt, tally.analysis(sprt))
+    outcome = TestOutcome(config, sprt, Tally().analysis(sprt))
     # Ctrl-C stops after the set being played (a flag: a KeyboardInterrupt raised inside a
     # finalizer is lost, and the test then went on); a second Ctrl-C stops at once.
     stop = _Stop()
     previous = stop.install()
     try:
-        for result in _sets(players, config, max_games // config.set_size, jobs):
-            tally.add(result.scores)
-            outcome.analysis = tally.analysis(sprt)
+        sets = _sets(players, config, max_games // config.set_size, jobs)
+        for result, analysis in sequential(sets, sprt, lambda result: result.scores):
+            outcome.analysis = analysis
             outcome.faults.update(result.fault_counts)
             for key, (number, fault) in result.first_faults.items():
                 outcome.first_faults.setdefault(key, (result.index, number, fault))
             outcome.seconds = time.monotonic() - started
             if on_set is not None:
                 on_set(outcome, result)
-            if outcome.analysis.result in ("H0", "H1"):
-                break
-            if stop.asked:
+            if stop.asked and outcome.analysis.result not in ("H0", "H1"):
                 outcome.interrupted = True
                 break
     except KeyboardInterrupt:
