@@ -11,9 +11,10 @@ from atout_arena.services.bots import FIGURES_WINDOW, bot_figures
 
 
 def _store(sessions, bot_id: int, other_id: int, version: str, think_ms: float, bot_ms: float,
-           faults: tuple[str, ...] = (), n: int = 1) -> None:
+           faults: tuple[str, ...] = (), n: int = 1, other_version: str = "") -> None:
     """``n`` finished matches in which ``bot_id`` (seat 0, played by ``version``) answers 10
-    decisions in ``think_ms`` (its own ``bot_ms``), the first with ``faults``."""
+    decisions in ``think_ms`` (its own ``bot_ms``), the first with ``faults``; seat 1 is
+    ``other_id`` (``other_version``) answering in 1 ms."""
     with sessions() as session:
         for _ in range(n):
             steps = []
@@ -29,7 +30,8 @@ def _store(sessions, bot_id: int, other_id: int, version: str, think_ms: float, 
             match.seats = [
                 MatchSeat(seat=0, bot_id=bot_id, version=version, played_version=version, place=1,
                           faults=len(faults)),
-                MatchSeat(seat=1, bot_id=other_id, place=2),
+                MatchSeat(seat=1, bot_id=other_id, version=other_version, played_version=other_version,
+                          place=2),
             ]
             session.add(match)
         session.commit()
@@ -40,7 +42,9 @@ def test_figures_are_by_version_and_every_one_over_the_same_window(api, sessions
     _, other_id, _ = new_bot("figures-other")
     _store(sessions, bot_id, other_id, "v1", 5.0, 4.0, faults=("timeout",))  # old: out of the window
     _store(sessions, bot_id, other_id, "v2", 0.2, 0.1, n=60)  # an instant version
-    _store(sessions, bot_id, other_id, "v3", 52.0, 50.0, faults=("illegal",), n=40)  # a 50 ms one
+    _store(sessions, bot_id, other_id, "v3", 52.0, 50.0, faults=("illegal",), n=39)  # a 50 ms one
+    # and one match of a test of v3 against v2: two seats of the bot, one match of its window
+    _store(sessions, bot_id, bot_id, "v3", 52.0, 50.0, faults=("illegal",), other_version="v2")
 
     detail = api.as_bot(token).get(f"/v1/bots/{name}").json()
     window = detail["figures_window"]
@@ -53,12 +57,13 @@ def test_figures_are_by_version_and_every_one_over_the_same_window(api, sessions
     versions = {v["version"]: v for v in detail["versions"]}
     assert versions["v1"]["matches"] == 1 and versions["v1"]["think_time"] is None  # no match in the window
     v2, v3 = versions["v2"]["think_time"], versions["v3"]["think_time"]
-    assert v2["p50_ms"] == v2["p99_ms"] == 0.2 and v2["network_p50_ms"] == v2["network_p99_ms"] == 0.1
+    assert v2["p50_ms"] == 0.2 and v2["network_p50_ms"] == 0.1  # and the 1 ms of its seat in the test match
     assert v3["p50_ms"] == v3["p99_ms"] == 52.0 and v3["bot_p50_ms"] == 50.0 and v3["network_p99_ms"] == 2.0
-    assert (v2["matches_counted"], v3["matches_counted"], v3["decisions"]) == (60, 40, 40 * 9)
+    assert (v2["matches_counted"], v3["matches_counted"], v3["decisions"]) == (61, 40, 40 * 9)
+    assert v2["decisions"] == 60 * 10 + 10 and versions["v2"]["faults"]["matches_counted"] == 61
     assert versions["v3"]["faults"]["illegal"] == 40 and versions["v2"]["faults"]["total"] == 0
 
     with sessions() as session:  # the service itself, with a smaller window
         small = bot_figures(session, bot_id, window=10)
-    assert small["window"]["counted"] == 10 and set(small["versions"]) == {"v3"}
+    assert small["window"]["counted"] == 10 and set(small["versions"]) == {"v2", "v3"}  # v2: the test match
     assert small["faults"]["total"] == small["faults"]["illegal"] == 10

@@ -236,15 +236,15 @@ def _p50_p99(values: list[float]) -> tuple[float | None, float | None]:
 class _Figures:
     """Faults and think times gathered over some matches of one bot (or one of its versions)."""
 
-    matches: int = 0
+    matches: set[int] = field(default_factory=set)  # their ids (a test of two versions: two seats a match)
     forfeits: int = 0
     kinds: Counter[str] = field(default_factory=Counter)
     think: list[float] = field(default_factory=list)  # observed, request to answer
     told: list[float] = field(default_factory=list)  # as the bot reported it
     network: list[float] = field(default_factory=list)  # observed minus reported
 
-    def add(self, seat: int, forfeited: bool, actions: list[Any] | None) -> None:
-        self.matches += 1
+    def add(self, match_id: int, seat: int, forfeited: bool, actions: list[Any] | None) -> None:
+        self.matches.add(match_id)
         self.forfeits += bool(forfeited)
         for ply, row in enumerate(actions or []):
             step = Step.from_json(ply, row)
@@ -259,7 +259,7 @@ class _Figures:
 
     def faults(self) -> dict[str, int]:
         return {"total": sum(self.kinds.values()), "forfeits": self.forfeits,
-                **{kind: self.kinds[kind] for kind in FAULT_KINDS}, "matches_counted": self.matches}
+                **{kind: self.kinds[kind] for kind in FAULT_KINDS}, "matches_counted": len(self.matches)}
 
     def think_time(self) -> dict[str, Any]:
         p50, p99 = _p50_p99(self.think)
@@ -267,7 +267,7 @@ class _Figures:
         net_p50, net_p99 = _p50_p99(self.network)
         return {"decisions": len(self.think), "p50_ms": p50, "p99_ms": p99, "told": len(self.told),
                 "bot_p50_ms": bot_p50, "bot_p99_ms": bot_p99, "network_p50_ms": net_p50,
-                "network_p99_ms": net_p99, "matches_counted": self.matches}
+                "network_p99_ms": net_p99, "matches_counted": len(self.matches)}
 
 
 def bot_figures(session: Session, bot_id: int, window: int = FIGURES_WINDOW) -> dict[str, Any]:
@@ -276,20 +276,26 @@ def bot_figures(session: Session, bot_id: int, window: int = FIGURES_WINDOW) -> 
     window, its last ``window`` finished matches: ``{"window": {...}, "faults": ..., "think_time":
     ..., "versions": {version: {"faults": ..., "think_time": ...}}}``, a version's figures over the
     matches of the window it played (the version of a seat is the one that played it)."""
-    rows = session.execute(
-        select(MatchSeat.seat, MatchSeat.played_version, MatchSeat.forfeited, Match.actions)
+    recent = list(session.scalars(
+        select(MatchSeat.match_id).distinct()
         .join(Match, Match.id == MatchSeat.match_id)
         .where(MatchSeat.bot_id == bot_id, Match.status == MatchStatus.FINISHED)
-        .order_by(Match.id.desc())
+        .order_by(MatchSeat.match_id.desc())
         .limit(window)
-    ).all()
+    ))
+    rows = session.execute(  # every seat of the bot in them (two in a test of two of its versions)
+        select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.played_version, MatchSeat.forfeited,
+               Match.actions)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(MatchSeat.bot_id == bot_id, MatchSeat.match_id.in_(recent))
+    ).all() if recent else []
     overall = _Figures()
     versions: dict[str, _Figures] = {}
-    for seat, version, forfeited, actions in rows:
-        overall.add(seat, forfeited, actions)
-        versions.setdefault(version, _Figures()).add(seat, forfeited, actions)
+    for match_id, seat, version, forfeited, actions in rows:
+        overall.add(match_id, seat, forfeited, actions)
+        versions.setdefault(version, _Figures()).add(match_id, seat, forfeited, actions)
     return {
-        "window": {"matches": window, "counted": len(rows), "description": figures_window_text(window)},
+        "window": {"matches": window, "counted": len(recent), "description": figures_window_text(window)},
         "faults": overall.faults(),
         "think_time": overall.think_time(),
         "versions": {v: {"faults": f.faults(), "think_time": f.think_time()} for v, f in versions.items()},
