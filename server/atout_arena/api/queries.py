@@ -189,7 +189,9 @@ def match_label(match: Match, tests: dict[int, str]) -> str:
 
 
 def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = False,
-                 tests: dict[int, str] | None = None) -> dict[str, Any]:
+                 tests: dict[int, str] | None = None, own_ms: dict[int, int] | None = None) -> dict[str, Any]:
+    """``own_ms``: the bots' own move times (a person's), by id: a seat waits the longer of it and
+    the match's."""
     seats = sorted(match.seats, key=lambda s: s.seat)
     think = seat_think(match.actions, len(seats))
     return {
@@ -231,6 +233,7 @@ def match_public(match: Match, names: dict[int, str], *, seed_shown: bool = Fals
                 "bot_think_ms": think[i][0],
                 "network_ms": think[i][1],
                 "version": s.played_version,
+                "move_ms": max(match.move_ms, (own_ms or {}).get(s.bot_id, 0)),
             }
             for i, s in enumerate(seats)
         ],
@@ -243,6 +246,14 @@ def bot_names(session: Session, ids: Sequence[int]) -> dict[int, str]:
     return dict(session.execute(select(Bot.id, Bot.name).where(Bot.id.in_(set(ids)))).all())
 
 
+def own_move_ms(session: Session, ids: Sequence[int]) -> dict[int, int]:
+    """The bots among ``ids`` with a move time of their own (people): id -> milliseconds."""
+    if not ids:
+        return {}
+    rows = session.execute(select(Bot.id, Bot.move_ms).where(Bot.id.in_(set(ids)), Bot.move_ms.is_not(None)))
+    return {bot_id: ms for bot_id, ms in rows.all() if ms is not None}
+
+
 def matches_public(
     session: Session, matches: Sequence[Match], *, organizer: bool = False
 ) -> list[dict[str, Any]]:
@@ -251,7 +262,9 @@ def matches_public(
     names = bot_names(session, [s.bot_id for m in matches for s in m.seats])
     secret = set() if organizer else secret_matches(session, matches)
     tests = test_labels(session, [m.test_id for m in matches if m.test_id is not None])
-    return [match_public(m, names, seed_shown=m.id not in secret, tests=tests) for m in matches]
+    own_ms = own_move_ms(session, list(names))
+    return [match_public(m, names, seed_shown=m.id not in secret, tests=tests, own_ms=own_ms)
+            for m in matches]
 
 
 def get_match(session: Session, match_id: int) -> Match | None:

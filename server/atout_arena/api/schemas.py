@@ -513,6 +513,8 @@ class SeatPublic(BaseModel):
     )
     network_ms: float | None = Field(description="observed minus reported, over the decisions it reported")
     version: str = Field(description="the version the seat was played with")
+    move_ms: int = Field(description="the seat's time per move: the match's, or its bot's own when longer "
+                                     "(a person's: 60000 unless registered with another)")
 
 
 class MatchPublic(BaseModel):
