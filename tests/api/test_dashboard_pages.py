@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from axe_helpers import assert_accessible
-from sqlalchemy import update
+from sqlalchemy import select, update
 from test_dashboard import chromium, playwright
 from test_readable import play
 
@@ -57,6 +57,7 @@ class Arena:
     steps: list[dict[str, Any]]  # the public events of a real merde match, to publish
     test: int
     ladder: int
+    practice: int  # a practice match of a person (60 s a move) against bots (2 s)
 
 
 def tournament(lone_api: Any, game: str, players: int, bots: list[str],
@@ -72,7 +73,7 @@ def tournament(lone_api: Any, game: str, players: int, bots: list[str],
 
 @pytest.fixture
 def arena(lone_api: Any) -> Arena:
-    from atout_arena.core.models import Match, MatchSeat
+    from atout_arena.core.models import Bot, Match, MatchSeat
 
     for name in NAMES:
         assert lone_api.post("/v1/bots", json={"name": name}).status_code == 201
@@ -94,8 +95,17 @@ def arena(lone_api: Any) -> Arena:
     assert test.status_code == 201, test.text
     ladder = lone_api.post("/v1/ladders", json={"name": "open ladder", "game": "tiercon"})
     assert ladder.status_code == 201, ladder.text
+    assert lone_api.post("/v1/bots", json={"name": "emma", "kind": "human"}).status_code == 201
+    with lone_api.sessions() as session:
+        emma = session.scalar(select(Bot.id).where(Bot.name == "emma"))
+        others = session.scalars(select(Bot.id).where(Bot.name.in_(NAMES[:3]))).all()
+        practice = Match(game="merde", options={}, seed=7, status="queued", move_ms=2000)
+        practice.seats = [MatchSeat(seat=s, bot_id=b) for s, b in enumerate([emma, *others])]
+        session.add(practice)
+        session.commit()
+        practice_id = practice.id
     return Arena(str(lone_api.base_url).rstrip("/"), tid, merde[0], fool[0], regicide[0], merde[2], steps,
-                 test.json()["id"], ladder.json()["id"])
+                 test.json()["id"], ladder.json()["id"], practice_id)
 
 
 def publish(redis_client: Any, event: dict[str, Any]) -> None:
@@ -314,6 +324,14 @@ def test_a_spectator_who_picks_a_seat_keeps_the_table_and_the_moves(browser: Any
     publish(redis_client, steps[8])
     moves(3)
     assert page.locator(".live-note").inner_text() == ""
+    # A person's practice match: the header gives the person's own time, not only the bots'.
+    import httpx
+
+    seats = httpx.get(f"{arena.url}/v1/matches/{arena.practice}", timeout=30).json()["seats"]
+    assert [s["move_ms"] for s in seats] == [60_000, 2000, 2000, 2000]
+    page.goto(f"{arena.url}/#/matches/{arena.practice}")
+    page.wait_for_selector(f"h1:has-text('Match #{arena.practice}')")
+    assert "2000 ms per move (emma: 60 s)" in page.inner_text(".page-head .facts")
     context.close()
 
 

@@ -595,7 +595,10 @@ function matchHeader(match) {
   const label = match.label || "practice match"; // "test #3: alice@v2 vs alice@v1", "tournament 2, match 5"…
   const where = match.test_id ? link(`#/tests/${match.test_id}`, label) : match.tournament_id ? link(`#/tournaments/${match.tournament_id}`, label) : match.ladder_id ? link(`#/ladders/${match.ladder_id}`, label) : el("span", null, label);
   const facts = el("p", "facts");
-  facts.append(where, ` · ${match.players} players · ${match.move_ms} ms per move` +
+  // a seat with a move time of its own (a person's 60 s) says so: "2000 ms per move (alice: 60 s)"
+  const time = (ms) => (ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`);
+  const own = match.seats.filter((s) => s.move_ms > match.move_ms).map((s) => `${s.bot}: ${time(s.move_ms)}`);
+  facts.append(where, ` · ${match.players} players · ${match.move_ms} ms per move${own.length ? ` (${own.join(", ")})` : ""}` +
     `${Object.keys(match.options).length ? ` · options ${JSON.stringify(match.options)}` : ""}`);
   head.append(title, facts);
   return head;
