@@ -156,26 +156,35 @@ def secular_root(pdf: Sequence[tuple[float, float]]) -> float:
     """The root ``x`` of ``sum_i p_i a_i / (1 + x a_i) = 0`` for ``pdf = [(a_i, p_i)]``.
 
     The support must straddle 0 (some ``a_i < 0 < a_j`` with positive ``p``); the root lies in
-    ``(-1 / max a, -1 / min a)``, where the left side decreases strictly (fishtest's ``secular``).
+    ``(-1 / max a, -1 / min a)``, where the left side decreases strictly (fishtest's ``secular``):
+    Newton's method kept inside a shrinking bracket (bisection when a step would leave it).
     """
     support = [(a, p) for a, p in pdf if p > 0.0]
     low_a, high_a = min(a for a, _ in support), max(a for a, _ in support)
     if not low_a < 0.0 < high_a:
         raise ValueError("the secular equation needs values on both sides of the mean")
     lo, hi = -1.0 / high_a, -1.0 / low_a
-
-    def f(x: float) -> float:
-        return sum(p * a / (1.0 + x * a) for a, p in support)
-
-    for _ in range(200):  # bisection: stops when the interval is one float wide
-        mid = 0.5 * (lo + hi)
-        if mid in (lo, hi):
-            break
-        if f(mid) > 0.0:
-            lo = mid
+    x = 0.0  # inside (lo, hi); Newton's steps, bisection where a step would leave the bracket
+    for _ in range(200):
+        fx = dfx = 0.0
+        for a, p in support:
+            q = a / (1.0 + x * a)
+            fx += p * q
+            dfx -= p * q * q
+        if fx == 0.0:
+            return x
+        if fx > 0.0:  # the root is above x (the left side decreases)
+            lo = x
         else:
-            hi = mid
-    return 0.5 * (lo + hi)
+            hi = x
+        step = fx / dfx
+        new = x - step
+        if not lo < new < hi:
+            new = 0.5 * (lo + hi)
+        if new == x or abs(new - x) <= 1e-15 * abs(new) or new in (lo, hi):
+            return new
+        x = new
+    return x
 
 
 def mle_with_mean(pdf: Sequence[tuple[float, float]], s: float) -> list[float]:
