@@ -113,7 +113,7 @@ def test_a_test_waiting_for_a_version_says_so_gives_up_and_a_played_one_shows_it
             card = f'.test-card[data-test="{test["id"]}"] .test-why'
             view.wait_for_selector(card, timeout=15_000)
             assert view.inner_text(card) == over["reason"]
-            assert_accessible(view, "the Tests page")
+            assert_accessible(view, "the Tests page's cards", context=".tcards")
             view.goto(f"{api.url}/#/tests/{final['id']}")
             view.wait_for_selector("table.matches", timeout=15_000)
             assert f"{name}@v2" in view.inner_text("table.matches")
