@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from api_helpers import Api
 from axe_helpers import assert_accessible
-from test_dashboard import chromium, playwright
+from test_dashboard import chromium, playwright, shots  # noqa: F401  (the fixture)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
@@ -137,6 +137,8 @@ def trick_labelled(page: Any, where: str) -> int:
     return len(found)
 
 
+FINAL_TABLE = "() => document.querySelector('.table-area .info-lines .phase')?.textContent === 'game over'"
+
 FIVE_TRICK = """async () => {
     const { renderTable } = await import('/dashboard/js/table.js');
     const box = document.createElement('div');
@@ -169,7 +171,7 @@ FIVE_TRICK = """async () => {
 def five_cards_in_a_trick(page: Any, where: str) -> None:
     got = page.evaluate(FIVE_TRICK)
     labels = [p["label"] for p in got["played"]]
-    assert labels == ["bob", "cy", "dee", "eve", "you"], (where, labels)
+    assert labels == ["1 bob", "2 cy", "3 dee", "4 eve", "0 you"], (where, labels)
     assert all(p["shows"] for p in got["played"]), (where, "a trick card or its label hides", got["played"])
     boxes = [p["box"] for p in got["played"]]
     for i, a in enumerate(boxes):  # no card over another
@@ -191,10 +193,11 @@ TRUMP_BUTTONS = """async () => {
 }"""
 
 
-def trump_buttons_read(page: Any, where: str) -> None:
+def trump_buttons_read(page: Any, where: str, shot: Any) -> None:
     texts = page.evaluate(TRUMP_BUTTONS)
     assert texts == ["trump ♦ diamonds", "trump ♥ hearts", "trump ♠ spades + invert"], texts
     assert_accessible(page, f"{where}: régicide's trump buttons", context=".play-actions")
+    page.screenshot(path=str(shot))
     page.evaluate("() => document.querySelectorAll('.probe').forEach(b => b.remove())")
 
 
@@ -230,7 +233,13 @@ def table_is_the_page(page: Any, where: str) -> None:
 
 @pytest.mark.parametrize("size", ["phone", "desktop"])
 def test_a_person_at_the_play_table(
-    api: Api, start_worker, connected_bots, clean_queues, browser, size
+    api: Api,
+    start_worker,
+    connected_bots,
+    clean_queues,
+    browser,
+    shots,  # noqa: F811
+    size,
 ) -> None:
     start_worker(f"people-{size}", concurrency=8)
     ((bot, _, token),) = connected_bots(1, "random", prefix=f"pp{size[0]}")
@@ -260,14 +269,16 @@ def test_a_person_at_the_play_table(
             else:
                 plays += 1
                 trick_labelled(page, f"merde {size}")
+                page.screenshot(path=str(shots / f"people-merde-{size}.png"))
                 five_cards_in_a_trick(page, size)
             click_a_move(page, rng)
         assert bids and plays, (bids, plays)
         page.unroute("**/v1/matches/*/events")
         # the end: the final table, not the last decision's
-        page.wait_for_selector(".table-area[data-final='true']", timeout=15_000)
+        page.wait_for_selector(".play-panel[data-state='over']")
         assert "Match over" in page.inner_text(".play-prompt")
-        assert page.get_attribute(".table-area", "data-phase") == "over"
+        page.wait_for_function(FINAL_TABLE, timeout=15_000)
+        page.screenshot(path=str(shots / f"people-merde-{size}-end.png"), full_page=True)
         assert page.locator(".table-area .seat.to-act").count() == 0
         assert page.locator(".play-hand .card").count() == 0  # every card played, none left in hand
         match = api.client.get(f"/v1/matches/{match_id}").json()
@@ -306,7 +317,7 @@ def test_a_person_at_the_play_table(
         assert next_turn(page, seen)
         your_move_is_at_hand(page, f"regicide {size}")
         assert_accessible(page, f"play, {size}, mid-game, regicide")
-        trump_buttons_read(page, size)
+        trump_buttons_read(page, size, shots / f"people-regicide-{size}.png")
 
         # -- fool: starting another mid-game asks first; covering cards light up directly -------
         dialogs.answers = [True]
@@ -323,6 +334,7 @@ def test_a_person_at_the_play_table(
                                 ".map(b => b.dataset.action || '')")  # fmt: skip
             if any(a.startswith("beat ") for a in lit):
                 assert_accessible(page, f"play, {size}, mid-game, fool (defending)")
+                page.screenshot(path=str(shots / f"people-fool-{size}.png"))
                 hand_readable(page, f"fool {size}")
                 single = page.locator(".play-card.playable[data-action^='beat ']").first
                 action = single.get_attribute("data-action")
@@ -367,8 +379,16 @@ def test_a_person_at_the_play_table(
         assert seated.locator(".table-area .seat.viewer").count() == 1
         table_is_the_page(seated, f"seated person {size}")
         your_move_is_at_hand(seated, f"seated person {size}")
+        # the page opened again mid-match (the stream moves to it): the match shows there too
+        again, again_errors, _ = new_page(browser, size)
+        sit_down(again, api.url, person["token"])
+        assert next_turn(again, set())
+        assert again.locator(".table-area .seat.viewer").count() == 1
+        assert "Match #" in again.inner_text(".play-bar")
+        your_move_is_at_hand(again, f"seated person, page opened mid-match, {size}")
+        again.close()
         seated.close()
-        errors += seated_errors
+        errors += seated_errors + again_errors
     finally:
         page.close()
     assert not errors, errors

@@ -170,7 +170,8 @@ export function playPage(view, page) {
     first.focus({ preventScroll: true });
     const shown = () => { const box = first.getBoundingClientRect(); return box.top >= 0 && box.bottom <= window.innerHeight; };
     if (shown()) return;
-    (first.closest(".play-hand") ? handEl : actionsEl).scrollIntoView({ block: "center", behavior: "instant" });
+    // the hand and the buttons at the bottom of the screen, the table above them
+    actionsEl.scrollIntoView({ block: "end", behavior: "instant" });
     if (!shown()) first.scrollIntoView({ block: "center", behavior: "instant" });
   };
 
@@ -379,6 +380,7 @@ export function playPage(view, page) {
     prompt.textContent = `Match #${event.match_id}: ${GAMES[event.game] || event.game}, you are seat ${event.seat}. Waiting for your turn…`;
     felt.replaceChildren(el("div", "empty", "Dealing…"));
     setInGame(true);
+    status.textContent = ""; // (it keeps saying "reconnecting…" or an error, should one come)
     if (!me.bot) start.replaceChildren(el("p", "hint", `Seated in match #${event.match_id}.`));
     followTable(event.match_id);
     root.scrollIntoView({ block: "start", behavior: "instant" });

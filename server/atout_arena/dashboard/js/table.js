@@ -149,8 +149,9 @@ function trickEl(ctx, trick, positions, scale = 0.42) {
     played.setAttribute("role", "listitem");
     played.dataset.seat = String(seat);
     const who = ctx.viewer === seat ? "you" : ctx.names[seat] || `seat ${seat}`;
-    const label = el("span", "played-by", who);
-    label.title = who;
+    const label = el("span", "played-by");
+    label.append(el("b", null, String(seat)), ` ${who}`); // the seat's number, as on its plate
+    label.title = `${who} (seat ${seat})`;
     played.append(cardEl(code), label);
     if (ctx.lastStep && ctx.lastStep.seat === seat && fresh.includes(code)) played.classList.add("new");
     played.style.zIndex = String(10 + i);
