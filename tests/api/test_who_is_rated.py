@@ -25,10 +25,12 @@ from e2e_helpers import wait_until
 from sqlalchemy import func, select
 
 from atout_arena.cli import main
+from atout_arena.core.keys import pending_key
 from atout_arena.core.match import Answer, Step
 from atout_arena.core.models import Match, MatchSeat, Rating, RatingChange, TournamentRating, utcnow
 
 pytestmark = pytest.mark.timeout(180)
+PAUSING = f"{Path(__file__).parent / 'pausing_bot.py'}:Pausing"  # holds its decisions on demand
 
 
 def _stranger_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -154,29 +156,34 @@ def _naive(moment: datetime) -> datetime:
 
 @pytest.mark.slow
 def test_a_bot_disabled_mid_tournament_is_rated_no_more(
-    api, start_worker, connected_bots, clean_queues, sessions
+    api, start_worker, connected_bots, clean_queues, sessions, redis_client, tmp_path
 ) -> None:
     start_worker("unrate", concurrency=2)
-    (victim, victim_id, _), = connected_bots(1, "Sleepy", prefix="victim", ATOUT_TEST_THINK_S="0.03")
-    (k1, _, _), (k2, _, _) = connected_bots(2, "Sleepy", prefix="keeps", ATOUT_TEST_THINK_S="0.01")
+    pause = tmp_path / "pause"
+    (victim, victim_id, _), = connected_bots(1, PAUSING, prefix="victim", ATOUT_TEST_PAUSE_FILE=str(pause))
+    (k1, _, _), (k2, _, _) = connected_bots(2, "random", prefix="keeps")
     created = api.organizer.post("/v1/tournaments", json={
         "name": "disabled-midway", "game": "fool", "players": 2, "bots": [victim, k1, k2],
-        "games_per_pairing": 3, "move_ms": 400, "absent_grace_s": 0.5, "start": True})
+        "games_per_pairing": 2, "move_ms": 20_000, "absent_grace_s": 0.5, "start": True})
     assert created.status_code == 201, created.text
     tid = created.json()["id"]
 
-    def victim_rated_and_playing() -> bool:
+    def victim_rated() -> bool:
         with sessions() as session:
-            rated = session.scalar(select(func.count()).select_from(RatingChange)
-                                   .where(RatingChange.bot_id == victim_id))
-            playing = session.scalar(select(func.count()).select_from(Match).join(MatchSeat).where(
-                Match.tournament_id == tid, Match.status == "running", MatchSeat.bot_id == victim_id))
-            return bool(rated) and bool(playing)
+            return bool(session.scalar(select(func.count()).select_from(RatingChange)
+                                       .where(RatingChange.bot_id == victim_id)))
 
-    wait_until(victim_rated_and_playing, 60, "a rated match of the victim, and one running", poll_s=0.01)
+    wait_until(victim_rated, 60, "a rated match of the victim", poll_s=0.01)
+    pause.touch()  # the victim holds its next decision: it is disabled while playing a match
+    wait_until(lambda: redis_client.zcard(pending_key(str(victim_id))) > 0, 30,
+               "a decision held by the victim")
+    with sessions() as session:
+        held = set(session.scalars(select(Match.id).join(MatchSeat).where(
+            Match.tournament_id == tid, Match.status == "running", MatchSeat.bot_id == victim_id)))
     before = _naive(utcnow())
     assert api.organizer.post(f"/v1/bots/{victim}/disable").status_code == 200
     after = _naive(utcnow())
+    pause.unlink()
     wait_until(lambda: _finished(api, tid), 90, "the tournament to finish")
 
     with sessions() as session:
@@ -186,13 +193,13 @@ def test_a_bot_disabled_mid_tournament_is_rated_no_more(
                                      .where(RatingChange.match_id == m.id)) for m in mine}
         ended_before = [m for m in mine if _naive(m.finished_at) < before]
         ended_after = [m for m in mine if _naive(m.finished_at) > after]
-        # a match it was playing when disabled: the bot's own moves, then fallbacks
-        played_into = [m for m in ended_after if _played_by_bot(m, victim_id)]
+        played_into = [m for m in ended_after if m.id in held]  # connected at its start: not absent
+        by_bot = sum(_played_by_bot(m, victim_id) for m in played_into)
         online = session.scalar(select(Rating.matches).where(Rating.bot_id == victim_id,
                                                              Rating.game == "fool"))
         fitted = session.scalar(select(TournamentRating.games).where(
             TournamentRating.tournament_id == tid, TournamentRating.bot_id == victim_id))
-    assert ended_before and ended_after and played_into, (len(ended_before), len(ended_after))
+    assert ended_before and played_into, (held, len(ended_before), len(ended_after))
     assert all(rows[m.id] == 2 for m in ended_before)
     assert all(rows[m.id] == 0 for m in ended_after)  # nobody rated from a result against it
     rated = sum(1 for m in mine if rows[m.id])
@@ -200,4 +207,5 @@ def test_a_bot_disabled_mid_tournament_is_rated_no_more(
     board = {r["bot_id"]: r for r in api.client.get("/v1/ratings", params={"game": "fool"}).json()["rows"]}
     assert board[victim_id]["matches"] == rated
     print(f"\ndisabled mid-tournament: {len(mine)} matches of the bot, {len(ended_before)} ended before "
-          f"(rated), {len(ended_after)} after ({len(played_into)} played into the disable): no rating row")
+          f"(rated), {len(ended_after)} after ({len(played_into)} playing at the disable, {by_bot} of them "
+          "with moves of its own): no rating row")
