@@ -169,6 +169,12 @@ def sit_and_play(page: Any, token: str) -> None:
     raise SystemExit("error: the Play page offered no card to play")
 
 
+try:
+    from playwright.sync_api import Error as PlaywrightError
+except ImportError:  # said by browser(), when it is needed
+    PlaywrightError = Exception  # type: ignore[misc,assignment]
+
+
 @contextlib.contextmanager
 def browser() -> Iterator[Any]:
     try:
@@ -196,14 +202,20 @@ def shoot(chromium: Any, url: str, ids: dict[str, int], pages: list[str], sizes:
             page = context.new_page()
             for name in pages:
                 spec = PAGES[name]
-                page.goto(f"{url}/{spec.route.format(**ids)}")
-                page.wait_for_selector(spec.ready, timeout=30_000)
-                if name == "play":
-                    sit_and_play(page, play_tokens[size])
-                if name == "replay":
-                    page.fill(".slider", str(REPLAY_PLY))
-                    page.wait_for_function(f"() => document.querySelector('.table-area')?.dataset.ply === "
-                                           f"'{REPLAY_PLY}'", timeout=10_000)
+                try:
+                    page.goto(f"{url}/{spec.route.format(**ids)}")
+                    page.wait_for_selector(spec.ready, timeout=30_000)
+                    if name == "play":
+                        sit_and_play(page, play_tokens[size])
+                    if name == "replay":
+                        page.fill(".slider", str(REPLAY_PLY))
+                        page.wait_for_function(
+                            f"() => document.querySelector('.table-area')?.dataset.ply === '{REPLAY_PLY}'",
+                            timeout=10_000)
+                except PlaywrightError as exc:  # the dashboard changed: say where, in one line
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+                    raise SystemExit(f"error: the {name} page ({size}) was not drawn as expected: "
+                                     f"{first}") from None
                 with contextlib.suppress(Exception):  # a page with an event stream is never idle
                     page.wait_for_load_state("networkidle", timeout=3_000)
                 page.evaluate("document.fonts.ready")
