@@ -71,8 +71,11 @@ def new_page(browser: Any, size: str) -> tuple[Any, list[str], Dialogs]:
     return page, errors, Dialogs(page)
 
 
-def sit_down(page: Any, url: str, token: str) -> None:
+def sit_down(page: Any, url: str, token: str, *, check: str | None = None) -> None:
     page.goto(f"{url}/#/play")
+    if check:
+        page.wait_for_selector("#play-token")
+        assert_accessible(page, check)
     page.fill("#play-token", token)
     page.click(".play-sit button")
     page.wait_for_function("() => document.querySelector('.play-status').dataset.human", timeout=15_000)
@@ -246,7 +249,7 @@ def test_a_person_at_the_play_table(
     page, errors, dialogs = new_page(browser, size)
     rng = random.Random(34)
     try:
-        sit_down(page, api.url, token)
+        sit_down(page, api.url, token, check=f"play, {size}, before sitting down")
         page.wait_for_selector(".play-form")
         assert_accessible(page, f"play, {size}, before a game")
         assert not page.is_visible(".play-leave")
@@ -379,16 +382,17 @@ def test_a_person_at_the_play_table(
         assert seated.locator(".table-area .seat.viewer").count() == 1
         table_is_the_page(seated, f"seated person {size}")
         your_move_is_at_hand(seated, f"seated person {size}")
-        # the page opened again mid-match (the stream moves to it): the match shows there too
-        again, again_errors, _ = new_page(browser, size)
-        sit_down(again, api.url, person["token"])
-        assert next_turn(again, set())
-        assert again.locator(".table-area .seat.viewer").count() == 1
-        assert "Match #" in again.inner_text(".play-bar")
-        your_move_is_at_hand(again, f"seated person, page opened mid-match, {size}")
-        again.close()
+        if size == "desktop":  # the page opened again mid-match (the stream moves to it): the match shows
+            again, again_errors, _ = new_page(browser, size)
+            sit_down(again, api.url, person["token"])
+            assert next_turn(again, set())
+            assert again.locator(".table-area .seat.viewer").count() == 1
+            assert "Match #" in again.inner_text(".play-bar")
+            your_move_is_at_hand(again, f"seated person, page opened mid-match, {size}")
+            again.close()
+            errors += again_errors
         seated.close()
-        errors += seated_errors + again_errors
+        errors += seated_errors
     finally:
         page.close()
     assert not errors, errors
