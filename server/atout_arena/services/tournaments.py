@@ -19,6 +19,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any, TypedDict
 
 from sqlalchemy import select, update
@@ -78,6 +79,31 @@ def create_tournament(
     ``max_faults``: see :meth:`CompetitionSpec.of`). ``absent_grace_s``: how long each match
     waits at its start for an entrant that is not connected before forfeiting its seat as
     ``absent``. Raises :class:`CompetitionError`."""
+    return _create(sessions, False, name=name, bots=bots, seed=seed, league_id=league_id, season=season,
+                   spec=spec, absent_grace_s=absent_grace_s, **fields)[0]
+
+
+def create_started(sessions: sessionmaker, **kwargs: Any) -> tuple[int, list[int]]:
+    """:func:`create_tournament` and :func:`start_tournament` in one transaction: the
+    tournament stored ``running``, its first matches stored ``queued`` (every match; a duplicate
+    schedule's first rotations) rather than updated so after. Returns its id and the ids of the
+    matches to send, as :func:`start_tournament` does."""
+    return _create(sessions, True, **kwargs)
+
+
+def _create(
+    sessions: sessionmaker,
+    start: bool,
+    *,
+    name: str,
+    bots: Sequence[str | int],
+    seed: int | None = None,
+    league_id: int | None = None,
+    season: int | None = None,
+    spec: CompetitionSpec | None = None,
+    absent_grace_s: float = DEFAULT_ABSENT_GRACE_S,
+    **fields: Any,
+) -> tuple[int, list[int]]:
     spec = spec or CompetitionSpec.of(**fields)
     if not (isinstance(absent_grace_s, int | float) and 0 <= absent_grace_s <= MAX_ABSENT_GRACE_S):
         raise CompetitionError(f"absent_grace_s={absent_grace_s!r}: from 0 to {MAX_ABSENT_GRACE_S:g} seconds")
@@ -92,37 +118,51 @@ def create_tournament(
         except ValueError as exc:
             raise CompetitionError(str(exc)) from None
         spec.check_count(len(schedule))
+        now = utcnow()
         tournament = Tournament(name=name, **spec.columns(), seed=seed, deal_key=key,
-                                status=TournamentStatus.CREATED, league_id=league_id, season=season,
+                                status=TournamentStatus.RUNNING if start else TournamentStatus.CREATED,
+                                started_at=now if start else None, league_id=league_id, season=season,
                                 absent_grace_s=float(absent_grace_s))
         tournament.entries = [TournamentEntry(bot_id=b, position=i) for i, b in enumerate(ids)]
         session.add(tournament)
         session.flush()
-        _store_schedule(session, tournament.id, spec, schedule, seed, key)
+        queued = _store_schedule(session, tournament.id, spec, schedule, seed, key,
+                                 queued_at=now if start else None)
         session.commit()
-        return tournament.id
+        return tournament.id, queued
 
 
 def _store_schedule(session: Session, tournament_id: int, spec: CompetitionSpec,
-                    schedule: Sequence[ScheduledMatch], seed: int = 0, key: str | None = None) -> None:
+                    schedule: Sequence[ScheduledMatch], seed: int = 0, key: str | None = None,
+                    queued_at: datetime | None = None) -> list[int]:
     """Insert the matches and their seats in bulk: 20,000 matches take seconds as ORM objects,
     a fraction of one as two Core executemany. Duplicate rotations are disguised by a suit
-    permutation each (:func:`atout_arena.core.schedule.deal_suits`)."""
+    permutation each (:func:`atout_arena.core.schedule.deal_suits`). With ``queued_at`` (a
+    tournament created started) the matches a start queues are stored ``queued`` (every one;
+    a duplicate's first rotations), the others ``pending``; returns the queued ones' ids."""
     version = rules_version(spec.game)
     connection = session.connection()
     duplicate = spec.duplicate
-    insert_many(connection, Match.__table__, ("number", "deal_group", "rotation", "seed", "suits"), (
+
+    def queued(m: ScheduledMatch) -> bool:
+        return queued_at is not None and (not duplicate or m.rotation == 0)
+
+    insert_many(connection, Match.__table__,
+                ("number", "deal_group", "rotation", "seed", "suits", "status", "queued_at"), (
         (m.index, m.deal_group, m.rotation, m.seed,
-         deal_suits(seed, m.deal_group, m.rotation, key) if duplicate else None)
+         deal_suits(seed, m.deal_group, m.rotation, key) if duplicate else None,
+         MatchStatus.QUEUED.value if queued(m) else MatchStatus.PENDING.value,
+         queued_at if queued(m) else None)
         for m in schedule
     ), tournament_id=tournament_id, game=spec.game, options=spec.options, move_ms=spec.move_ms,
         time_bank_ms=spec.time_bank_ms, max_faults=spec.max_faults, rules_version=version,
-        status=MatchStatus.PENDING.value, attempts=0, created_at=utcnow())
+        attempts=0, created_at=utcnow())
     ids = dict(connection.execute(
         select(Match.number, Match.id).where(Match.tournament_id == tournament_id)).all())
     insert_many(connection, MatchSeat.__table__, ("match_id", "seat", "bot_id"), (
         (ids[m.index], s, b) for m in schedule for s, b in enumerate(m.seats)
     ), faults=0, forfeited=False, think_ms=0.0, version="", played_version="")
+    return sorted(ids[m.index] for m in schedule if queued(m))
 
 
 def start_tournament(

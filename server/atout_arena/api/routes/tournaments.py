@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import logging
+import threading
+from typing import Annotated, Any
 
 from fastapi import APIRouter, HTTPException, Query, status
 from sqlalchemy import select
@@ -35,6 +37,7 @@ from atout_arena.services.competitions import CompetitionError, CompetitionSpec
 from atout_arena.services.tournaments import (
     TournamentError,
     cancel_tournament,
+    create_started,
     create_tournament,
     not_connected,
     start_tournament,
@@ -42,6 +45,7 @@ from atout_arena.services.tournaments import (
 )
 
 router = APIRouter(prefix="/v1/tournaments", tags=["tournaments"])
+log = logging.getLogger(__name__)
 
 NOT_FOUND: Responses = {404: {"description": "no such tournament"}}
 AUTH: Responses = {
@@ -81,16 +85,42 @@ def create(body: TournamentCreate, arena: ArenaDep, session: SessionDep, _: Orga
     robin in both seatings for 2-player games, balanced tables with rotated seats otherwise;
     ``duplicate`` plays each seeded deal in every seat rotation. Bad options are a 422 with
     the engine's message. With ``start: true`` it starts at once."""
-    try:
-        tid = create_tournament(arena.sessions, name=body.name, bots=body.bots, seed=body.seed,
-                                spec=CompetitionSpec.of(**body.competition()),
-                                absent_grace_s=body.absent_grace_s)
+    try:  # started: stored running with its first matches queued, in one transaction
+        tid, match_ids = (create_started if body.start else create_unstarted)(
+            arena.sessions, name=body.name, bots=body.bots, seed=body.seed,
+            spec=CompetitionSpec.of(**body.competition()), absent_grace_s=body.absent_grace_s)
     except CompetitionError as exc:
         code = status.HTTP_404_NOT_FOUND if exc.kind == "not_found" else status.HTTP_422_UNPROCESSABLE_CONTENT
         raise HTTPException(code, str(exc)) from None
-    if body.start:
-        arena.dispatch(start_tournament(arena.sessions, tid))
+    send_in_waves(arena, match_ids)
     return _with_absent(arena, _detail(arena, tid))
+
+
+def create_unstarted(sessions: Any, **kwargs: Any) -> tuple[int, list[int]]:
+    """:func:`create_tournament`, shaped as :func:`create_started` (no match to send)."""
+    return create_tournament(sessions, **kwargs), []
+
+
+FIRST_WAVE = 512  # matches sent to the workers before the answer (64 tasks); the rest just after
+
+
+def send_in_waves(arena: ArenaDep, match_ids: list[int]) -> None:
+    """Send the first :data:`FIRST_WAVE` matches to the workers now, the rest on a thread of
+    their own once the answer is on its way: the largest tournament's 2,488 tasks took over a
+    second to send, one broker round trip each, while the first wave alone keeps a few workers
+    busy. Nothing is lost if this process dies meanwhile: the matches are ``queued`` in the
+    database already, and the sweeper sends a queued match again when the queue is empty."""
+    arena.dispatch(match_ids[:FIRST_WAVE])
+    rest = match_ids[FIRST_WAVE:]
+    if rest:
+        threading.Thread(target=_send_rest, args=(arena, rest), name="atout-dispatch", daemon=True).start()
+
+
+def _send_rest(arena: ArenaDep, match_ids: list[int]) -> None:
+    try:
+        arena.dispatch(match_ids)
+    except Exception:  # the sweeper sends them (queued, with an empty queue)
+        log.exception("sending %d matches to the workers failed; the sweeper will", len(match_ids))
 
 
 def _with_absent(arena: ArenaDep, detail: TournamentDetail) -> TournamentDetail:
@@ -150,7 +180,7 @@ def start(
         match_ids = start_tournament(arena.sessions, tournament_id, refuse_started=True)
     except TournamentError as exc:  # not created (409), or gone (404)
         raise refused(exc.kind, str(exc)) from None
-    arena.dispatch(match_ids)
+    send_in_waves(arena, match_ids)
     return _with_absent(arena, _detail(arena, tournament_id))
 
 
