@@ -116,6 +116,25 @@ def your_move_is_at_hand(page: Any, where: str) -> None:
     assert state["top"] >= 0 and state["bottom"] <= state["height"], (where, "the move is hidden", state)
 
 
+def refused_in_words(page: Any, token: str) -> None:
+    """An answer the engine refuses: its reason reads in words, not codes ("play 8h")."""
+    request = page.get_attribute(".play-panel", "data-request")
+    card = page.locator(".play-hand [data-card], .play-hand .card").first.get_attribute("data-card")
+    page.evaluate(
+        "([rid, token, action]) => fetch('/v1/play/answer', {method: 'POST', headers: {'Content-Type':"
+        " 'application/json', Authorization: `Bearer ${token}`},"
+        " body: JSON.stringify({request_id: rid, action})})",
+        [request, token, f"play {card}"],
+    )
+    page.wait_for_selector(".play-reason:has-text('Refused')", timeout=15_000)
+    text = page.inner_text(".play-reason")
+    named = page.evaluate("async (code) => (await import('/dashboard/js/cards.js')).cardName(code)", card)
+    assert text.startswith(f"Refused: play {named}: ") and card not in text, text
+    assert "for seat" not in text, text  # the engine's preamble is not repeated
+    page.wait_for_selector(".play-panel[data-state='refused'] .play-actions button", timeout=5_000)
+    your_move_is_at_hand(page, "after a refusal")
+
+
 def hand_readable(page: Any, where: str) -> None:
     opacities = page.evaluate(
         "() => [...document.querySelectorAll('.play-hand .play-card')].map(c => getComputedStyle(c).opacity)"
@@ -269,6 +288,7 @@ def test_a_person_at_the_play_table(
                 bids += 1
                 hand_readable(page, f"bidding, {size}")
                 assert_accessible(page, f"play, {size}, mid-game, merde (bidding)")
+                refused_in_words(page, token)
             else:
                 plays += 1
                 trick_labelled(page, f"merde {size}")

@@ -539,7 +539,9 @@ export function playPage(view, page) {
       } else if (type === "decision") onDecision(event);
       else if (type === "rejection") {
         if (!me.request || me.request.request_id !== event.request_id) return;
-        reason.textContent = `Refused: ${actionName(event.action)}: ${inWords(event.reason)}`;
+        // the engine's reason without its own preamble ("illegal action 'play 8h' for seat 2: ")
+        const why = String(event.reason).replace(/^illegal action '[^']*' for seat \d+: /, "");
+        reason.textContent = `Refused: ${actionName(event.action)}: ${inWords(why)}`;
         panel.dataset.state = "refused";
         offer(me.request);
         focusMove();
