@@ -37,6 +37,7 @@ import asyncio
 import logging
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -453,8 +454,9 @@ class StopListener:
 
     Subscribed on the claiming thread that makes it, before its first match plays."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, owner: Any = None) -> None:
         self.client = client
+        self._owner = weakref.ref(owner) if owner is not None else None  # gone: the thread ends
         self.revoked: set[str] = set()
         self._running: dict[int, Running] = {}
         self._lock = threading.Lock()
@@ -495,7 +497,7 @@ class StopListener:
             self.revoked.add(control[0])
 
     def _run(self) -> None:
-        while True:
+        while self._owner is None or self._owner() is not None:
             try:
                 if self._pubsub is None:
                     self._subscribe()
@@ -514,19 +516,20 @@ class StopListener:
                 running.stop(LEASE_LOST)
 
 
-_listeners: list[tuple[World, StopListener]] = []
+_listeners: list[tuple[weakref.ref[World], StopListener]] = []
 _listeners_lock = threading.Lock()
 
 
 def stop_listener(world: World) -> StopListener:
     """The process's :class:`StopListener` for ``world``, made on first use (on the caller's
-    thread: it subscribes at once)."""
+    thread: it subscribes at once); it ends when the world is gone (tests make many)."""
     with _listeners_lock:
+        _listeners[:] = [(known, listener) for known, listener in _listeners if known() is not None]
         for known, listener in _listeners:
-            if known is world:
+            if known() is world:
                 return listener
-        listener = StopListener(world.redis)
-        _listeners.append((world, listener))
+        listener = StopListener(world.redis, world)
+        _listeners.append((weakref.ref(world), listener))
         return listener
 
 
