@@ -273,48 +273,55 @@ def test_a_person_at_the_play_table(
         assert_accessible(page, f"play, {size}, before a game")
         assert not page.is_visible(".play-leave")
 
-        # -- merde, 5 players, 1 deal (the person's choice); the spectators' stream cut off --
+        # -- merde, 5 players, 1 deal (the person's choice), twice: the first time the ----------
+        # spectators' stream is cut off for the whole match (the end comes from the replay), the
+        # second time it runs (the usual way: its last steps come after the play stream's end)
         assert page.is_visible(".play-deals")
-        page.route("**/v1/matches/*/events", lambda route: route.abort())
-        match_id = start(page, "merde", "5", deals="1")
-        table_is_the_page(page, f"merde {size}")
-        seen: set[str] = set()
-        bids = plays = 0
-        while next_turn(page, seen):
-            legal = page.evaluate("() => [...document.querySelectorAll('.play-panel [data-action]')]"
-                                  ".map(b => b.dataset.action)")  # fmt: skip
-            your_move_is_at_hand(page, f"merde {size}")
-            if any(a.startswith("bid") for a in legal):
-                bids += 1
-                hand_readable(page, f"bidding, {size}")
-                assert_accessible(page, f"play, {size}, mid-game, merde (bidding)")
-                refused_in_words(page, token)
-            else:
-                plays += 1
-                trick_labelled(page, f"merde {size}")
-                page.screenshot(path=str(shots / f"people-merde-{size}.png"))
-                five_cards_in_a_trick(page, size)
-            click_a_move(page, rng)
-        assert bids and plays, (bids, plays)
-        page.unroute("**/v1/matches/*/events")
-        # the end: the final table, not the last decision's
-        page.wait_for_selector(".play-panel[data-state='over']")
-        assert "Match over" in page.inner_text(".play-prompt")
-        page.wait_for_function(FINAL_TABLE, timeout=15_000)
-        page.screenshot(path=str(shots / f"people-merde-{size}-end.png"), full_page=True)
-        assert page.locator(".table-area .seat.to-act").count() == 0
-        assert page.locator(".play-hand .card").count() == 0  # every card played, none left in hand
-        match = api.client.get(f"/v1/matches/{match_id}").json()
-        assert match["options"]["deals"] == 1 and match["players"] == 5
-        log = page.evaluate(
-            "() => [...document.querySelectorAll('.play-log li')].map(l =>"
-            " [l.querySelector('.who').textContent, l.querySelector('.what').textContent])"
-        )
-        assert len(log) == 10, log  # 5 bids and 5 cards, each with who played it
-        seat_names = {s["bot"] for s in match["seats"]} - {f"{bot}~you"}
-        assert {who for who, _ in log} == seat_names | {"you"}, log
-        assert sum(what.startswith("play ") for _, what in log) == 5, log
-        assert page.is_visible(".play-form")  # the forms come back at the end
+        for cut in (True, False):
+            if cut:
+                page.route("**/v1/matches/*/events", lambda route: route.abort())
+            match_id = start(page, "merde", "5", deals="1")
+            table_is_the_page(page, f"merde {size}")
+            seen: set[str] = set()
+            bids = plays = 0
+            while next_turn(page, seen):
+                legal = page.evaluate("() => [...document.querySelectorAll('.play-panel [data-action]')]"
+                                      ".map(b => b.dataset.action)")  # fmt: skip
+                your_move_is_at_hand(page, f"merde {size}")
+                if any(a.startswith("bid") for a in legal):
+                    bids += 1
+                    hand_readable(page, f"bidding, {size}")
+                    if cut:
+                        assert_accessible(page, f"play, {size}, mid-game, merde (bidding)")
+                        refused_in_words(page, token)
+                else:
+                    plays += 1
+                    trick_labelled(page, f"merde {size}")
+                    page.screenshot(path=str(shots / f"people-merde-{size}.png"))
+                    five_cards_in_a_trick(page, size)
+                click_a_move(page, rng)
+            assert bids and plays, (bids, plays)
+            if cut:
+                page.unroute("**/v1/matches/*/events")
+            # the end: the final table, not the last decision's
+            page.wait_for_selector(".play-panel[data-state='over']")
+            assert "Match over" in page.inner_text(".play-prompt")
+            page.wait_for_function(FINAL_TABLE, timeout=15_000)
+            page.screenshot(path=str(shots / f"people-merde-{size}-end-{cut}.png"), full_page=True)
+            assert page.locator(".table-area .seat.to-act").count() == 0
+            assert page.locator(".play-hand .card").count() == 0  # every card played, none left in hand
+            match = api.client.get(f"/v1/matches/{match_id}").json()
+            assert match["options"]["deals"] == 1 and match["players"] == 5
+            page.wait_for_selector(".play-log[data-complete='true']", state="attached", timeout=15_000)
+            log = page.evaluate(
+                "() => [...document.querySelectorAll('.play-log li')].map(l =>"
+                " [l.querySelector('.who').textContent, l.querySelector('.what').textContent])"
+            )
+            assert len(log) == 10, log  # 5 bids and 5 cards, each with who played it
+            seat_names = {s["bot"] for s in match["seats"]} - {f"{bot}~you"}
+            assert {who for who, _ in log} == seat_names | {"you"}, log
+            assert sum(what.startswith("play ") for _, what in log) == 5, log
+            assert page.is_visible(".play-form")  # the forms come back at the end
 
         # -- tiercon: mid-game checks, then leaving asks first ---------------------------------
         start(page, "tiercon", "2")

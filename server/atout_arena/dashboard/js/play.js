@@ -152,6 +152,12 @@ export function playPage(view, page) {
     while (log.children.length > LOG_LIMIT) log.lastChild.remove();
   };
 
+  // moves played before the page listened (or while it reconnected): said, not hidden
+  const logGap = (count) => {
+    const li = el("li", "gap", `… ${count} move${count === 1 ? "" : "s"} not seen here (all of them in the replay at the end)`);
+    log.prepend(li);
+  };
+
   const stopClock = () => { clearInterval(me.clock); me.clock = null; };
 
   // The hand, not to click (waiting, over).
@@ -253,6 +259,7 @@ export function playPage(view, page) {
     }
     me.request = request;
     me.hand = request.observation.hand || [];
+    me.decisionHand = me.hand;
     me.seat = request.seat;
     panel.dataset.request = request.request_id;
     panel.dataset.state = "your-turn";
@@ -289,28 +296,37 @@ export function playPage(view, page) {
     felt.dataset.final = "true";
   };
 
+  // The whole match from its replay, once it is over: every move in the log (the public stream
+  // misses those played before the page listened), the final view, and your hand less your
+  // last move (the answer to the last decision you saw). A replay refused (a duplicate deal
+  // still secret) leaves the end as the stream drew it.
   const fetchFinal = async (matchId) => {
     for (let attempt = 0; attempt < 10; attempt++) {
       if (me.matchId !== matchId) return;
       try {
         const replay = await api(`/v1/matches/${matchId}/replay`);
         if (me.matchId !== matchId) return;
-        const steps = replay.events.filter((e) => e.type === "step" && e.ply > me.lastPly);
-        for (const step of steps) {
-          if (step.seat === me.seat) me.hand = me.hand.filter((c) => !step.action.split(" ").slice(1).includes(c));
-          logStep(step);
-          me.lastPly = step.ply;
+        const steps = replay.events.filter((e) => e.type === "step");
+        log.replaceChildren();
+        steps.forEach(logStep);
+        if (steps.length) me.lastPly = steps[steps.length - 1].ply;
+        const mine = steps.filter((e) => e.seat === me.seat);
+        if (mine.length && me.decisionHand) {
+          const played = mine[mine.length - 1].action.split(" ").slice(1);
+          me.hand = me.decisionHand.filter((c) => !played.includes(c));
         }
         const last = replay.events[replay.events.length - 1];
         if (last) me.lastView = last.view;
         if (!me.ended) me.ended = { ranking: replay.match.ranking, scores: replay.match.scores };
         drawFinal();
+        log.dataset.complete = "true";
         return;
       } catch (error) {
-        if (!(error instanceof ApiError) || error.status !== 409) return; // not finished yet: again
+        if (!(error instanceof ApiError) || error.status !== 409) break; // 409: not stored yet, again
       }
       await new Promise((r) => setTimeout(r, 500));
     }
+    drawFinal();
   };
 
   const followTable = (matchId) => {
@@ -320,14 +336,13 @@ export function playPage(view, page) {
       if (me.matchId !== matchId) return;
       if (type === "end") {
         me.publicEnded = true;
-        if (!me.ended) me.ended = { ranking: event.ranking, scores: event.scores };
-        if (me.lastView && me.lastView.phase === "over") drawFinal();
-        else fetchFinal(matchId); // the stream came back after the last steps: read them
+        if (me.ended) fetchFinal(matchId); // else when the play stream's match_end comes
         return;
       }
       if (type !== "step" && type !== "start") return;
       if (type === "step") {
         if (event.ply <= me.lastPly) return;
+        if (event.ply > me.lastPly + 1) logGap(event.ply - me.lastPly - 1);
         me.lastPly = event.ply;
         logStep(event);
       }
@@ -366,7 +381,9 @@ export function playPage(view, page) {
     me.request = null;
     me.lastView = null;
     me.lastPly = -1;
+    me.decisionHand = null;
     me.ended = null;
+    delete log.dataset.complete;
     fault.textContent = "";
     reason.textContent = "";
     log.replaceChildren();
@@ -404,8 +421,10 @@ export function playPage(view, page) {
     setInGame(false);
     if (!me.bot) start.replaceChildren(el("p", "hint", "Waiting for your next match…"));
     showHand();
-    // the public stream brings the last steps, then its end; should it not, the replay does
-    if (me.publicEnded) drawFinal();
+    // the public stream brings the last steps, then its end; then (or should it not come) the
+    // replay has the whole match
+    drawFinal();
+    if (me.publicEnded) fetchFinal(event.match_id);
     else {
       const matchId = event.match_id;
       finalTimer = setTimeout(() => {
