@@ -29,7 +29,7 @@ from test_dashboard import chromium, playwright, shots  # noqa: F401  (the fixtu
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-SIZES = {
+SIZES: dict[str, dict[str, Any]] = {
     "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
     "desktop": {"viewport": {"width": 1366, "height": 900}},
 }
