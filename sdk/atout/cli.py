@@ -178,9 +178,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _glue_sprt(argv: list[str]) -> list[str]:
+    """``--sprt -3,1`` as ``--sprt=-3,1``: argparse takes a value that starts with ``-`` (and is
+    not a plain number) for an option, so negative bounds would be "expected one argument"."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] == "--sprt" and arg.startswith("-") and arg[1:2].isdigit():
+            out[-1] = f"--sprt={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_glue_sprt(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE
