@@ -93,7 +93,8 @@ def arena(lone_api: Any) -> Arena:
     steps = [{**e, "match_id": str(merde[2])} for e in replay]
     test = lone_api.post("/v1/tests", json={"game": "tiercon", "a": NAMES[0], "b": NAMES[1]})
     assert test.status_code == 201, test.text
-    ladder = lone_api.post("/v1/ladders", json={"name": "open ladder", "game": "tiercon"})
+    ladder = lone_api.post("/v1/ladders", json={"name": "a ladder", "game": "merde", "players": 3,
+                                                "bots": NAMES[:3]})
     assert ladder.status_code == 201, ladder.text
     assert lone_api.post("/v1/bots", json={"name": "emma", "kind": "human"}).status_code == 201
     with lone_api.sessions() as session:
@@ -132,7 +133,7 @@ def routes(a: Arena) -> list[tuple[str, str]]:
         ("#/tests", ".test-card"),
         (f"#/tests/{a.test}", ".llr"),
         ("#/ladders", ".ladder-card"),
-        (f"#/ladders/{a.ladder}", ".ladder-standings, .panel .empty"),
+        (f"#/ladders/{a.ladder}", ".ladder-standings"),
         ("#/games", ".games table.data"),
     ]
 
@@ -140,7 +141,7 @@ def routes(a: Arena) -> list[tuple[str, str]]:
 def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_client: Any) -> None:
     publish(redis_client, arena.steps[5])
     found: list[str] = []
-    for size, options in (("phone", PHONE), ("desktop", DESKTOP)):
+    for size, options, width in (("phone", PHONE, 390), ("desktop", DESKTOP, 1366)):
         context = browser.new_context(**options, reduced_motion="reduce")
         page = context.new_page()
         errors: list[str] = []
@@ -154,6 +155,9 @@ def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_cl
                 assert_accessible(page, f"{route} ({size})")
             except AssertionError as exc:
                 found.append(str(exc))
+            wide = page.evaluate("() => document.documentElement.scrollWidth")  # (a phone zooms out to it)
+            if wide > width:
+                found.append(f"{route} ({size}) scrolls sideways: {wide} px wide")
         assert not errors, errors
         context.close()
     assert not found, "\n".join(found)
@@ -309,7 +313,9 @@ def test_a_spectator_who_picks_a_seat_keeps_the_table_and_the_moves(browser: Any
     moves(4)
     # With the organizer's token: seat 1's view (its stream starts at the next step), then back.
     page.fill("#token-input", ADMIN_TOKEN)
+    before = page.query_selector(".live-state")  # the page is drawn again with the token
     page.click("#token-form button")
+    page.wait_for_function("el => !el.isConnected", arg=before, timeout=10_000)
     page.wait_for_selector(".felt .seat")
     live()
     publish(redis_client, steps[7])
