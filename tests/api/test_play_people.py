@@ -322,6 +322,8 @@ def test_a_person_at_the_play_table(
             assert {who for who, _ in log} == seat_names | {"you"}, log
             assert sum(what.startswith("play ") for _, what in log) == 5, log
             assert page.is_visible(".play-form")  # the forms come back at the end
+            if not cut:
+                assert_accessible(page, f"play, {size}, the end of a match")
 
         # -- tiercon: mid-game checks, then leaving asks first ---------------------------------
         start(page, "tiercon", "2")
