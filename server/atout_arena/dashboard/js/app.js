@@ -545,7 +545,7 @@ function scoreboard(match, viewData, ended, { final = true } = {}) {
     }
     return [String(s.seat), bot, fmt(score), place ? String(place) : "–", String(s.faults)];
   });
-  return table(["seat", "bot", "score", "place", "faults"], rows, "scoreboard");
+  return table(["#", "bot", "score", "place", "faults"], rows, "scoreboard");
 }
 
 // The moves, newest first (live) or in order (replay): a list that scrolls, so it takes the focus.
