@@ -397,7 +397,7 @@ export function playPage(view, page) {
     prompt.textContent = `Match #${event.match_id}: ${GAMES[event.game] || event.game}, you are seat ${event.seat}. Waiting for your turn…`;
     felt.replaceChildren(el("div", "empty", "Dealing…"));
     setInGame(true);
-    status.textContent = ""; // (it keeps saying "reconnecting…" or an error, should one come)
+    status.textContent = ""; // the bar says which match; later notes ("reconnecting…") still show
     if (!me.bot) start.replaceChildren(el("p", "hint", `Seated in match #${event.match_id}.`));
     followTable(event.match_id);
     root.scrollIntoView({ block: "start", behavior: "instant" });
@@ -527,7 +527,8 @@ export function playPage(view, page) {
       if (game.value === "merde") body.options = { deals: Number(deals.value) };
       try {
         const started = await api("/v1/play/practice", { method: "POST", body });
-        status.textContent = `Match #${started.match_id} started: ${started.seats.join(", ")}.`;
+        // (once the match is on the table, the bar says it)
+        if (me.matchId !== started.match_id) status.textContent = `Match #${started.match_id} started: ${started.seats.join(", ")}.`;
       } catch (error) {
         status.textContent = error instanceof ApiError ? error.message : String(error);
       } finally {
