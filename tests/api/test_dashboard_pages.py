@@ -142,13 +142,17 @@ def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_cl
     publish(redis_client, arena.steps[5])
     found: list[str] = []
     for size, options, width in (("phone", PHONE, 390), ("desktop", DESKTOP, 1366)):
+        # no motion: axe measures colours as they settle, not halfway through a bubble's fade-in
         context = browser.new_context(**options, reduced_motion="reduce")
         page = context.new_page()
         errors: list[str] = []
         page.on("pageerror", lambda exc, errors=errors: errors.append(str(exc)))
-        page.goto(f"{arena.url}/#/")
+        page.goto(f"{arena.url}/#/start")  # no page: every route below is then a new one
+        page.wait_for_selector("main > *")
         for route, ready in routes(arena):
+            before = page.query_selector("main > *")  # the page before: gone once this one is drawn
             page.evaluate("(hash) => { location.hash = hash; }", route)
+            page.wait_for_function("el => !el.isConnected", arg=before, timeout=10_000)
             page.wait_for_selector(ready, timeout=10_000)
             page.wait_for_timeout(50)
             try:
