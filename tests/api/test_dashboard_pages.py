@@ -262,6 +262,11 @@ def test_on_a_phone_the_menu_spans_the_screen_tables_fit_and_jokers_fit(browser:
     assert nav["y"] >= brand["y"] + brand["height"] - 1, (nav, brand)
     assert box(page, ".menu-toggle") == toggle
     assert box(page, ".topbar .token")["width"] >= bar["width"] - 40
+    page.keyboard.press("Escape")  # closes it, the focus back on the ☰
+    assert not page.locator(".topbar nav").is_visible()
+    assert page.evaluate("() => document.activeElement.className") == "menu-toggle"
+    assert page.get_attribute(".menu-toggle", "aria-expanded") == "false"
+    page.click(".menu-toggle")
     page.click(".topbar nav a[data-nav='tournaments']")
     assert not page.locator(".topbar nav").is_visible()
     # Tables of matches: their buttons on the screen, not past its edge.
