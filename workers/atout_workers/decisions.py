@@ -498,7 +498,7 @@ class AsyncDecisionClient:
         except asyncio.CancelledError:  # its match was stopped: the request goes from the edge too
             cancelling = asyncio.ensure_future(self._cancel(ex.address, ex.request_id))
             self._cancelling.add(cancelling)
-            cancelling.add_done_callback(self._cancelling.discard)
+            cancelling.add_done_callback(self._cancelled)
             raise
         finally:
             del self._slots[key]
@@ -569,6 +569,13 @@ class AsyncDecisionClient:
                             rid, address, now - conn_since - ex.deadline_ms / 1000)
                 await self._cancel(address, rid)
                 return None
+
+    def _cancelled(self, done: asyncio.Future[None]) -> None:
+        """A stopped match's request withdrawn (or not: it expires by itself; a client closed
+        meanwhile is no error of anyone's)."""
+        self._cancelling.discard(done)
+        if not done.cancelled():
+            done.exception()
 
     def _redis_restarted_lately(self) -> bool:
         """Whether this client saw Redis unreachable less than :data:`REDIS_RECENT_S` ago: a
