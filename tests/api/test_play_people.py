@@ -392,6 +392,7 @@ def test_a_person_at_the_play_table(
         )
         assert len(dialogs.messages) == 4
         assert page.url.endswith("#/play") and page.is_visible(".play-leave")
+        page.close()  # now: the matches left behind end sooner (the person is gone)
 
         # -- an organizer's seated person sees their match -----------------------------------
         human = {"name": f"ann-{bot}", "kind": "human", "move_ms": 5000}
@@ -423,5 +424,6 @@ def test_a_person_at_the_play_table(
         seated.close()
         errors += seated_errors
     finally:
-        page.close()
+        if not page.is_closed():
+            page.close()
     assert not errors, errors
