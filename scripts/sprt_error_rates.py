@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import itertools
 import json
 import math
 import random
@@ -167,6 +168,7 @@ class Row:
     verdicts: Counter[str]
     sets: int  # over every run
     nominal: float  # alpha for H0 runs, beta for H1 runs
+    lengths: tuple[tuple[int, bool], ...] = ()  # each run's sets and whether it erred
 
     @property
     def errors(self) -> int:
@@ -201,12 +203,13 @@ def measure(game: str, pool: Sequence[Sequence[float]], elo0: float, elo1: float
         distribution = SetDistribution.at_elo(pool, elo)
         rng = random.Random(f"{seed}/{game}/{mode}/{truth}")
         verdicts: Counter[str] = Counter()
-        total = 0
+        lengths = []
         for _ in range(runs):
             result, count = run(distribution.draw(rng), sprt, size, max_games)
             verdicts[result] += 1
-            total += count
-        rows.append(Row(game, n, mode, truth, elo, runs, verdicts, total, nominal))
+            lengths.append((count, result == ("H1" if truth == "H0" else "H0")))
+        total = sum(count for count, _ in lengths)
+        rows.append(Row(game, n, mode, truth, elo, runs, verdicts, total, nominal, tuple(lengths)))
     return rows
 
 
@@ -228,6 +231,22 @@ def table(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+def by_length(rows: Sequence[Row], edges: Sequence[int] = (20, 50, 100, 200)) -> str:
+    """The error rate of the runs by the number of sets they took to decide."""
+    bins = [f"<{edges[0]}"] + [f"{a}-{b - 1}" for a, b in itertools.pairwise(edges)] + [f">={edges[-1]}"]
+    lines = ["| game | mode | true Elo | " + " | ".join(f"{b} sets" for b in bins) + " |",
+             "|---|---|---:|" + "---|" * len(bins)]
+    for r in rows:
+        cells = []
+        for i in range(len(bins)):
+            low = edges[i - 1] if i > 0 else 0
+            high = edges[i] if i < len(edges) else math.inf
+            runs = [erred for count, erred in r.lengths if low <= count < high]
+            cells.append(f"{sum(runs)} of {len(runs)}" + (f" ({sum(runs) / len(runs):.1%})" if runs else ""))
+        lines.append(f"| {r.game} | {r.mode} | {r.elo:g} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def _elos(text: str) -> tuple[float, float]:
     try:
         elo0, elo1 = (float(x) for x in text.split(","))
@@ -245,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--jobs", type=int, default=1, help="processes playing the pool")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--by-sets", action="store_true", help="also the error rates by the sets a run took")
     parser.add_argument("--pools", type=Path, metavar="FILE",
                         help="a JSON file of pools: read the game's (same --pool, --seed), else add it")
     args = parser.parse_args(argv)
@@ -264,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(table(rows[-2:]).splitlines()[-1], file=sys.stderr)
     print(f"SPRT [{elo0:g}, {elo1:g}], pool {args.pool} sets per game, seed {args.seed}")
     print(table(rows))
+    if args.by_sets:
+        print()
+        print(by_length(rows))
     over = [r for r in rows if not r.within]
     for r in over:
         print(f"{r.game} {r.mode} {r.truth}: error rate {r.rate:.1%} above {r.nominal:.0%} + 1 point")
