@@ -178,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _glue_sprt(argv: list[str]) -> list[str]:
+def glue_sprt(argv: list[str]) -> list[str]:
     """``--sprt -3,1`` as ``--sprt=-3,1``: argparse takes a value that starts with ``-`` (and is
     not a plain number) for an option, so negative bounds would be "expected one argument"."""
     out: list[str] = []
@@ -192,7 +192,7 @@ def _glue_sprt(argv: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(_glue_sprt(sys.argv[1:] if argv is None else list(argv)))
+    args = parser.parse_args(glue_sprt(sys.argv[1:] if argv is None else list(argv)))
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

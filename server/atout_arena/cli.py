@@ -271,7 +271,9 @@ def _main(argv: list[str]) -> int:
     if argv and argv[0] in WORKER_COMMANDS:
         return _workers(argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    from atout.cli import glue_sprt  # `test create --sprt -3,1`: negative bounds as the SDK reads them
+
+    args = parser.parse_args(glue_sprt(argv))
     if args.command is None:
         parser.print_help()
         return 0
