@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from sqlalchemy import func, not_, select
 from sqlalchemy.orm import Session, selectinload
@@ -30,6 +30,7 @@ from atout_arena.services.bots import bot_figures, is_house
 from atout_arena.services.deals import secret_matches
 from atout_arena.services.practice import PRACTICE
 from atout_arena.services.sprt import test_labels
+from atout_arena.services.tournaments import rated_results
 
 RECENT_MATCHES = 20  # listed on a bot's page
 
@@ -417,19 +418,8 @@ def leaderboard(session: Session, game: str) -> dict[str, Any]:
     """The batch fit (Bradley-Terry, Elo scale, 95% intervals: :func:`atout_arena.core.ratings.fit`) of
     every rated match of ``game`` (those that moved the online Elo: practice matches do not),
     with each bot's online Elo beside it."""
-    rated = select(RatingChange.match_id).where(RatingChange.game == game).distinct()
-    matches = session.scalars(
-        select(Match)
-        .where(Match.id.in_(rated), Match.status == MatchStatus.FINISHED)
-        .options(selectinload(Match.seats))
-        .order_by(Match.id)
-    ).all()
-    results: list[tuple[list[int], list[int]]] = []
-    for m in matches:
-        seats = sorted(m.seats, key=lambda s: s.seat)
-        ranking = [s.place for s in seats]
-        if len(seats) >= 2 and all(isinstance(p, int) and p >= 1 for p in ranking):
-            results.append(([s.bot_id for s in seats], cast("list[int]", ranking)))  # places checked
+    # the seats each match rated (not an absent bot's, nor a disabled one's: core.ratings.rated_result)
+    results = rated_results(session, game=game)
     fitted = fit(results)
     online = dict(session.execute(select(Rating.bot_id, Rating.rating).where(Rating.game == game)).all())
     names = bot_names(session, list(fitted.bots))
