@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .bot import Bot, MatchInfo, MatchResult, Observation
+from .bot import Action, Bot, MatchInfo, MatchResult, Observation, split_note
 
 __version__ = "0.1.0"
 
@@ -24,4 +24,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'atout' has no attribute {name!r}")
 
 
-__all__ = ["Bot", "MatchInfo", "MatchResult", "Observation", "__version__", "run"]
+__all__ = ["Action", "Bot", "MatchInfo", "MatchResult", "Observation", "__version__", "run", "split_note"]

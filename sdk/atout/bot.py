@@ -11,9 +11,90 @@ A bot is one instance per match: the runner creates it when a match starts, call
 
 from __future__ import annotations
 
+import logging
 import random
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+#: The most bytes (UTF-8) of a note the arena keeps; a longer note is cut to it.
+NOTE_LIMIT = 1024
+
+_note_log = logging.getLogger("atout")
+_notes_cut = 0
+
+
+class Action(str):
+    """An action string with a note attached: ``return Action("play Th", note="hold the ace")``.
+
+    It *is* the action string (compares, hashes and prints as it), so code that expects a
+    plain ``str`` keeps working. ``return "play Th", "hold the ace"`` from ``act()`` is the
+    same; a plain ``return "play Th"`` has no note.
+    """
+
+    note: str | None
+
+    def __new__(cls, action: str, note: str | None = None) -> Action:
+        self = super().__new__(cls, action)
+        self.note = note
+        return self
+
+    def __repr__(self) -> str:
+        return f"Action({str(self)!r}, note={self.note!r})"
+
+
+def clean_note(note: object) -> tuple[str | None, bool]:
+    """A note as the arena stores it, and whether it was cut.
+
+    ``None`` or empty: no note. Anything else is made text (``str()``), characters UTF-8
+    cannot encode (lone surrogates) become U+FFFD, control characters other than newline and
+    tab are dropped, and the text is cut to :data:`NOTE_LIMIT` bytes of UTF-8 (never inside
+    a character).
+    """
+    if note is None:
+        return None, False
+    text = note if isinstance(note, str) else str(note)
+    text = "".join(_clean_char(c) for c in text)
+    raw = text.encode("utf-8")
+    cut = len(raw) > NOTE_LIMIT
+    if cut:
+        text = raw[:NOTE_LIMIT].decode("utf-8", "ignore")
+    return (text or None), cut
+
+
+def _clean_char(c: str) -> str:
+    if c in "\n\t":
+        return c
+    kind = unicodedata.category(c)
+    return "\ufffd" if kind == "Cs" else "" if kind == "Cc" else c
+
+
+def split_note(answer: object) -> tuple[Any, str | None]:
+    """``act()``'s answer as ``(action, note)``: the note cleaned by :func:`clean_note`.
+
+    ``"play Th"`` -> ``("play Th", None)``; ``("play Th", "why")`` and
+    ``Action("play Th", note="why")`` -> ``("play Th", "why")``. Any other answer comes back
+    as it is, with no note (the caller reports a bad answer). A note over 1 KB is cut, with a
+    warning on the ``"atout"`` logger (the 1st, 10th, 100th... cut).
+    """
+    if isinstance(answer, Action):
+        action: Any = str(answer)
+        note: object = answer.note
+    elif isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[0], str):
+        action, note = answer
+    else:
+        return answer, None
+    text, cut = clean_note(note)
+    if cut:
+        global _notes_cut
+        _notes_cut += 1
+        if _notes_cut in (1, 10, 100, 1000) or _notes_cut % 10000 == 0:
+            _note_log.warning(
+                "a note was cut to %d bytes (it may hold at most 1 KB of UTF-8); %d notes cut so far",
+                NOTE_LIMIT,
+                _notes_cut,
+            )
+    return action, text
 
 
 class Observation:
@@ -103,8 +184,13 @@ class Bot:
     def on_match_start(self, match: MatchInfo) -> None:
         """Called once before the first decision. Override to set things up."""
 
-    def act(self, observation: Observation) -> str:
-        """Return one of ``observation.legal_actions``."""
+    def act(self, observation: Observation) -> str | tuple[str, str | None]:
+        """Return one of ``observation.legal_actions``.
+
+        To attach a note to the decision (at most 1 KB of UTF-8, shown in the match's replay:
+        to the bot's owner at once, to everyone once the competition is over), return
+        ``(action, note)`` or ``Action(action, note=note)``.
+        """
         raise NotImplementedError
 
     def on_rejection(self, observation: Observation, action: str, reason: str) -> str | None:
