@@ -15,6 +15,8 @@ from atout_arena.api import schemas
 from atout_arena.core.match import Step
 from atout_arena.core.models import (
     Bot,
+    Ladder,
+    LadderMember,
     League,
     Match,
     MatchSeat,
@@ -28,11 +30,13 @@ from atout_arena.core.standings import sides_of, won
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
 from atout_arena.services.bots import bot_figures, is_house
 from atout_arena.services.deals import secret_matches
+from atout_arena.services.ladders import standings as ladder_standings
 from atout_arena.services.practice import PRACTICE
 from atout_arena.services.sprt import test_labels
 from atout_arena.services.tournaments import rated_results
 
 RECENT_MATCHES = 20  # listed on a bot's page
+RATING_HISTORY = 500  # the latest online ratings drawn per game on a bot's page
 
 
 def aware(value: datetime | None) -> datetime | None:
@@ -154,7 +158,46 @@ def bot_detail(
     detail["figures_window"] = figures["window"]
     detail["faults"] = figures["faults"]
     detail["think_time"] = figures["think_time"]
+    detail["rating_history"] = rating_history(session, bot.id)
+    detail["ladders"] = bot_ladders(session, bot.id)
     return detail
+
+
+def rating_history(session: Session, bot_id: int, limit: int = RATING_HISTORY) -> list[dict[str, Any]]:
+    """The bot's online Elo in each game after each of its rated matches, oldest first (the
+    latest ``limit`` per game), from the rating history rows: ``[{"game", "start", "points":
+    [{"match_id", "at", "rating"}]}]`` (``start``: the rating before the first point shown)."""
+    history = []
+    games = session.scalars(select(RatingChange.game).where(RatingChange.bot_id == bot_id)
+                            .distinct().order_by(RatingChange.game)).all()
+    for game in games:
+        rows = list(reversed(session.scalars(
+            select(RatingChange).where(RatingChange.bot_id == bot_id, RatingChange.game == game)
+            .order_by(RatingChange.id.desc()).limit(limit)).all()))
+        history.append({
+            "game": game,
+            "start": rows[0].before,
+            "points": [{"match_id": r.match_id, "at": aware(r.at), "rating": r.after} for r in rows],
+        })
+    return history
+
+
+def bot_ladders(session: Session, bot_id: int) -> list[dict[str, Any]]:
+    """The bot's line of the standings of each ladder it is a member of (newest ladder first),
+    with the ladder's name, game, status and member count."""
+    found = []
+    for ladder in session.scalars(
+        select(Ladder).join(LadderMember, LadderMember.ladder_id == Ladder.id)
+        .where(LadderMember.bot_id == bot_id).order_by(Ladder.id.desc())
+    ):
+        table = ladder_standings(session, ladder.id)
+        line = next(r for r in table if r["bot_id"] == bot_id)
+        found.append({
+            "ladder_id": ladder.id, "name": ladder.name, "game": ladder.game, "status": ladder.status,
+            "members": len(table), **{k: line[k] for k in (
+                "rank", "ordinal", "mu", "sigma", "games", "sets", "provisional")},
+        })
+    return found
 
 
 # -- matches ----------------------------------------------------------------------------------

@@ -211,6 +211,33 @@ class VersionResults(BaseModel):
         default=None, description="its think times over its matches in the figures' window (null: none)")
 
 
+class RatingPoint(BaseModel):
+    match_id: int
+    at: datetime
+    rating: float = Field(description="the online Elo after this match")
+
+
+class RatingHistory(BaseModel):
+    game: str
+    start: float = Field(description="the online Elo before the first point")
+    points: list[RatingPoint] = Field(description="after each rated match, oldest first (the latest 500)")
+
+
+class BotLadder(BaseModel):
+    ladder_id: int
+    name: str
+    game: str
+    status: str = Field(description="running or paused")
+    members: int
+    rank: int
+    ordinal: float = Field(description="mu - 3 sigma")
+    mu: float
+    sigma: float
+    games: int
+    sets: int
+    provisional: bool
+
+
 class BotDetail(BotPublic):
     ratings: list[GameRating]
     recent_matches: list[BotMatch]
@@ -220,6 +247,10 @@ class BotDetail(BotPublic):
     faults: FaultCounts
     think_time: ThinkTime
     versions: list[VersionResults] = Field(description="results and figures by the version it played with")
+    rating_history: list[RatingHistory] = Field(default_factory=list, description=(
+        "its online Elo in each game after each of its rated matches, oldest first"))
+    ladders: list[BotLadder] = Field(
+        default_factory=list, description="its line in each ladder it is a member of")
 
 
 # -- competitions -----------------------------------------------------------------------------
