@@ -33,16 +33,18 @@ class Hello(_message.Message):
     def __init__(self, protocol_version: _Optional[int] = ..., client: _Optional[str] = ..., version: _Optional[str] = ..., features: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("request_id", "match_id", "action", "think_ms")
+    __slots__ = ("request_id", "match_id", "action", "think_ms", "note")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
     THINK_MS_FIELD_NUMBER: _ClassVar[int]
+    NOTE_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     action: str
     think_ms: float
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., think_ms: _Optional[float] = ...) -> None: ...
+    note: bytes
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., think_ms: _Optional[float] = ..., note: _Optional[bytes] = ...) -> None: ...
 
 class ActionBatch(_message.Message):
     __slots__ = ("actions",)
@@ -151,34 +153,45 @@ class Rejection(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., action: _Optional[str] = ..., reason: _Optional[str] = ..., code: _Optional[str] = ..., final: _Optional[bool] = ...) -> None: ...
 
 class MatchStart(_message.Message):
-    __slots__ = ("match_id", "game", "seat", "players", "options_json", "seat_names")
+    __slots__ = ("match_id", "game", "seat", "players", "options_json", "seat_names", "seat_versions")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     GAME_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
     SEAT_NAMES_FIELD_NUMBER: _ClassVar[int]
+    SEAT_VERSIONS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     game: str
     seat: int
     players: int
     options_json: str
     seat_names: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[int] = ..., options_json: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ...) -> None: ...
+    seat_versions: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, match_id: _Optional[str] = ..., game: _Optional[str] = ..., seat: _Optional[int] = ..., players: _Optional[int] = ..., options_json: _Optional[str] = ..., seat_names: _Optional[_Iterable[str]] = ..., seat_versions: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class MatchEnd(_message.Message):
-    __slots__ = ("match_id", "seat", "scores", "ranking", "reason")
+    __slots__ = ("match_id", "seat", "scores", "ranking", "reason", "faults")
+    class FaultsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: int
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     RANKING_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    FAULTS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     scores: _containers.RepeatedScalarFieldContainer[int]
     ranking: _containers.RepeatedScalarFieldContainer[int]
     reason: str
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., ranking: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ...) -> None: ...
+    faults: _containers.ScalarMap[str, int]
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., ranking: _Optional[_Iterable[int]] = ..., reason: _Optional[str] = ..., faults: _Optional[_Mapping[str, int]] = ...) -> None: ...
 
 class Error(_message.Message):
     __slots__ = ("code", "message", "closes")
