@@ -19,7 +19,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .bot import Bot, MatchInfo, MatchResult, Observation
+from .bot import Bot, MatchInfo, MatchResult, Observation, split_note
 from .v1 import atout_pb2 as pb
 
 _loads: Callable[[str | bytes], Any]
@@ -29,6 +29,25 @@ except ImportError:  # pragma: no cover - the plain library, as fine, slower
     _loads = json.loads
 
 log = logging.getLogger("atout")
+
+# What each fault kind of MatchEnd.faults means, after its count in the bot's log.
+_FAULT_HINTS = {
+    "timeout": ": no legal answer within the deadline (the first legal action was played)",
+    "illegal": ": the deadline passed after illegal answers only (the first legal action was played)",
+    "disconnected": ": no live stream when a decision was due (the first legal action was played)",
+    "absent": ": not connected when the match started (the seat forfeited)",
+}
+
+
+def _seats_text(names: list[str], versions: list[str]) -> str:
+    """`` (seat 0 mybot@v2, seat 1 house:random)`` from MatchStart's seat names and versions."""
+    if not names:
+        return ""
+    seats = []
+    for seat, name in enumerate(names):
+        version = versions[seat] if seat < len(versions) else ""
+        seats.append(f"seat {seat} {name}@{version}" if version else f"seat {seat} {name}")
+    return f" ({', '.join(seats)})"
 
 BotFactory = Callable[[], Bot]
 Send = Callable[[pb.BotMessage], None]
@@ -46,6 +65,7 @@ class _Request:
     done: bool = False
     retries: int = 0
     think_ms: float = 0.0  # the bot's own time in act(), sent with the action
+    note: str | None = None  # the note sent with the answer
 
 
 @dataclass
@@ -148,7 +168,7 @@ class MatchDispatcher:
                 if known is not None:
                     # Sent again after a reconnect: answer from memory, never ask the bot twice.
                     if known.done and known.answer is not None:
-                        self._send_action(match_id, body.request_id, known.answer, known.think_ms)
+                        self._send_action(match_id, body.request_id, known.answer, known.think_ms, known.note)
                     return
                 match.requests[body.request_id] = _Request(None)
                 while len(match.requests) > _REMEMBERED_REQUESTS:
@@ -262,7 +282,7 @@ class MatchDispatcher:
             start.game,
             start.seat,
             start.players,
-            f" ({', '.join(seat_names)})" if seat_names else "",
+            _seats_text(seat_names, list(start.seat_versions)),
         )
         self._start_bot(match, info)
 
@@ -322,6 +342,7 @@ class MatchDispatcher:
         observation: Observation,
         seat: int,
     ) -> None:
+        answer, note = split_note(answer)
         if not isinstance(answer, str):
             log.error(
                 "match %s seat %d: the bot returned %r (%s), not an action string; no answer sent. "
@@ -344,13 +365,18 @@ class MatchDispatcher:
                 observation.legal_actions,
             )
         request.answer = answer
+        request.note = note
         request.done = True
-        self._send_action(match.match_id, request_id, answer, request.think_ms)
+        self._send_action(match.match_id, request_id, answer, request.think_ms, note)
 
-    def _send_action(self, match_id: str, request_id: str, action: str, think_ms: float = 0.0) -> None:
-        """An answer, with the bot's own time in ``act()`` (the arena tells it from network time)."""
+    def _send_action(
+        self, match_id: str, request_id: str, action: str, think_ms: float = 0.0, note: str | None = None
+    ) -> None:
+        """An answer, with the bot's own time in ``act()`` (the arena tells it from network time)
+        and its note, if any."""
         self._send(pb.BotMessage(action=pb.Action(
-            request_id=request_id, match_id=match_id, action=action, think_ms=round(think_ms, 3)
+            request_id=request_id, match_id=match_id, action=action, think_ms=round(think_ms, 3),
+            note=note.encode("utf-8") if note else b"",
         )))
 
     def _on_rejection(self, match: _Match, rej: pb.Rejection) -> None:
@@ -397,6 +423,16 @@ class MatchDispatcher:
             f"place {place} of {len(result.ranking)}" if place is not None else "no ranking",
             result.scores,
         )
+        for kind, count in sorted(end.faults.items()):
+            log.warning(
+                "match %s seat %d: the arena charged %d %s fault%s to this seat%s",
+                end.match_id,
+                end.seat,
+                count,
+                kind,
+                "" if count == 1 else "s",
+                _FAULT_HINTS.get(kind, ""),
+            )
         bot, match.bot = match.bot, None
         match.requests.clear()
         if bot is not None:

@@ -614,8 +614,9 @@ class Runner:
             conn.welcome = msg.welcome
             conn.welcomed_at = time.monotonic()
             log.info(
-                "connected as %s to %s%s",
+                "connected as %s%s to %s%s",
                 msg.welcome.bot_name or msg.welcome.bot_id or "?",
+                f"@{self.version}" if self.version else " (no version)",
                 self.server,
                 f" (game server {msg.welcome.server_id})" if msg.welcome.server_id else "",
             )
