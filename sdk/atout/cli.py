@@ -175,7 +175,46 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--move-ms", type=float, default=1000.0, help="the per-move budget in ms (default: %(default)g)"
     )
+    _add_replay_command(commands, bot_help)
     return parser
+
+
+def _add_replay_command(commands: Any, bot_help: str) -> None:
+    """``atout-bot replay``: see atout/replay.py."""
+    replay = commands.add_parser(
+        "replay",
+        help="ask your bot again every decision of its seat in a recorded game, an arena match or a seed",
+        description="Rebuild a recorded game (a --record FILE, or an arena match: MATCH_ID, --api) and "
+        "ask BOT every decision of --seat: print where it now answers differently, with the position. "
+        "--from K lets the bots play on from decision K (decision 1 is the game's first action, every "
+        "seat counted). "
+        "Without FILE/MATCH_ID: play again the game --seed ... --seats ... that validate or test printed "
+        "for a fault, and print every fault of --seat with its position. Exit code 0 whatever it finds.",
+    )
+    replay.add_argument("source", nargs="?", metavar="FILE|MATCH_ID",
+                        help="a record file, or an arena match's id")
+    replay.add_argument("--bot", help=f"the bot to ask: {bot_help}")
+    replay.add_argument("--seat", type=int, help="the seat the bot plays")
+    replay.add_argument("--game",
+                        help="with FILE: the N-th game of the file (default: 1); with --seed: the game")
+    replay.add_argument("--from", dest="start", type=_positive, metavar="K",
+                        help="play on from decision K: your bot in --seat, --field in the others")
+    replay.add_argument("--field", metavar="BOT", help="with --from: the other seats' bot (default: each "
+                        "seat's recorded bot when it loads here, else heuristic)")
+    replay.add_argument("--api", metavar="URL", help="with MATCH_ID: the arena's API (default: "
+                        "$ATOUT_API_URL, else http://127.0.0.1:8000)")
+    replay.add_argument("--token", help="with MATCH_ID: a token (default: $ATOUT_TOKEN), e.g. your bot's")
+    replay.add_argument("--players", type=_positive,
+                        help="with --seed: seats at the table (default: as many as --seats)")
+    replay.add_argument("--seed", type=int, help="replay the game of this seed (as validate/test print it)")
+    replay.add_argument("--option", action="append", type=_option, default=[], metavar="K=V",
+                        help="with --seed: a game option (repeat for more)")
+    replay.add_argument("--suit-permutation", metavar="P", help="with --seed: the deals' suit permutation")
+    replay.add_argument("--seats", metavar="SPEC0,SPEC1,...", help="with --seed: the bot of every seat")
+    replay.add_argument("--bot-seeds", metavar="S0,S1,...",
+                        help="with --seed: each bot's rng seed (default: SEED/SEAT, as validate seeds them)")
+    replay.add_argument("--match-id", default="local", help="with --seed: the match id the bots are told "
+                        "(default: %(default)s)")  # fmt: skip
 
 
 def glue_sprt(argv: list[str]) -> list[str]:
@@ -200,6 +239,10 @@ def main(argv: list[str] | None = None) -> int:
         return _test(args)
     if args.command == "validate":
         return _validate(args)
+    if args.command == "replay":
+        from .replay import run as replay
+
+        return replay(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = args.token or os.environ.get("ATOUT_TOKEN")
     if not token:

@@ -10,6 +10,10 @@ By default a bot's mistake is loud: an illegal action raises :class:`~atout.game
 and an exception in a hook propagates. With ``fallback=True`` the game goes on as in the arena:
 the faulted decision is played by the first legal action and the fault is recorded in
 ``result.faults`` (the match runner and the validator play that way).
+
+``record=True`` also fills ``result.record``, the game as an :class:`atout.record.GameRecord`
+(what ``--record`` saves and ``atout-bot replay`` rebuilds); ``suit_permutation``, ``decks`` and
+``dealer`` are passed to the engine's ``new_state`` (the arena's deals, say).
 """
 
 from __future__ import annotations
@@ -18,10 +22,13 @@ import time
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .bot import Bot, MatchInfo, MatchResult, Observation
+from .bot import Bot, MatchInfo, MatchResult, Observation, split_note
 from .games import IllegalAction, new_game
+
+if TYPE_CHECKING:
+    from .record import GameRecord
 
 
 @dataclass
@@ -54,6 +61,7 @@ class LocalResult:
     history: list[tuple[int, str]] = field(default_factory=list)
     faults: list[Fault] = field(default_factory=list)  # with fallback=True
     think_s: list[list[float]] = field(default_factory=list)  # per seat: seconds of each act() call
+    record: GameRecord | None = None  # with record=True
 
 
 def play(
@@ -64,6 +72,11 @@ def play(
     *,
     fallback: bool = False,
     bot_seeds: Sequence[Any] | None = None,
+    suit_permutation: str | None = None,
+    decks: Sequence[Sequence[str]] | None = None,
+    dealer: int | None = None,
+    record: bool = False,
+    specs: Sequence[str] | None = None,
     **options: Any,
 ) -> LocalResult:
     """Play one game of ``game_id`` between ``bots`` (seat i is ``bots[i]``).
@@ -75,9 +88,14 @@ def play(
 
     Each bot's ``rng`` is seeded with ``bot_seeds[seat]`` when given, else with
     ``f"{seed}/{seat}"`` when ``seed`` is given.
+
+    ``record=True``: ``result.record`` is the game as a GameRecord, each seat's bot named by
+    ``specs[seat]`` (default: the bot's ``module:Class``), each step with who chose it ("bot", or
+    "fallback" and the fault's kind), its think time and the bot's note.
     """
     game = new_game(game_id, players=len(bots), **options)
-    state = game.new_state(seed=seed)
+    state = game.new_state(seed=seed, decks=decks, dealer=dealer, suit_permutation=suit_permutation)
+    steps: list[dict[str, Any]] = []  # with record=True: the steps' fields, in order
     faults: list[Fault] = []
     think_s: list[list[float]] = [[] for _ in bots]
 
@@ -106,29 +124,57 @@ def play(
         legal = state.legal_actions()
         observation = Observation(state.observation(seat), legal, None, match_id)
         started = clock()
+        step: dict[str, Any] = {"seat": seat, "by": "bot"}
+        if record:
+            steps.append(step)
         try:
-            action = bots[seat].act(observation)
+            action, step["note"] = split_note(bots[seat].act(observation))
         except Exception as exc:
             think_s[seat].append(clock() - started)
+            step.update(think_ms=think_s[seat][-1] * 1000, by="fallback", fault="exception", action=legal[0])
             fault(seat, "act", exc)
             state.apply(legal[0])
             continue
         think_s[seat].append(clock() - started)
+        step["think_ms"] = think_s[seat][-1] * 1000
         if action in legal:
+            step["action"] = action
             state.apply(action)
             continue
         try:
             if not isinstance(action, str):
                 raise IllegalAction(f"act() returned {type(action).__name__} {action!r}, not a string")
             state.apply(action)  # normalises a person's spelling, or explains the error
+            step["action"] = state.history[-1][1]
         except IllegalAction as exc:
             if not fallback:
                 raise IllegalAction(f"bot {type(bots[seat]).__name__} in seat {seat}: {exc}") from None
             faults.append(Fault(seat, "illegal", "act", str(exc), len(state.history), action=action))
+            step.update(by="fallback", fault="illegal", action=legal[0])
             state.apply(legal[0])
     for seat, bot in enumerate(bots):
         try:
             bot.on_match_end(MatchResult(match_id, state.scores, state.ranking, seat))
         except Exception as exc:
             fault(seat, "on_match_end", exc)
-    return LocalResult(state.scores, state.ranking, list(state.history), faults, think_s)
+    result = LocalResult(state.scores, state.ranking, list(state.history), faults, think_s)
+    if record:
+        from .record import GameRecord, SeatRecord, StepRecord
+
+        names = (
+            list(specs)
+            if specs is not None
+            else [f"{type(b).__module__}:{type(b).__qualname__}" for b in bots]
+        )
+        result.record = GameRecord(
+            game=game_id, players=len(bots), options=dict(game.options), seed=seed,
+            suit_permutation=suit_permutation, dealer=dealer,
+            decks=[list(deck) for deck in decks] if decks is not None else None,
+            seats=[SeatRecord(seat=i, bot=names[i]) for i in range(len(bots))],
+            steps=[StepRecord(**step) for step in steps],
+            scores=list(state.scores), ranking=list(state.ranking),
+            source={"kind": "local", "match_id": match_id,
+                    "bot_seeds": [bot_seeds[i] if bot_seeds is not None else None if seed is None
+                                  else f"{seed}/{i}" for i in range(len(bots))]},
+        )  # fmt: skip
+    return result
