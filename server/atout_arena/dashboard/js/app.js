@@ -6,10 +6,12 @@
 //   #/matches             live and recent        #/matches/ID       live view or replay viewer
 //   #/games               the rulesets
 //   #/ladders             every ladder           #/ladders/ID       live standings (SSE)
-//   #/play                a person at the table (play.js)
+//   #/play                a person at the table (play.js)   #/play?bot=NAME   against that bot
+//   #/bots/NAME           a bot's page: versions, rating history, ladders, matches (botpage.js)
 
 import { ApiError, api, followEvents, token } from "./api.js";
 import { actionEl, el } from "./cards.js";
+import { botLink, botPage } from "./botpage.js";
 import { lineChart } from "./charts.js";
 import { playPage } from "./play.js";
 import { renderTable } from "./table.js";
@@ -186,7 +188,7 @@ function leaderboardEl(board) {
     mark.style.left = `${((r.rating - low) / span) * 100}%`;
     ci.append(bar, mark);
     ci.title = `95% interval ${fmt(r.ci_low)} – ${fmt(r.ci_high)}`;
-    return [String(r.rank), el("span", "bot-name", r.bot), rating, ci, fmt(r.online), String(r.matches)];
+    return [String(r.rank), botLink(r.bot, "bot-name"), rating, ci, fmt(r.online), String(r.matches)];
   });
   const t = table(["#", "bot", "Elo ± 95%", unseen("interval"), "live Elo", "matches"], rows, "leaderboard");
   t.dataset.rows = String(board.rows.length);
@@ -267,7 +269,8 @@ function seatsCell(match, withVersions = false) {
   const span = el("span", "seats");
   match.seats.forEach((s, i) => {
     if (i) span.append(" · ");
-    const name = el("span", s.place === 1 ? "winner" : "", withVersions && s.version ? `${s.bot}@${s.version}` : s.bot);
+    const name = el("span", s.place === 1 ? "winner" : "");
+    name.append(botLink(s.bot), withVersions && s.version ? `@${s.version}` : "");
     if (s.place) name.title = `place ${s.place}, score ${s.score}`;
     span.append(name);
   });
@@ -320,10 +323,10 @@ async function tournamentPage(id) {
         `match(es), not in the standings. The organizer can retry each: POST /v1/matches/{id}/retry or atout-arena match retry ID.`));
     }
     standings.replaceChildren(t.standings.length ? table(["#", "bot", "points", "matches", "wins", "mean place", "faults", "forfeits"],
-      t.standings.map((s) => [String(s.rank), s.bot, fmt(s.points, 1), String(s.matches), String(s.wins), fmt(s.mean_place, 2), String(s.faults), String(s.forfeits)]),
+      t.standings.map((s) => [String(s.rank), botLink(s.bot), fmt(s.points, 1), String(s.matches), String(s.wins), fmt(s.mean_place, 2), String(s.faults), String(s.forfeits)]),
       "standings") : empty("No result yet."));
     ratings.replaceChildren(t.ratings.length ? table(["#", "bot", "rating", "95% interval", "P(> next)", "games"],
-      t.ratings.map((r) => [String(r.rank), r.bot, fmt(r.rating), `${fmt(r.ci_low)} – ${fmt(r.ci_high)}`, r.los_next === null ? "–" : `${fmt(r.los_next * 100)}%`, String(r.games)]))
+      t.ratings.map((r) => [String(r.rank), botLink(r.bot), fmt(r.rating), `${fmt(r.ci_low)} – ${fmt(r.ci_high)}`, r.los_next === null ? "–" : `${fmt(r.los_next * 100)}%`, String(r.games)]))
       : empty(t.status === "finished" ? "No rated result." : "Fitted once every match is played."));
     matches.replaceChildren(page_.items.length ? table(["match", "seats", "status", "scores", unseen("open")], matchRows(page_.items), "matches") : empty("No match here."));
     if (t.status !== "running" && t.status !== "created") page.timers.forEach(clearInterval);
@@ -446,7 +449,8 @@ function ladderStandings(l) {
     mark.style.left = `${((r.mu - low) / (high - low)) * 100}%`;
     bar.append(span, mark);
     const state = r.disabled ? chip("disabled", "bad") : r.connected ? chip("connected", "live") : chip("away", "muted");
-    const who = el("span", null, r.bot);
+    const who = el("span");
+    who.append(botLink(r.bot));
     if (r.provisional) who.append(" ", chip("provisional", "muted"));
     return [String(r.rank), who, fmt(r.ordinal, 2), bar, String(r.games), String(r.sets), String(r.sets_in_flight), state];
   }), "ladder-standings");
@@ -536,7 +540,7 @@ function scoreboard(match, viewData, ended, { final = true } = {}) {
     // the bot's name, its version below it, then its own think time (as its SDK reported it)
     // beside the network and queueing time: a cell that wraps, never one squeezed to nothing
     const bot = el("span", "seat-bot");
-    bot.append(el("span", `bot-name ${place === 1 ? "winner" : ""}`, s.bot));
+    bot.append(botLink(s.bot, `bot-name ${place === 1 ? "winner" : ""}`));
     if (s.version) bot.append(el("small", "seat-more seat-version", `version ${s.version}`));
     const known = (x) => x !== null && x !== undefined;
     const ms = (x) => (known(x) ? `${fmt(x)} ms` : "–");
@@ -796,7 +800,12 @@ const ROUTES = [
   [/^\/tests\/(\d+)$/, "tests", testPage],
   [/^\/ladders\/?$/, "ladders", laddersPage],
   [/^\/ladders\/(\d+)$/, "ladders", ladderPage],
-  [/^\/play\/?$/, "play", () => playPage(view, page)],
+  [/^\/play\/?$/, "play", (query) => playPage(view, page, query)],
+  [/^\/bots\/([^/]+)$/, "", (name) => {
+    const mine = page;
+    return botPage(view, decodeURIComponent(name), { el, section, link, chip, empty, table, fmt, statusChip, unseen,
+      gameName: (g) => GAME_NAMES[g] || g, alive: () => mine.alive });
+  }],
 ];
 
 async function route() {

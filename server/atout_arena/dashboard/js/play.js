@@ -66,12 +66,16 @@ function merdeDeals(players) {
   return Math.floor(52 / players);
 }
 
-export function playPage(view, page) {
+export function playPage(view, page, query = "") {
   const root = el("div", "play-page");
   const head = el("div", "page-head");
   head.append(el("h1", null, "Play"), el("p", "facts",
     "Sit at the table yourself. With your bot's token: play against your bot and house bots (unrated). " +
     "With a human player's token: play the matches an organizer seated you in."));
+  // #/play?bot=NAME (a bot page's Play button): that bot is the opponent, so its token is the one to give
+  const wanted = new URLSearchParams(query || "").get("bot");
+  const against = wanted ? el("p", "hint play-against", `To play against ${wanted}, sit down with ${wanted}'s token.`) : null;
+  if (against) head.append(against);
   const sit = el("form", "play-sit panel");
   const input = el("input");
   Object.assign(input, { type: "password", id: "play-token", placeholder: "your bot's token, or your human token", autocomplete: "off" });
@@ -551,6 +555,10 @@ export function playPage(view, page) {
         status.textContent = `Seated as ${event.human} (${event.move_ms / 1000} s per move).`;
         status.dataset.human = event.human;
         me.bot = event.bot;
+        if (against) {
+          against.textContent = event.bot === wanted ? `Against ${wanted}: pick a game and play.`
+            : `This token is not ${wanted}'s: sit down with ${wanted}'s token to play against it.`;
+        }
         if (!inGame()) {
           start.replaceChildren(event.bot ? startForm(event.bot) : el("p", "hint", "Waiting for a match you are seated in…"));
         }
