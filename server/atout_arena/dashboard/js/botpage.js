@@ -68,7 +68,10 @@ function ratingsPart(detail, kit) {
       name: kit.gameName(h.game),
       points: [[0, h.start], ...h.points.map((p, i) => [i + 1, p.rating])],
     })),
-    xLabel: "rated matches", yLabel: "live Elo",
+    // the live Elo's ticks are wide numbers: no rotated axis name beside them (the x axis says it);
+    // a phone gets a narrower drawing, so that its text stays readable once scaled to the screen
+    xLabel: "live Elo after each rated match", yLabel: "",
+    width: window.matchMedia("(max-width: 600px)").matches ? 420 : 640,
   });
   const wrap = el("div", "bot-chart");
   wrap.append(chart);
@@ -129,8 +132,7 @@ export async function botPage(view, name, kit) {
   if (detail.disabled) title.append(" ", chip("disabled", "bad"));
   title.append(" ", detail.connected ? chip("connected", "live") : chip("away", "muted"));
   const facts = el("p", "facts", `${detail.kind === "human" ? "a person" : "a bot"}` +
-    `${detail.owner ? ` of ${detail.owner}` : ""} · registered ${new Date(detail.created_at).toLocaleDateString()} · ` +
-    `${detail.figures_window.description}`);
+    `${detail.owner ? ` of ${detail.owner}` : ""} · registered ${new Date(detail.created_at).toLocaleDateString()}`);
   head.append(facts, play);
   const versions = section("Versions", versionsTable(detail, kit),
     el("p", "hint", `Think, network and faults: over ${detail.figures_window.counted} of its last ` +
