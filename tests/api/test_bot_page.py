@@ -50,8 +50,11 @@ def test_the_bot_page_shows_the_apis_figures_a_chart_links_and_play(lone_api: An
     from atout_arena.core.models import MatchSeat
     from atout_arena.services.tournaments import start_tournament
 
+    tokens = {}
     for name in NAMES:
-        assert lone_api.post("/v1/bots", json={"name": name}).status_code == 201
+        registered = lone_api.post("/v1/bots", json={"name": name})
+        assert registered.status_code == 201
+        tokens[name] = registered.json()["token"]
     created = lone_api.post("/v1/tournaments", json={"name": "page cup", "game": "tiercon", "players": 2,
                                                      "bots": NAMES, "games_per_pairing": 2})
     assert created.status_code == 201, created.text
@@ -104,6 +107,12 @@ def test_the_bot_page_shows_the_apis_figures_a_chart_links_and_play(lone_api: An
             page.click("a.play-bot")
             page.wait_for_selector(".play-against")
             assert bot in page.inner_text(".play-against")
+            if size == "desktop":  # sitting down: the page says whether the token is that bot's
+                for who, says in ((NAMES[1], f"This token is not {bot}'s"),
+                                  (bot, f"Against {bot}: pick a game")):
+                    page.fill("#play-token", tokens[who])
+                    page.click(".play-sit button")
+                    page.wait_for_selector(f".play-against:has-text(\"{says}\")", timeout=10_000)
             # an unknown bot: a clear page of its own
             page.evaluate("() => { location.hash = '#/bots/nobody-here'; }")
             page.wait_for_selector(".bot-missing h1")
