@@ -146,6 +146,8 @@ class Difference:
     seat_decision: int  # 1-based, the seat's own decisions
     played: str
     answered: str | None  # the action the bot answers now (None: an error)
+    by: str  # who chose the played action: "bot", or "fallback" (for a fault)
+    fault: str | None  # that step's recorded fault ("timeout", "illegal"...)
     error: str | None
     position: str
 
@@ -181,7 +183,9 @@ def compare(record: GameRecord, factory: Callable[[], Bot], seat: int) -> Compar
         action, error, _ = _ask(bot, state, seat, mid)
         if action != step.action:
             result.differences.append(
-                Difference(k + 1, result.asked, step.action, action, error, render(state, seat))
+                Difference(
+                    k + 1, result.asked, step.action, action, step.by, step.fault, error, render(state, seat)
+                )
             )
     with contextlib.suppress(Exception):  # the game is replayed for act(); validate reports the hooks
         bot.on_match_end(MatchResult(mid, list(record.scores), list(record.ranking), seat))
@@ -353,8 +357,9 @@ def _print_comparison(record: GameRecord, spec: str, comparison: Comparison) -> 
         print(f"  {comparison.start_error}")
     for diff in comparison.differences:
         now = diff.answered if diff.error is None else f"({diff.error})"
+        by = "" if diff.by == "bot" else f" (by {diff.by}" + (f", {diff.fault})" if diff.fault else ")")
         print(f"\ndecision {diff.decision} (seat {comparison.seat}'s decision {diff.seat_decision}): "
-              f"played {diff.played}, your bot now: {now}")  # fmt: skip
+              f"played {diff.played}{by}, your bot now: {now}")  # fmt: skip
         print(_indent(diff.position))
     print(("\n" if comparison.differences else "") + comparison.summary())
 

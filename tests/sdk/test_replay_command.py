@@ -177,3 +177,21 @@ def test_the_command_line_exits_2_on_a_bad_file(tmp_path: Path) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and str(bad) in done.stderr, done.stderr
+
+
+def test_a_fallback_step_is_said_and_an_illegal_answer_is_the_engines_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = play("tiercon", [HeuristicBot(), load_bot(FAULTY)()], seed=3, fallback=True, record=True,
+                  specs=["heuristic", FAULTY])  # fmt: skip
+    assert result.record is not None and result.faults
+    path = tmp_path / "faulty.jsonl"
+    with RecordWriter(path) as out:
+        out.write(result.record)
+    assert main(["replay", str(path), "--bot", FAULTY, "--seat", "1"]) == 0
+    out = capsys.readouterr().out
+    for fault in result.faults:
+        played = result.history[fault.turn][1]
+        said = f"played {played} (by fallback, illegal), your bot now: (illegal: illegal action 'nonsense'"
+        assert f"decision {fault.turn + 1} (seat 1's decision " in out and said in out
+    assert f"{len(result.faults)} answered differently" in out
