@@ -90,7 +90,7 @@ def split_note(answer: object) -> tuple[Any, str | None]:
         _notes_cut += 1
         if _notes_cut in (1, 10, 100, 1000) or _notes_cut % 10000 == 0:
             _note_log.warning(
-                "a note was cut to %d bytes (it may hold at most 1 KB of UTF-8); %d notes cut so far",
+                "a note was cut to %d bytes (a note holds at most 1 KB of UTF-8); cut so far: %d",
                 NOTE_LIMIT,
                 _notes_cut,
             )
@@ -184,12 +184,13 @@ class Bot:
     def on_match_start(self, match: MatchInfo) -> None:
         """Called once before the first decision. Override to set things up."""
 
-    def act(self, observation: Observation) -> str | tuple[str, str | None]:
+    def act(self, observation: Observation) -> str:
         """Return one of ``observation.legal_actions``.
 
         To attach a note to the decision (at most 1 KB of UTF-8, shown in the match's replay:
         to the bot's owner at once, to everyone once the competition is over), return
-        ``(action, note)`` or ``Action(action, note=note)``.
+        ``Action(action, note=note)`` (a ``str``, so this signature holds) or, untyped,
+        ``(action, note)``.
         """
         raise NotImplementedError
 

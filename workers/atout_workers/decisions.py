@@ -51,7 +51,7 @@ import math
 import secrets
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -120,6 +120,7 @@ class Decision:
     think_ms: float  # from the request pushed to the legal answer received (or to the fault)
     rejected: tuple[tuple[str, str], ...] = ()  # (illegal answer, reason given), in order
     bot_think_ms: float | None = None  # the bot's own time for the legal answer, as it told it
+    note: str | None = None  # the bot's note with the legal answer
 
     @property
     def ok(self) -> bool:
@@ -184,9 +185,10 @@ class _Exchange:
         return (time.perf_counter() - self.started) * 1000
 
     def outcome(self, fault: Fault | None, action: str | None = None,
-                bot_ms: float | None = None, edge_ms: float | None = None) -> Decision:
+                bot_ms: float | None = None, edge_ms: float | None = None,
+                note: str | None = None) -> Decision:
         think = self._elapsed_ms() if edge_ms is None else edge_ms
-        return Decision(self.request_id, action, fault, think, tuple(self.rejected), bot_ms)
+        return Decision(self.request_id, action, fault, think, tuple(self.rejected), bot_ms, note)
 
     def on_reply(self, value: bytes) -> Decision | tuple[Any, ...] | None:
         """A Decision when done; the REJECT command to send (then wait again); or None after
@@ -200,7 +202,7 @@ class _Exchange:
         reply = parse_reply(value)
         reason = self.check(reply.action)
         if reason is None:
-            return self.outcome(None, reply.action, reply.bot_ms, reply.edge_ms)
+            return self.outcome(None, reply.action, reply.bot_ms, reply.edge_ms, reply.note)
         self.rejected.append((reply.action, reason))
         final = len(self.rejected) >= MAX_REJECTIONS
         action = reply.action
@@ -235,7 +237,8 @@ class _Watch:
 
 
 def _match_start(
-    match_id: str, game: str, seat: int, players: int, options: dict[str, Any], seat_names: Sequence[str]
+    match_id: str, game: str, seat: int, players: int, options: dict[str, Any], seat_names: Sequence[str],
+    seat_versions: Sequence[str] = (),
 ) -> bytes:
     return pb.ArenaMessage(
         match_start=pb.MatchStart(
@@ -245,14 +248,18 @@ def _match_start(
             players=players,
             options_json=json.dumps(options),
             seat_names=list(seat_names),
+            seat_versions=list(seat_versions),
         )
     ).SerializeToString()
 
 
-def _match_end(match_id: str, seat: int, scores: Sequence[int], ranking: Sequence[int], reason: str) -> bytes:
+def _match_end(match_id: str, seat: int, scores: Sequence[int], ranking: Sequence[int], reason: str,
+               faults: Mapping[str, int] | None = None) -> bytes:
+    """A MatchEnd; ``faults``: the seat's faults in this run by kind (MatchEnd.faults)."""
     return pb.ArenaMessage(
         match_end=pb.MatchEnd(
-            match_id=match_id, seat=seat, scores=list(scores), ranking=list(ranking), reason=reason
+            match_id=match_id, seat=seat, scores=list(scores), ranking=list(ranking), reason=reason,
+            faults={kind: count for kind, count in (faults or {}).items() if count > 0},
         )
     ).SerializeToString()
 
@@ -722,19 +729,19 @@ class DecisionClient:
 
     def match_starts(self, starts: Sequence[tuple[Any, ...]]) -> None:
         """:meth:`match_start` of each ``(address, match_id, game, seat, players, options,
-        seat_names)``, in one round trip."""
+        seat_names[, seat_versions])``, in one round trip."""
         pipe = self.redis.pipeline(transaction=False)
-        for address, match_id, game, seat, players, options, seat_names in starts:
-            message = _match_start(match_id, game, seat, players, options, seat_names)
+        for address, match_id, game, seat, players, options, seat_names, *versions in starts:
+            message = _match_start(match_id, game, seat, players, options, seat_names, *versions)
             pipe.eval(*notify_command(address, "start", match_id, message))
         pipe.execute()
 
     def match_ends(self, ends: Sequence[tuple[Any, ...]]) -> None:
-        """:meth:`match_end` of each ``(address, match_id, seat, scores, ranking, reason)``, in one
-        round trip."""
+        """:meth:`match_end` of each ``(address, match_id, seat, scores, ranking, reason[,
+        faults])`` (``faults``: the seat's by kind), in one round trip."""
         pipe = self.redis.pipeline(transaction=False)
-        for address, match_id, seat, scores, ranking, reason in ends:
-            message = _match_end(match_id, seat, scores, ranking, reason)
+        for address, match_id, seat, scores, ranking, reason, *faults in ends:
+            message = _match_end(match_id, seat, scores, ranking, reason, *faults)
             pipe.eval(*notify_command(address, "end", match_id, message))
         pipe.execute()
 

@@ -136,7 +136,7 @@ def _answer(a: DecisionAsk, d: Decision, gone: set[int]) -> Answer:
     elif d.fault is not None and d.fault == Fault.DISCONNECTED:
         detail = detail or "not connected"
     fault = None if d.fault is None else str(d.fault)
-    return Answer(d.action, d.think_ms, fault, detail, len(d.rejected), d.bot_think_ms)
+    return Answer(d.action, d.think_ms, fault, detail, len(d.rejected), d.bot_think_ms, d.note)
 
 
 @dataclass
@@ -363,13 +363,23 @@ def _notify_end(world: World, setup: MatchSetup, outcome: MatchOutcome | None, r
                 house: HouseAsker | None = None) -> None:
     scores = outcome.scores if outcome else [0] * len(setup.seats)
     ranking = outcome.ranking if outcome else [0] * len(setup.seats)
+    faults = seat_faults(outcome, len(setup.seats))
     try:
-        world.decisions.match_ends([(bot.stream, setup.match_id, seat, scores, ranking, reason)
+        world.decisions.match_ends([(bot.stream, setup.match_id, seat, scores, ranking, reason, faults[seat])
                                     for seat, bot in visiting_seats(setup)])
     except redis.RedisError:
         log.warning("match %s: could not tell its bots the match ended", setup.match_id)
     if house is not None:  # the house bots' on_match_end, in-process
         house.finish(scores, ranking, reason)
+
+
+def seat_faults(outcome: MatchOutcome | None, players: int) -> list[dict[str, int]]:
+    """Each seat's faults by kind in ``outcome`` (told to its bot in MatchEnd.faults)."""
+    faults: list[dict[str, int]] = [{} for _ in range(players)]
+    for step in outcome.steps if outcome else ():
+        for kind in step.faults:
+            faults[step.seat][kind] = faults[step.seat].get(kind, 0) + 1
+    return faults
 
 
 RESTARTED = "restarted"  # the MatchEnd reason of a run aborted by a worker failure
@@ -613,8 +623,9 @@ def _announce(world: World, setup: MatchSetup, absent: list[int], readdress: boo
     if setup.absent_grace_s and readdress:  # the bots that came meanwhile: their streams now
         setup = with_stream_addresses(world.redis, setup)
     names = [s.name for s in setup.seats]
+    versions = [s.played_version for s in setup.seats]
     world.decisions.match_starts([
-        (bot.stream, setup.match_id, setup.game, seat, len(setup.seats), setup.options, names)
+        (bot.stream, setup.match_id, setup.game, seat, len(setup.seats), setup.options, names, versions)
         for seat, bot in visiting_seats(setup) if seat not in absent])
     return setup
 

@@ -118,6 +118,7 @@ class Answer:
     detail: str = ""
     rejected: int = 0
     bot_ms: float | None = None  # the bot's own think time, when it told it
+    note: str | None = None  # the bot's note on its decision (cleaned by the edge, at most 1 KB)
 
     def __post_init__(self) -> None:
         if (self.action is None) == (self.fault is None):
@@ -141,19 +142,25 @@ class Step:
     faults: tuple[str, ...] = ()  # fault kinds charged to the seat at this decision
     detail: str = ""
     bot_ms: float | None = None  # the bot's own think time as it told it (the rest is network)
+    note: str | None = None  # the bot's note on this decision (an eighth item of the row, when set)
 
     def to_json(self) -> list[Any]:
-        """The stored row: ``[seat, action, by, think_ms, faults, detail, bot_ms]`` (rows stored
-        before bot_ms existed have six items)."""
+        """The stored row: ``[seat, action, by, think_ms, faults, detail, bot_ms]`` and the bot's
+        note as an eighth item when it sent one (rows stored before bot_ms existed have six items)."""
         bot_ms = None if self.bot_ms is None else round(self.bot_ms, 3)
-        return [self.seat, self.action, self.by, round(self.think_ms, 3), list(self.faults), self.detail,
-                bot_ms]
+        row = [self.seat, self.action, self.by, round(self.think_ms, 3), list(self.faults), self.detail,
+               bot_ms]
+        if self.note:
+            row.append(self.note)
+        return row
 
     @classmethod
     def from_json(cls, ply: int, row: Sequence[Any]) -> Step:
         seat, action, by, think_ms, faults, detail, *rest = row
         bot_ms = float(rest[0]) if rest and rest[0] is not None else None
-        return cls(ply, int(seat), str(action), str(by), float(think_ms), tuple(faults), str(detail), bot_ms)
+        note = str(rest[1]) if len(rest) > 1 and rest[1] else None
+        return cls(ply, int(seat), str(action), str(by), float(think_ms), tuple(faults), str(detail), bot_ms,
+                   note)
 
 
 @dataclass
@@ -273,6 +280,7 @@ def playing(
         charged: list[str] = []
         detail = ""
         bot_ms: float | None = None
+        note: str | None = None
         if forfeited[seat]:
             action, by, think_ms = fallback_action(legal), PlayedBy.FALLBACK, 0.0
             detail = "forfeited"
@@ -298,7 +306,7 @@ def playing(
             else:
                 assert answer.action is not None
                 bank[seat] = max(0.0, bank[seat] - max(0.0, think_ms - move_ms))
-                action, by, bot_ms = answer.action, PlayedBy.BOT, answer.bot_ms
+                action, by, bot_ms, note = answer.action, PlayedBy.BOT, answer.bot_ms, answer.note
                 if answer.rejected:
                     detail = answer.detail  # the rejected replies before the legal one: free
             if charged:
@@ -307,7 +315,8 @@ def playing(
                     forfeited[seat] = True
         before = len(state.history)
         state.apply(action)  # an asker's action was checked; a normalised spelling is stored as such
-        step = Step(len(steps), seat, state.history[before][1], by, think_ms, tuple(charged), detail, bot_ms)
+        step = Step(len(steps), seat, state.history[before][1], by, think_ms, tuple(charged), detail, bot_ms,
+                    note)
         steps.append(step)
         if on_step is not None:
             on_step(state, step)

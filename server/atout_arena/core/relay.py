@@ -167,6 +167,7 @@ KIND_CONNECTION = b"conn"
 REPLY_ACTION = b"A"
 REPLY_TIMED = b"T"  # an action with the bot's own think time
 REPLY_EDGE = b"E"  # an action timed at the edge: ``E<edge ms> <bot ms> <action>`` (game servers)
+REPLY_NOTED = b"N"  # an action with a note: ``N<edge ms|-> <bot ms> <note bytes> <note><action>``
 REPLY_EXPIRED = b"X"  # ``X<edge ms>``: the edge's deadline passed with no legal answer (timeout)
 REPLY_DISCONNECTED = b"D"
 # What PUSH_DECISION(S) and STREAM_STATE say of a stream that is not live: ``A`` (away: the bot
@@ -545,10 +546,17 @@ class Answer:
     ttl_ms: int
     think_ms: float = 0.0  # the bot's own time, as it told it (0: not told)
     edge_ms: float | None = None  # the time at the edge, from the request written to this answer read
+    note: str | None = None  # the bot's note on this decision (cleaned, at most 1 KB)
 
     def reply(self) -> bytes:
         """The reply entry: ``E<edge ms> <bot ms> <action>`` from an edge that timed it (a game
-        server), else ``A<action>``, or ``T<think ms> <action>`` when the bot told its time."""
+        server), else ``A<action>``, or ``T<think ms> <action>`` when the bot told its time;
+        ``N<edge ms|-> <bot ms> <note bytes> <note><action>`` when the bot sent a note."""
+        if self.note:
+            note = self.note.encode("utf-8")
+            edge = "-" if self.edge_ms is None else f"{self.edge_ms:.3f}"
+            head = f"{edge} {self.think_ms:.3f} {len(note)} ".encode()
+            return REPLY_NOTED + head + note + self.action.encode("utf-8")
         if self.edge_ms is not None:
             timed = f"{self.edge_ms:.3f} {self.think_ms:.3f} ".encode()
             return REPLY_EDGE + timed + self.action.encode("utf-8")
@@ -564,10 +572,19 @@ class Reply:
     action: str
     bot_ms: float | None = None
     edge_ms: float | None = None
+    note: str | None = None
 
 
 def parse_reply(value: bytes) -> Reply:
-    """A reply entry (``E...``, ``A...`` or ``T...``) -> its :class:`Reply`."""
+    """A reply entry (``E...``, ``A...``, ``T...`` or ``N...``) -> its :class:`Reply`."""
+    if value.startswith(REPLY_NOTED):
+        edge, _, rest = value[1:].partition(b" ")
+        told, _, rest = rest.partition(b" ")
+        size, _, rest = rest.partition(b" ")
+        length = int(size)
+        bot_ms = float(told)
+        return Reply(rest[length:].decode("utf-8", errors="replace"), bot_ms if bot_ms > 0 else None,
+                     None if edge == b"-" else float(edge), rest[:length].decode("utf-8", errors="replace"))
     if value.startswith(REPLY_EDGE):
         edge, _, rest = value[1:].partition(b" ")
         told, _, action = rest.partition(b" ")

@@ -20,7 +20,7 @@ changed only the ranking): such a match replays, ranked as its own version ranke
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -250,9 +250,10 @@ def verify_matches(sessions: sessionmaker[Session], on_report: Callable[[ReplayR
         after = records[-1].id
 
 
-def iter_views(record: MatchRecord, seat: int | None) -> Iterator[dict[str, Any]]:
+def iter_views(record: MatchRecord, seat: int | None, notes: Container[int] = ()) -> Iterator[dict[str, Any]]:
     """The events of :func:`replay_views`, one at a time (:class:`RulesVersionMismatch` for a
-    match of other rules)."""
+    match of other rules). A step of a seat in ``notes`` carries its bot's ``note``, if any (the
+    caller decides whose notes the viewer may read: :func:`note_seats`)."""
     check_rules_version(record)
     if seat is not None and not (isinstance(seat, int) and 0 <= seat < record.players):
         raise ValueError(f"seat {seat!r} is not a seat of match {record.id} (0..{record.players - 1})")
@@ -267,9 +268,23 @@ def iter_views(record: MatchRecord, seat: int | None) -> Iterator[dict[str, Any]
                              "options": record.options, "seats": record.seat_names}))
     for step in record.steps():
         state.apply(step.action)
-        yield pick(views.events({"type": "step", "match_id": record.id, "ply": step.ply, "seat": step.seat,
-                                 "by": step.by, "think_ms": step.think_ms, "faults": list(step.faults)},
-                                step.action))
+        base = {"type": "step", "match_id": record.id, "ply": step.ply, "seat": step.seat,
+                "by": step.by, "think_ms": step.think_ms, "faults": list(step.faults)}
+        if step.note and step.seat in notes:
+            base["note"] = step.note
+        yield pick(views.events(base, step.action))
+
+
+def note_seats(players: int, seat_bots: Sequence[int], *, viewer_bot: int | None, organizer: bool,
+               ended: bool) -> set[int]:
+    """The seats whose bots' notes a viewer may read: every seat for the organizer and, once the
+    match's competition has ended (``ended``: its seeds are published), for everyone; before,
+    a bot's token reads the notes of its own seats only (``seat_bots``: the bot id of each seat)."""
+    if organizer or ended:
+        return set(range(players))
+    if viewer_bot is None:
+        return set()
+    return {seat for seat, bot in enumerate(seat_bots) if bot == viewer_bot}
 
 
 def replay_views(match: MatchRecord | Match, seat: int | None) -> list[dict[str, Any]]:

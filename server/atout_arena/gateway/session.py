@@ -53,6 +53,7 @@ from typing import Any
 
 from google.protobuf.message import DecodeError
 
+from atout.bot import clean_note
 from atout.v1 import atout_pb2 as pb
 from atout_arena.core.keys import stream_address
 from atout_arena.core.metrics import STREAM_LIMITED, limited_field
@@ -208,6 +209,12 @@ class OpenRequest:
 def reported_think_ms(value: float) -> float:
     """The bot's own think time of an Action, or 0 (not told) when it is not a sane number."""
     return value if math.isfinite(value) and 0 < value <= MAX_THINK_MS else 0.0
+
+
+def reported_note(raw: bytes) -> str | None:
+    """An Action's note as stored: UTF-8 (other bytes become U+FFFD), no control characters but
+    newline and tab, at most 1 KB (cut, never inside a character); ``None`` when nothing is left."""
+    return clean_note(raw.decode("utf-8", errors="replace"))[0]
 
 
 def error_message(code: str, message: str, *, closes: bool) -> pb.ArenaMessage:
@@ -731,8 +738,9 @@ class BotSession:
         self.answers[action.request_id] = answered + 1
         self.lag.use(match_id, now - request.deadline)
         request.awaiting = True
+        note = reported_note(action.note) if action.note else None
         answers.append(Answer(self.address, action.request_id, action.action, 60_000,
-                              reported_think_ms(action.think_ms), request.edge_ms()))
+                              reported_think_ms(action.think_ms), request.edge_ms(), note))
 
     def _post(self, answers: list[Answer], tries: int = 0) -> None:
         """Hand answers to Redis at once: those of one message (and of every stream that
