@@ -35,6 +35,7 @@ from atout_arena.core.replay import (
     check_rules_version,
     iter_views,
     load_match,
+    note_seats,
     replay_match,
 )
 from atout_arena.core.views import StepViews
@@ -201,8 +202,18 @@ def replay(
         match=_public(session, match, caller.organizer),
         viewer="public" if seat is None else "seat",
         seat=seat,
-        events=list(iter_views(record, seat)),
+        events=list(iter_views(record, seat, notes_for(session, match, caller))),
     )
+
+
+def notes_for(session: Session, match: Match, caller: Caller) -> set[int]:
+    """The seats of ``match`` whose bots' notes ``caller`` may read (core.replay.note_seats):
+    the organizer's and, once the match's seeds are published (its competition is over; a
+    match of none: it is done), everyone's; before, a bot token's own seats."""
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    ended = caller.organizer or match.id not in secret_matches(session, [match])
+    return note_seats(len(seats), [s.bot_id for s in seats], viewer_bot=caller.bot_id,
+                      organizer=caller.organizer, ended=ended)
 
 
 @router.get(
@@ -267,6 +278,7 @@ def full_views(record: MatchRecord) -> list[dict[str, Any]]:
                 "faults": list(step.faults),
                 "detail": step.detail,
                 "legal": legal,
+                **({"note": step.note} if step.note else {}),
             },
             step.action,
         )
