@@ -571,6 +571,7 @@ function logLine(event, names, onClick) {
   if (event.by === "fallback") what.append(" ", chip("fallback", "bad"));
   for (const f of event.faults || []) what.append(" ", chip(f, "bad"));
   if (event.think_ms !== undefined) li.append(el("small", "think", `${fmt(event.think_ms, 1)} ms`));
+  if (event.note) li.append(el("q", "note", event.note)); // the bot's note, as text (never HTML)
   if (event.detail) li.title = event.detail;
   if (onClick) li.onclick = onClick;
   return li;
