@@ -19,6 +19,7 @@ validate: 0 no fault found, 1 a fault found, 2 bad usage.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -159,6 +160,8 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--beta", type=float, default=0.05, help="SPRT false negative rate (default: 0.05)")
     test.add_argument("--jobs", type=_positive, default=1, help="processes playing sets (default: 1)")
     test.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
+    test.add_argument("--record", metavar="FILE.jsonl",
+                      help="append every game to this file, one JSON line each (docs/record.md)")
 
     validate = commands.add_parser(
         "validate",
@@ -175,6 +178,8 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument(
         "--move-ms", type=float, default=1000.0, help="the per-move budget in ms (default: %(default)g)"
     )
+    validate.add_argument("--record", metavar="FILE.jsonl",
+                          help="append every game to this file, one JSON line each (docs/record.md)")
     _add_replay_command(commands, bot_help)
     return parser
 
@@ -352,8 +357,14 @@ def _test(args: argparse.Namespace) -> int:
             load_bot(spec)
     except (ValueError, BotLoadError) as exc:
         return _usage_error("test", exc)
+    from .record import RecordWriter
+
     progress = _Progress()
-    outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress)
+    try:
+        with RecordWriter(args.record) if args.record else contextlib.nullcontext() as out:
+            outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress, record=out)
+    except OSError as exc:  # the --record file
+        return _usage_error("test", exc)
     progress.close(outcome)
     if args.json:
         print(json.dumps(outcome.to_dict()))
@@ -363,11 +374,14 @@ def _test(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from .record import RecordWriter
     from .validate import validate
 
     try:
-        report = validate(args.bot, args.game, args.games, args.move_ms, dict(args.option), args.seed)
-    except (ValueError, BotLoadError) as exc:
+        with RecordWriter(args.record) if args.record else contextlib.nullcontext() as out:
+            report = validate(args.bot, args.game, args.games, args.move_ms, dict(args.option), args.seed,
+                              record=out)  # fmt: skip
+    except (ValueError, BotLoadError, OSError) as exc:
         return _usage_error("validate", exc)
     print("\n".join(report.lines()))
     return EXIT_OK if report.ok else EXIT_FAULT

@@ -13,7 +13,8 @@ the SDK: :data:`SCHEMA_PATH`.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -88,6 +89,10 @@ class GameRecord:
     def to_dict(self) -> dict[str, Any]:
         """The record as JSON-ready data, ``"format"`` first."""
         data = asdict(self)
+        data["options"] = {k: v for k, v in self.options.items() if k != "players"}
+        for step in data["steps"]:
+            if step["think_ms"] is not None:
+                step["think_ms"] = round(step["think_ms"], 3)
         return {"format": FORMAT, **data}
 
     @classmethod
@@ -160,6 +165,34 @@ class GameRecord:
         for step in self.steps:
             state.apply(step.action)
         return state
+
+
+def replay_command(
+    game: str,
+    players: int,
+    seed: int | None,
+    options: Mapping[str, Any],
+    seats: Sequence[str],
+    seat: int,
+    *,
+    suit_permutation: str | None = None,
+    bot_seeds: Sequence[Any] | None = None,
+) -> str:
+    """The ``atout-bot replay`` command (seed mode) that plays that local game again and shows
+    seat ``seat``'s decisions: what a fault message prints. ``bot_seeds`` only when the bots'
+    ``rng`` were not seeded ``f"{seed}/{seat}"`` (as :func:`atout.local.play` does by default)."""
+    words = ["atout-bot", "replay", "--game", game, "--players", str(players)]
+    if seed is not None:
+        words += ["--seed", str(seed)]
+    for key, value in options.items():
+        if key != "players":
+            words += ["--option", f"{key}={str(value).lower() if isinstance(value, bool) else value}"]
+    if suit_permutation is not None:
+        words += ["--suit-permutation", suit_permutation]
+    if bot_seeds is not None:
+        words += ["--bot-seeds", ",".join(str(s) for s in bot_seeds)]
+    words += ["--seats", ",".join(seats), "--seat", str(seat)]
+    return shlex.join(words)
 
 
 def read_records(path: str | Path) -> list[GameRecord]:

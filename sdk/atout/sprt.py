@@ -38,13 +38,14 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from .bot import Bot
 from .games import new_game
 from .loading import load_bot
 from .local import Fault, play
+from .record import GameRecord, RecordWriter, replay_command
 from .stats import Analysis, Sprt, Tally, pairwise_score
 
 BotSpec = str | Callable[[], Bot]  # "random", "heuristic", "module:Class", or a Bot class / factory
@@ -77,6 +78,7 @@ class TestConfig:
     options: Mapping[str, Any] = field(default_factory=dict)
     field: BotSpec = "heuristic"
     seed: int = 0
+    record: bool = False  # keep each game's GameRecord in SetResult.records
 
     def checked(self) -> TestConfig:
         """This config with its player count filled in; ``ValueError`` for a bad game or option."""
@@ -85,7 +87,7 @@ class TestConfig:
         if game.players < 2:
             raise ValueError(f"{self.game} with {game.players} player cannot seat two bots")
         return TestConfig(self.game, self.bot_a, self.bot_b, game.players, dict(self.options), self.field,
-                          self.seed)  # fmt: skip
+                          self.seed, self.record)  # fmt: skip
 
     @property
     def set_size(self) -> int:
@@ -103,6 +105,28 @@ class SetResult:
     fault_counts: Counter[tuple[str, str]] = field(default_factory=Counter)  # (role, kind) -> count
     # (role, kind) -> (game of the set, its first fault)
     first_faults: dict[tuple[str, str], tuple[int, Fault]] = field(default_factory=dict)
+    records: list[GameRecord] = field(default_factory=list)  # with TestConfig.record
+
+
+def game_setup(config: TestConfig, index: int, number: int) -> tuple[int, list[str], list[str]]:
+    """Game ``number`` of set ``index``: its engine seed, each seat's role (A, B, field) and each
+    seat's bot seed."""
+    n = config.players
+    assert n is not None, "use checked() first"
+    table, rotation = set_tables(n)[number // n], number % n
+    seed = set_seed(config.seed, index)
+    roles = [table[(i + rotation) % n] for i in range(n)]
+    return seed, roles, [f"{seed}/{number}/{(i + rotation) % n}" for i in range(n)]
+
+
+def game_command(config: TestConfig, index: int, number: int, seat: int) -> str:
+    """The ``atout-bot replay`` command that plays game ``number`` of set ``index`` again, as the
+    test played it, showing seat ``seat``'s decisions."""
+    seed, roles, bot_seeds = game_setup(config, index, number)
+    specs = {"A": _name(config.bot_a), "B": _name(config.bot_b), "field": _name(config.field)}
+    assert config.players is not None
+    return replay_command(config.game, config.players, seed, config.options, [specs[r] for r in roles], seat,
+                          bot_seeds=bot_seeds)  # fmt: skip
 
 
 def _factory(spec: BotSpec) -> Callable[[], Bot]:
@@ -123,21 +147,29 @@ class _Players:
         config = self.config
         n = config.players
         assert n is not None
-        seed = set_seed(config.seed, index)
         result = SetResult(index, [])
-        for table in set_tables(n):
-            for rotation in range(n):
+        specs = {"A": _name(config.bot_a), "B": _name(config.bot_b), "field": _name(config.field)}
+        for _table in set_tables(n):
+            for _rotation in range(n):
                 number = len(result.scores)  # the game's place in the set
-                roles = [table[(i + rotation) % n] for i in range(n)]  # seat -> role
+                seed, roles, bot_seeds = game_setup(config, index, number)  # roles: seat -> role
                 game = play(
                     config.game,
                     [self.factories[role]() for role in roles],
                     seed=seed,
                     match_id=f"match-{config.seed}-{index}-{number}",
                     fallback=True,
-                    bot_seeds=[f"{seed}/{number}/{(i + rotation) % n}" for i in range(n)],
+                    bot_seeds=bot_seeds,
+                    record=config.record,
+                    specs=[specs[role] for role in roles],
                     **config.options,
                 )
+                if game.record is not None:
+                    game.record.source.update(
+                        tool="test", test_seed=config.seed, set=index, game_of_set=number, roles=roles,
+                        replay=game_command(config, index, number, roles.index("A")),
+                    )  # fmt: skip
+                    result.records.append(game.record)
                 result.scores.append(pairwise_score(game.ranking, roles.index("A"), roles.index("B")))
                 for fault in game.faults:
                     key = (roles[fault.seat], fault.kind)
@@ -249,14 +281,17 @@ def run_test(
     max_games: int = DEFAULT_MAX_GAMES,
     jobs: int = 1,
     on_set: Callable[[TestOutcome, SetResult], None] | None = None,
+    record: RecordWriter | None = None,
 ) -> TestOutcome:
     """Play duplicate sets of ``config`` until ``sprt`` decides or ``max_games`` would be passed.
 
     ``on_set(outcome, set_result)`` is called after each set with the test so far. Ctrl-C
     (``KeyboardInterrupt``) stops the test: the outcome of the finished sets comes back with
-    ``interrupted`` set. ``ValueError`` for a bad config (game, options, players, ``max_games``
+    ``interrupted`` set. With ``record`` every game of the sets counted is written to it, in
+    order (see docs/record.md). ``ValueError`` for a bad config (game, options, players, ``max_games``
     below one set) and :class:`~atout.loading.BotLoadError` for a bot that cannot be loaded.
     """
+    config = replace(config, record=True) if record is not None else config
     config = config.checked()
     if max_games < config.set_size:
         raise ValueError(f"--games {max_games} is less than one duplicate set ({config.set_size} games)")
@@ -273,6 +308,8 @@ def run_test(
         sets = _sets(players, config, max_games // config.set_size, jobs)
         for result, analysis in sequential(sets, sprt, lambda result: result.scores):
             outcome.analysis = analysis
+            for game in result.records if record is not None else ():
+                record.write(game)
             outcome.faults.update(result.fault_counts)
             for key, (number, fault) in result.first_faults.items():
                 outcome.first_faults.setdefault(key, (result.index, number, fault))
@@ -369,6 +406,7 @@ def describe_fault(outcome: TestOutcome, role: str, kind: str) -> str:
     what = "raised an exception" if kind == "exception" else "played an illegal action"
     text = f"bot {role} ({_name(spec)}) {what}: set {index + 1}, game {number + 1}, {fault.describe()}"
     text += "\n  the first legal action was played instead; further faults are counted, not shown"
+    text += f"\n  reproduce: {game_command(outcome.config, index, number, fault.seat)}"
     if fault.traceback:
         text += "\n" + fault.traceback.rstrip()
     return text

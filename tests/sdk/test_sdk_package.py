@@ -142,5 +142,7 @@ def test_built_wheel_depends_on_grpcio_and_protobuf_only(tmp_path: Path) -> None
         "atout/match.py",
         "atout/sprt.py",
         "atout/validate.py",
+        "atout/record.py",
+        "atout/record.schema.json",  # atout.record.SCHEMA_PATH
     ):
         assert needed in names, f"{needed} missing from the wheel"
