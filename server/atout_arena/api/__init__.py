@@ -16,7 +16,7 @@ import os
 import secrets
 import socket
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -27,6 +27,8 @@ from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
 
 from atout._loop import loop_factory
+from atout.web import SHARED as SDK_WEB_FILES
+from atout.web import WEB_DIR as SDK_WEB
 from atout_arena.api import errors
 from atout_arena.api.context import Arena, Dispatch
 from atout_arena.api.deps import reject_unknown_query
@@ -114,6 +116,10 @@ def create_app(
 
     errors.install(app)
 
+    # The table renderer ships with the SDK (``atout-bot watch --web`` draws the same table): one
+    # copy, served here where the dashboard's modules import it (./table.js, ./cards.js).
+    for name in SDK_WEB_FILES:
+        app.add_api_route(f"/dashboard/js/{name}", _sdk_file(SDK_WEB / name), include_in_schema=False)
     app.mount("/dashboard", StaticFiles(directory=DASHBOARD), name="dashboard")
 
     @app.get("/", include_in_schema=False)
@@ -122,6 +128,13 @@ def create_app(
 
     errors.document(app)
     return app
+
+
+def _sdk_file(path: Path) -> Callable[[], FileResponse]:
+    def serve() -> FileResponse:
+        return FileResponse(path, media_type="text/javascript")
+
+    return serve
 
 
 def uvicorn_loop() -> str:
