@@ -6,6 +6,7 @@
     atout-bot run mybot:MyBot --server arena.example.org:50051 --ca ca.pem   # TLS, a private CA
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
+    atout-bot watch games.jsonl --game 2 --seat 0       # a recorded game, move by move (--web: a browser)
 
 Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up
 reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
@@ -180,6 +181,22 @@ def _parser() -> argparse.ArgumentParser:
     )
     validate.add_argument("--record", metavar="FILE.jsonl",
                           help="append every game to this file, one JSON line each (docs/record.md)")
+
+    watch = commands.add_parser(
+        "watch",
+        help="step through a recorded game: the table move by move, in the terminal or a browser",
+        description="Step through a game of a record file (atout-game/1, JSON Lines): the table after "
+        "each move, with the bot's note. On a terminal one move per key (Enter or space; q quits) or "
+        "every --delay seconds; piped, every step at once. Without --seat every hand is face up.",
+    )
+    watch.add_argument("file", help="a record file (test/validate --record, atout-arena match export)")
+    watch.add_argument("--game", type=_positive, default=1, help="which game of the file, from 1 (default 1)")
+    watch.add_argument("--seat", type=int, help="show what this seat saw (its hand only); default every hand")
+    watch.add_argument("--delay", type=float, metavar="SEC", help="move on every SEC seconds, not per key")
+    watch.add_argument("--web", action="store_true",
+                       help="show the dashboard's table in a browser, served on 127.0.0.1 (Ctrl-C stops)")
+    watch.add_argument("--port", type=int, default=0, help="with --web: the port (default: a free one)")
+    watch.add_argument("--no-browser", action="store_true", help="with --web: print the address only")
     _add_replay_command(commands, bot_help)
     return parser
 
@@ -248,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
         from .replay import run as replay
 
         return replay(args)
+    if args.command == "watch":
+        return _watch(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = args.token or os.environ.get("ATOUT_TOKEN")
     if not token:
@@ -291,6 +310,29 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         return EXIT_OK
+    return EXIT_OK
+
+
+def _watch(args: argparse.Namespace) -> int:
+    from .record import RecordError
+    from .watch import pick_record, watch_terminal, watch_web
+
+    if args.delay is not None and args.delay < 0:
+        return _usage_error("watch", "--delay must be 0 or more seconds")
+    try:
+        record = pick_record(args.file, args.game)
+        if args.web:
+            watch_web(record, args.seat, port=args.port, open_browser=not args.no_browser)
+        else:
+            watch_terminal(record, args.seat, args.delay)
+    except RecordError as exc:
+        return _usage_error("watch", exc)
+    except BrokenPipeError:  # | head: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+    except OSError as exc:  # a port in use
+        return _usage_error("watch", exc)
+    except KeyboardInterrupt:
+        pass
     return EXIT_OK
 
 
