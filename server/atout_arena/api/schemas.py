@@ -597,7 +597,8 @@ class Replay(BaseModel):
     seat: int | None
     events: list[dict[str, Any]] = Field(
         description="a 'start' event, then one 'step' event per action; 'view' is what the viewer saw "
-        "after it (full replays add 'hands', 'observations' and the fault 'detail')"
+        "after it (full replays add 'hands', 'observations' and the fault 'detail'); a step carries the "
+        "bot's 'note' for whom may read it (docs/protocol.md, Notes)"
     )
 
 
