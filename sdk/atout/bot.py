@@ -189,8 +189,8 @@ class Bot:
 
         To attach a note to the decision (at most 1 KB of UTF-8, shown in the match's replay:
         to the bot's owner at once, to everyone once the competition is over), return
-        ``Action(action, note=note)`` (a ``str``, so this signature holds) or, untyped,
-        ``(action, note)``.
+        ``Action(action, note=note)``: a ``str``, so this signature (and code that calls
+        ``act()`` for a ``str``) holds. Untyped code may return ``(action, note)`` as well.
         """
         raise NotImplementedError
 

@@ -35,7 +35,7 @@ SCHEMA = jsonschema.Draft202012Validator(json.loads(SCHEMA_PATH.read_text()))
 class Noting(Bot):
     """Explains its every decision."""
 
-    def act(self, observation: Observation) -> tuple[str, str]:
+    def act(self, observation: Observation) -> tuple[str, str]:  # type: ignore[override]  # (action, note)
         return observation.legal_actions[0], f"{len(observation.legal_actions)} choices"
 
 
