@@ -616,7 +616,7 @@ class Runner:
             log.info(
                 "connected as %s%s to %s%s",
                 msg.welcome.bot_name or msg.welcome.bot_id or "?",
-                f"@{self.version}" if self.version else " (no version)",
+                f"@{self.version}" if self.version else "",
                 self.server,
                 f" (game server {msg.welcome.server_id})" if msg.welcome.server_id else "",
             )
