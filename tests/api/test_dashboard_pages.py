@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from api_helpers import ADMIN_TOKEN
 from axe_helpers import assert_accessible
 from sqlalchemy import select, update
 from test_dashboard import chromium, playwright
@@ -120,7 +121,8 @@ def publish(redis_client: Any, event: dict[str, Any]) -> None:
 
 
 def routes(a: Arena) -> list[tuple[str, str]]:
-    """Every page but the Play page: (route, a selector that says its data is drawn)."""
+    """Every page but the Play page: (route, a selector that says its data is drawn). The last
+    ones are seen with the organizer's token (a bot's page needs it, or the bot's own)."""
     return [
         ("#/", ".leaderboards table.leaderboard, .leaderboards .empty"),
         ("#/tournaments", ".tcard"),
@@ -135,6 +137,9 @@ def routes(a: Arena) -> list[tuple[str, str]]:
         ("#/ladders", ".ladder-card"),
         (f"#/ladders/{a.ladder}", ".ladder-standings"),
         ("#/games", ".games table.data"),
+        (f"#/bots/{NAMES[0]}", ".bot-token-needed"),
+        ("token", ""),
+        (f"#/bots/{NAMES[0]}?again", ".bot-matches"),  # (another hash: the page is drawn again)
     ]
 
 
@@ -150,6 +155,9 @@ def test_axe_finds_no_violation_on_any_page(browser: Any, arena: Arena, redis_cl
         page.goto(f"{arena.url}/#/start")  # no page: every route below is then a new one
         page.wait_for_selector("main > *")
         for route, ready in routes(arena):
+            if route == "token":
+                page.evaluate("(t) => sessionStorage.setItem('atout-token', t)", ADMIN_TOKEN)
+                continue
             before = page.query_selector("main > *")  # the page before: gone once this one is drawn
             page.evaluate("(hash) => { location.hash = hash; }", route)
             page.wait_for_function("el => !el.isConnected", arg=before, timeout=10_000)
@@ -291,8 +299,6 @@ def test_on_a_phone_the_menu_spans_the_screen_tables_fit_and_jokers_fit(browser:
 
 def test_a_spectator_who_picks_a_seat_keeps_the_table_and_the_moves(browser: Any, arena: Arena,
                                                                      redis_client: Any) -> None:
-    from api_helpers import ADMIN_TOKEN
-
     steps = arena.steps
     publish(redis_client, steps[3])  # a late joiner first gets the latest event
     context = browser.new_context(**DESKTOP)
