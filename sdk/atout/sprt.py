@@ -308,8 +308,9 @@ def run_test(
         sets = _sets(players, config, max_games // config.set_size, jobs)
         for result, analysis in sequential(sets, sprt, lambda result: result.scores):
             outcome.analysis = analysis
-            for game in result.records if record is not None else ():
-                record.write(game)
+            if record is not None:
+                for game in result.records:
+                    record.write(game)
             outcome.faults.update(result.fault_counts)
             for key, (number, fault) in result.first_faults.items():
                 outcome.first_faults.setdefault(key, (result.index, number, fault))

@@ -16,6 +16,7 @@ Redis of the current directory, so that none can create a stray ``./var/atout.db
     atout-arena test create A B --game G [--players N] [--sprt 0,5] [--max-games N] [--wait]
     atout-arena test show ID | cancel ID | list [--status S] [--bot B] [--limit N]
     atout-arena match show ID | list [--tournament T] [--bot B] | retry ID
+    atout-arena match export ID [-o FILE]            a finished match in the record format (docs/record.md)
     atout-arena replay MATCH_ID                      replay a stored match; exit 1 if it diverges
 
 Every one takes ``--api URL`` (default: the config file ``atout-arena up`` writes, else
@@ -37,6 +38,7 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -45,6 +47,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from atout.record import GameRecord, RecordError, dumps
 from atout_arena.client import ArenaClient, ClientError, Target
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -490,6 +493,8 @@ def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -
         else:
             print(f"match {m['id']} queued again: sent to the workers")
         return EXIT_OK
+    if args.match_command == "export":
+        return _export_match(args, client)
     if args.match_command == "show":
         m = client.get(f"/v1/matches/{args.id}")
         if args.json:
@@ -505,6 +510,25 @@ def cmd_match(args: argparse.Namespace, client: ArenaClient, console: Console) -
         console.print(_table(None, ("id", "game", "status", "tournament", "bots", "scores"), [
             (m["id"], m["game"], m["status"], m["tournament_id"], ", ".join(s["bot"] for s in m["seats"]),
              m["scores"]) for m in page["items"]]))
+    return EXIT_OK
+
+
+def _export_match(args: argparse.Namespace, client: ArenaClient) -> int:
+    """``match export ID [-o FILE]``: the match as one JSON line of the record format
+    (docs/record.md), on stdout or in FILE (replaced)."""
+    try:
+        record = GameRecord.from_dict(client.get(f"/v1/matches/{args.id}/record"))
+    except RecordError as exc:  # (an arena newer than this SDK)
+        raise ValueError(f"match {args.id}: the arena's record is not one this SDK reads: {exc}") from None
+    if args.output in (None, "-"):
+        print(dumps(record))
+        return EXIT_OK
+    try:
+        Path(args.output).write_text(dumps(record) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise ValueError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(f"match {args.id}: {record.game}, {len(record.steps)} steps, written to {args.output}",
+          file=sys.stderr)
     return EXIT_OK
 
 
@@ -586,6 +610,10 @@ def register(subparsers: Any) -> None:
     mlist.add_argument("--limit", type=int, default=50)
     mcommands.add_parser("retry", parents=common,
                          help="play a failed match again from its seed").add_argument("id", type=int)
+    mexport = mcommands.add_parser(
+        "export", parents=common, help="a finished match as a JSON line of docs/record.md's format")
+    mexport.add_argument("id", type=int)
+    mexport.add_argument("-o", "--output", metavar="FILE", help="write it to FILE (default: stdout)")
     match.set_defaults(func=_handler(cmd_match))
 
     tournament = subparsers.add_parser("tournament", help="create, start and show tournaments")

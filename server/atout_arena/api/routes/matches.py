@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, HTTPException, Query, status
 from fastapi.sse import EventSourceResponse, ServerSentEvent
 from sqlalchemy.orm import Session
 
+from atout.record import GameRecord, SeatRecord, StepRecord
 from atout_arena.api import queries
 from atout_arena.api.deps import (
     TOKEN_OPTIONAL,
@@ -296,6 +297,48 @@ def full_replay(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, _: 
     (``by``: bot or fallback), think times, faults and their detail, and the seed."""
     match, record = _record(arena, session, match_id)
     return Replay(match=_public(session, match, True), viewer="full", seat=None, events=full_views(record))
+
+
+@router.get(
+    "/{match_id}/record",
+    responses={**NOT_FOUND, 401: {"description": "its seeds are not published yet, and no token"},
+               403: {"description": "its seeds are not published yet, and not the organizer"},
+               **NOT_REPLAYABLE},
+    openapi_extra=TOKEN_OPTIONAL,
+)
+def export(match_id: MatchIdPath, arena: ArenaDep, session: SessionDep, caller: CallerDep) -> dict[str, Any]:
+    """The finished match as one recorded game, format ``atout-game/1`` (docs/record.md, the
+    schema docs/record.schema.json): seed, suit permutation, seats with bot and version, every
+    action with who chose it, think time, faults and the bot's note, scores and ranking (forfeits
+    applied). ``atout.record.GameRecord.from_dict`` reads it; ``atout-arena match export`` saves it.
+    The organizer's always; anyone's once the match's seeds are published (as ``/check``)."""
+    match = _match(session, match_id)
+    if not caller.organizer and match.id in secret_matches(session, [match]):
+        kind = "unauthorized" if caller.bot is None else "forbidden"
+        raise refused(kind, f"match {match.id}'s seed is not published yet (its competition is not over): "
+                            "until then only the organizer token exports it")
+    match, stored = _record(arena, session, match_id)
+    return export_record(match, stored).to_dict()
+
+
+def export_record(match: Match, stored: MatchRecord) -> GameRecord:
+    """``match`` (finished, loaded as ``stored``) as an :class:`atout.record.GameRecord`: every
+    note included (who may export it may read them all)."""
+    seats = sorted(match.seats, key=lambda s: s.seat)
+    competition = next(({kind: ref} for kind, ref in (("tournament", match.tournament_id),
+                        ("ladder", match.ladder_id), ("test", match.test_id)) if ref is not None), None)
+    return GameRecord(
+        game=stored.game, players=stored.players, options=dict(stored.options), seed=stored.seed,
+        suit_permutation=stored.suits,
+        seats=[SeatRecord(s.seat, stored.seat_names[s.seat], s.played_version or s.version or None)
+               for s in seats],
+        steps=[StepRecord(step.seat, step.action, step.by, step.think_ms, step.note,
+                          ",".join(step.faults) or None) for step in stored.steps()],
+        scores=list(stored.scores or []), ranking=list(stored.ranking or []),
+        source={"kind": "arena", "match": stored.id, "competition": competition,
+                "rules_version": stored.rules_version, "max_faults": stored.max_faults,
+                "forfeited": list(stored.forfeited)},
+    )  # fmt: skip
 
 
 # -- live events --------------------------------------------------------------------------------

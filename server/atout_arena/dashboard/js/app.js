@@ -696,7 +696,7 @@ async function replayView(match, choice = "") {
   controls.append(select);
   const board = el("div");
   const log = movesList("log replay");
-  side.append(section("Replay", controls, note), section("Seats", board), section("Moves", log));
+  side.append(section("Replay", controls, note, recordLink(match, note)), section("Seats", board), section("Moves", log));
   let replay;
   try {
     const path = choice === "full" ? `/v1/matches/${match.id}/replay/full`
@@ -776,6 +776,39 @@ async function replayView(match, choice = "") {
   };
   document.addEventListener("keydown", keys);
   go(0);
+}
+
+// "Download record": the finished match as one line of docs/record.md's format (atout-bot watch
+// and replay read it). A real link (keyboard, screen readers, a new tab); a click fetches it with
+// the token of the field above (the organizer's, before the seeds are published) and saves it.
+// (The API's answer is already one compact line.)
+function recordLink(match, note) {
+  const path = `/v1/matches/${match.id}/record`;
+  const name = `match-${match.id}.jsonl`;
+  const a = link(path, "Download record", "download-record");
+  a.download = name;
+  a.title = "This match as a record file (JSON Lines, docs/record.md) for atout-bot watch and replay";
+  a.onclick = async (e) => {
+    e.preventDefault();
+    try { // the answer's text as it is: JSON.parse would round its 63-bit seed
+      const response = await fetch(path, { headers: token.get() ? { Authorization: `Bearer ${token.get()}` } : {} });
+      const text = await response.text();
+      if (!response.ok) throw new ApiError(response.status, JSON.parse(text || "{}").detail || response.statusText);
+      const url = URL.createObjectURL(new Blob([`${text.trim()}\n`], { type: "application/x-ndjson" }));
+      const save = Object.assign(document.createElement("a"), { href: url, download: name });
+      document.body.append(save);
+      save.click();
+      save.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 10000);
+    } catch (error) {
+      note.textContent = error instanceof ApiError && (error.status === 401 || error.status === 403)
+        ? `The record needs the organizer token until the match's seeds are published: ${error.message}`
+        : `The record could not be downloaded: ${error.message}`;
+    }
+  };
+  const box = el("p", "record-link");
+  box.append(a);
+  return box;
 }
 
 async function matchPage(id, query) {
