@@ -15,6 +15,7 @@ seat counted. ``--from K`` keeps decisions 1..K-1 as played and lets the bots pl
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -375,7 +376,7 @@ def _print_continuation(record: GameRecord, seat: int, cont: Continuation, names
     print(f"now:      scores {cont.scores}, ranking {cont.ranking}")
 
 
-def run(args: Any) -> int:
+def run(args: argparse.Namespace) -> int:
     """``atout-bot replay``, its arguments parsed (see cli.py); 0 whatever it finds, 2 bad usage."""
     from .loading import BotLoadError, load_bot
 
@@ -426,7 +427,7 @@ def _field_spec(field_spec: str | None, recorded: str | None) -> str:
     return "heuristic"
 
 
-def _run_seed(args: Any) -> int:
+def _run_seed(args: argparse.Namespace) -> int:
     if args.seed is None or args.game is None or args.seats is None or args.seat is None:
         raise ReplayError(
             "give a record FILE or MATCH_ID, or --game G --players P --seed S --seats SPECS --seat N"

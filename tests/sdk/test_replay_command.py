@@ -186,8 +186,8 @@ def test_a_fallback_step_is_said_and_an_illegal_answer_is_the_engines_reason(
                   specs=["heuristic", FAULTY])  # fmt: skip
     assert result.record is not None and result.faults
     path = tmp_path / "faulty.jsonl"
-    with RecordWriter(path) as out:
-        out.write(result.record)
+    with RecordWriter(path) as writer:
+        writer.write(result.record)
     assert main(["replay", str(path), "--bot", FAULTY, "--seat", "1"]) == 0
     out = capsys.readouterr().out
     for fault in result.faults:
