@@ -141,7 +141,7 @@ def _parser() -> argparse.ArgumentParser:
         aliases=["match"],
         help="bot A against bot B, locally, in duplicate sets, until an SPRT decides",
         description="Play bot A against bot B locally at engine speed, in duplicate sets (the same deals "
-        "in every seat rotation), and report A's score, Elo with a 95%% interval, LOS and, with --sprt, "
+        "in every seat rotation), and report A's score, Elo with a 95% interval, LOS and, with --sprt, "
         "the GSPRT's verdict. Exit code 0 whatever the verdict.",
     )
     test.add_argument("bot_a", metavar="BOT_A", help=bot_help)
@@ -404,7 +404,8 @@ def _test(args: argparse.Namespace) -> int:
     progress = _Progress()
     try:
         with RecordWriter(args.record) if args.record else contextlib.nullcontext() as out:
-            outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress, record=out)
+            outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress,
+                               record=out)  # fmt: skip
     except OSError as exc:  # the --record file
         return _usage_error("test", exc)
     progress.close(outcome)

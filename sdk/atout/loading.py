@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -45,8 +46,8 @@ def load_bot(spec: str) -> Callable[[], Bot]:
         sys.modules[path.stem] = module
         try:
             module_spec.loader.exec_module(module)
-        except Exception as exc:
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+        except (Exception, SystemExit) as exc:
+            raise _import_failed(module_name, exc) from exc
     else:
         if "" not in sys.path and os.getcwd() not in sys.path:
             sys.path.insert(0, os.getcwd())
@@ -57,9 +58,9 @@ def load_bot(spec: str) -> Callable[[], Bot]:
                 raise BotLoadError(
                     f"cannot import module {module_name!r}: {exc} (run from its directory?)"
                 ) from exc
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
-        except Exception as exc:
-            raise BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}") from exc
+            raise _import_failed(module_name, exc) from exc
+        except (Exception, SystemExit) as exc:
+            raise _import_failed(module_name, exc) from exc
     try:
         obj = getattr(module, attr)
     except AttributeError:
@@ -73,4 +74,40 @@ def load_bot(spec: str) -> Callable[[], Bot]:
         raise BotLoadError(f"{spec!r} is {obj!r}: give a Bot subclass (or a zero-argument factory)")
     if isinstance(obj, type) and not issubclass(obj, Bot):
         raise BotLoadError(f"{spec!r} is the class {obj.__name__}, which is not a subclass of atout.Bot")
+    _check_creates(spec, obj)
     return obj
+
+
+def _check_creates(spec: str, factory: Callable[[], object]) -> None:
+    """One bot is created now, so that a class whose ``__init__`` needs arguments, or a function
+    that is not a zero-argument factory of bots, is a one-line error here and not a traceback in
+    the middle of a game."""
+    what = f"the class {factory.__name__}" if isinstance(factory, type) else f"{spec!r}"
+    try:
+        inspect.signature(factory).bind()
+    except TypeError as exc:
+        hint = "" if isinstance(factory, type) else " (a function must be a zero-argument factory of bots)"
+        raise BotLoadError(
+            f"{spec!r}: {what} cannot be called with no arguments: {_line(exc)}{hint}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): try it
+        pass
+    try:
+        bot = factory()
+    except Exception as exc:
+        raise BotLoadError(f"{spec!r}: creating a bot failed: {type(exc).__name__}: {_line(exc)}") from exc
+    if not isinstance(bot, Bot):
+        raise BotLoadError(
+            f"{spec!r} gave {type(bot).__name__} {bot!r:.40}, not a Bot: give a Bot subclass "
+            "(or a zero-argument factory that returns one)"
+        )
+
+
+def _import_failed(module_name: str, exc: BaseException) -> BotLoadError:
+    return BotLoadError(f"importing {module_name!r} failed: {type(exc).__name__}: {_line(exc)}")
+
+
+def _line(exc: BaseException) -> str:
+    """An exception's message on one line (its first)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "(no message)"
