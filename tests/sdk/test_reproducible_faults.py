@@ -172,3 +172,36 @@ def test_no_help_text_prints_a_doubled_percent_sign() -> None:
     doubled = [p.prog for p in parsers if "%%" in p.format_help()]
     assert doubled == []
     assert "95% interval" in next(p for p in parsers if p.prog == "atout-bot test").format_help()
+
+
+SLOW_ONCE = '''
+import time
+from atout import Bot
+
+class SlowOnce(Bot):
+    """Thinks 30 ms on its first decision of each game, at once after."""
+
+    def on_match_start(self, match):
+        self.first = True
+
+    def act(self, observation):
+        if self.first:
+            self.first = False
+            time.sleep(0.03)
+        return observation.legal_actions[0]
+'''
+
+
+def test_a_decision_over_the_budget_comes_with_its_command(tmp_path: Path) -> None:
+    path = tmp_path / "slow_once.py"
+    path.write_text(SLOW_ONCE)
+    report = validate(f"{path}:SlowOnce", "tiercon", games=1, move_ms=20)
+    assert not report.ok and report.over_budget == 2  # one per game, 2 seats
+    line = next(line for line in report.lines() if line.startswith("reproduce the first decision over"))
+    assert line.endswith(f"--seed 0 --seats {path}:SlowOnce,heuristic --seat 0")
+
+
+def test_the_sdk_readme_installs_from_the_repository() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "sdk" / "README.md").read_text()
+    assert "pip install atout" not in readme.replace("pip install atout-", "")
+    assert "pip install ./sdk" in readme and "python -m build sdk" in readme
