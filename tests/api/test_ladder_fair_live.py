@@ -67,6 +67,10 @@ def test_a_four_seat_ladder_shares_its_sets_and_shows_its_history(
     wait_until(lambda: api.client.get(f"/v1/ladders/{lid}").json()["sets"].get("rated", 0) >= SETS, 180,
                f"{SETS} sets rated")
     api.organizer.post(f"/v1/ladders/{lid}/pause")
+    # A paused ladder lets its running sets finish: read the standings and the history once they have
+    # (else a set rated between the two reads gives a bot one point more than its standings' sets).
+    wait_until(lambda: api.client.get(f"/v1/ladders/{lid}").json()["sets"].get("running", 0) == 0, 120,
+               "the paused ladder's running sets to end")
 
     # Fair shares: the sets made (rated, running or void) seat each bot within two sets of the
     # mean (the rule: half a set of slack plus the set in hand).
