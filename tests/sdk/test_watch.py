@@ -157,9 +157,12 @@ def test_the_web_view_steps_to_the_record_final_scores(served: list[str], record
             assert page.locator(".log li").count() == len(record.steps)
             assert page.locator(".log .move-note").first.inner_text() == f"note: {NOTE}"
             assert page.locator("#felt .card").count() > 0  # drawn by the dashboard's cards.js
+        settled = "document.getAnimations().every((a) => a.playState !== 'running')"
+        page.wait_for_function(settled)  # the bubble pops in: axe reads its colours once it is there
         assert_accessible(page, f"atout-bot watch --web, {records[-1].game}, last step")
         page.get_by_role("button", name="first").click()
         page.wait_for_selector("#felt[data-ply='0']")
+        page.wait_for_function(settled)
         assert_accessible(page, f"atout-bot watch --web, {records[-1].game}, first step")
         browser.close()
     assert not errors, errors
