@@ -48,3 +48,30 @@ def write_records(path: Path, records: list[GameRecord]) -> Path:
         for record in records:
             out.write(record)
     return path
+
+
+DASHBOARD = Path(__file__).parents[1] / "server/atout_arena/dashboard"
+
+
+def table_css() -> str:
+    """What sdk/atout/web/table.css must hold: the dashboard's rules of the cards and the felt
+    (style.css) and of the trick (play.css), with the colours they use."""
+    style = (DASHBOARD / "style.css").read_text(encoding="utf-8")
+    play = (DASHBOARD / "play.css").read_text(encoding="utf-8")
+    cards = style[style.index("/* -- cards"):style.index("/* -- match side panel")]
+    trick = play[play.index("/* -- the trick"):play.index("/* -- a match in play")]
+    root = style[style.index(":root {"):style.index("}", style.index(":root {")) + 2]
+    return TABLE_CSS_HEAD + root + "\n" + cards + trick
+
+
+TABLE_CSS_HEAD = """/* The card table (table.js, cards.js) for atout-bot watch --web: the dashboard's rules,
+   copied from server/atout_arena/dashboard/style.css and play.css (tests/sdk/test_watch.py keeps
+   them equal; regenerate with: .venv/bin/python tests/watch_records.py). */
+
+"""
+
+
+if __name__ == "__main__":  # sdk/atout/web/table.css made again from the dashboard's CSS
+    from atout.web import WEB_DIR
+
+    (WEB_DIR / "table.css").write_text(table_css(), encoding="utf-8")

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from watch_records import NOTE, PLAYERS, recorded_game, write_records
+from watch_records import NOTE, PLAYERS, recorded_game, table_css, write_records
 
 from atout.cli import main
 from atout.record import GameRecord
@@ -111,6 +111,12 @@ def test_the_arena_and_watch_serve_one_copy_of_the_table() -> None:
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("text/javascript")
         assert answer.content == (WEB_DIR / name).read_bytes()
     assert not (Path(__file__).parents[2] / "server/atout_arena/dashboard/js/table.js").exists()
+
+
+def test_the_web_view_has_the_dashboard_table_css() -> None:
+    assert (WEB_DIR / "table.css").read_text(encoding="utf-8") == table_css(), (
+        "sdk/atout/web/table.css differs from the dashboard's table rules: "
+        "run .venv/bin/python tests/watch_records.py")
 
 
 def test_web_events_hide_the_other_hands_for_a_seat(records: list[GameRecord]) -> None:
