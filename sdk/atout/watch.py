@@ -57,7 +57,7 @@ def move_line(record: GameRecord, k: int, step: StepRecord) -> str:
     name = seat_label(record.seats[step.seat]) if step.seat < len(record.seats) else ""
     extra = [step.by] if step.by != "bot" else []
     if step.think_ms is not None:
-        extra.append(f"{step.think_ms:.0f} ms")
+        extra.append(f"{step.think_ms:.1f} ms" if step.think_ms < 10 else f"{step.think_ms:.0f} ms")
     if step.fault:
         extra.append(f"fault: {step.fault}")
     tail = f"  [{', '.join(extra)}]" if extra else ""
