@@ -26,17 +26,20 @@ apt_get() {
     local deadline=$((SECONDS + ${ATOUT_APT_WAIT_S:-600})) said="" out
     while true; do
         if out=$(${SUDO:-} apt-get -o DPkg::Lock::Timeout=5 "$@" 2>&1); then return 0; fi
-        if ! grep -qE "Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock" <<<"$out" \
-                || [ "$SECONDS" -ge "$deadline" ]; then
+        if ! grep -qE "Could not get lock|Unable to acquire the dpkg frontend lock|Unable to lock" <<<"$out"; then
             printf '%s\n' "$out" >&2
             return 1
         fi
-        if [ -z "$said" ]; then
+        if [ -z "$said" ]; then  # said once, even when one attempt already outlasted the wait
             local holder
             holder=$(grep -oE "held by process [0-9]+( \([^)]*\))?" <<<"$out" | head -n 1 || true)
             echo "install.sh: another apt or dpkg is running${holder:+ ($holder)}; waiting for it" \
                  "to finish (up to ${ATOUT_APT_WAIT_S:-600} s)..." >&2
             said=1
+        fi
+        if [ "$SECONDS" -ge "$deadline" ]; then
+            printf '%s\n' "$out" >&2
+            return 1
         fi
         sleep "${ATOUT_APT_RETRY_S:-3}"
     done
