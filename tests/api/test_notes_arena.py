@@ -125,7 +125,8 @@ def test_a_note_shows_to_its_owner_at_once_and_to_everyone_once_the_competition_
 
     log = process.log()
     assert "connected as " + name + "@v2" in log
-    assert re.search(rf"match {match['id']} started: tiercon, seat {seat} of 2 \(seat 0 \S+, seat 1 \S+\)", log), log
+    started = rf"match {match['id']} started: tiercon, seat {seat} of 2 \(seat 0 \S+, seat 1 \S+\)"
+    assert re.search(started, log), log
     assert f"{name}@v2" in log.split(f"match {match['id']} started")[1].splitlines()[0]
     assert "a note was cut to 1024 bytes" in log
 
