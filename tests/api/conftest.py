@@ -105,3 +105,16 @@ def lone_api(redis_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     thread.join(10)
     app.state.arena.close()
     engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium (the system's) for a module's browser tests."""
+    from test_dashboard import chromium, playwright  # a test module: imported only by the tests that ask
+
+    with playwright()() as p:
+        b = p.chromium.launch(executable_path=chromium(), headless=True)
+        try:
+            yield b
+        finally:
+            b.close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +24,6 @@ import pytest
 from api_helpers import ADMIN_TOKEN
 from axe_helpers import assert_accessible
 from sqlalchemy import select, update
-from test_dashboard import chromium, playwright
 from test_readable import play
 
 pytestmark = [pytest.mark.timeout(150), pytest.mark.slow]
@@ -35,16 +33,6 @@ PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touc
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 NAMES = ["alexandrina-the-bold", "bartholomew-jr", "cassiopeia-7", "dominic-fairweather"]
 VERSIONS = ["2.14.0-rc1", "1.0.3", "v7", "0.9.12"]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright()() as p:
-        b = p.chromium.launch(executable_path=chromium(), headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @dataclass

@@ -3,25 +3,13 @@ holding HTML or a script is shown as typed, never run (Chromium, the organizer's
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_dashboard import chromium, playwright
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
 
 NOTE = '<img src=x onerror="document.title=\'pwned\'"> & <b>hold</b> the ace'
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright()() as p:
-        b = p.chromium.launch(executable_path=chromium(), headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def test_the_replay_move_log_shows_notes_as_text(browser: Any, lone_api: Any) -> None:

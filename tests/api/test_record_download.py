@@ -5,28 +5,16 @@ in one line and saves nothing; axe finds no violation on the page."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from axe_helpers import assert_accessible
-from test_dashboard import chromium, playwright
 from test_readable import play
 
 from atout.record import read_records
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.slow]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with playwright()() as p:
-        b = p.chromium.launch(executable_path=chromium(), headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 def test_the_match_page_downloads_its_record(browser: Any, lone_api: Any, tmp_path: Path) -> None:
