@@ -85,6 +85,10 @@ def _match(sessions, bots, *, status: MatchStatus, duplicate: bool = False,
         query = select(Match).where(Match.tournament_id == tid).order_by(Match.number)
         match = session.scalars(query).first()
         match.status = status
+        if status == MatchStatus.FINISHED:  # places, as a result has: the sweeper finalizes it whole
+            match.ranking = [1, 2]
+            for seat in match.seats:
+                seat.place = seat.seat + 1
         session.commit()
         return match.id
 

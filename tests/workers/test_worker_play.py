@@ -438,3 +438,41 @@ def test_a_keeper_back_from_an_outage_gives_the_others_a_liveness_ttl_before_jud
     keeper.tick_safely()
     assert judged == [keeper.me, keeper.me]
     redis_client.zrem("atout:workers", keeper.me)
+
+
+def test_a_slow_sweep_delays_neither_the_keepers_liveness_nor_its_judgement_of_the_dead(
+    world, redis_client, monkeypatch
+) -> None:
+    """The sweep reads the whole database: seconds on a large one or a loaded machine. It ran in
+    the liveness thread, so this worker went unrenewed meanwhile (the others could take its
+    matches) and, its renewal late, it took itself for cut off and never judged a dead worker
+    (CI: a worker killed with kill -9 kept its matches 30 s and more). A sweep of 3 s here."""
+    from atout_arena.core.keys import WORKERS_KEY
+    from atout_workers import keeper as keeper_module
+    from atout_workers.keeper import LIVENESS_TTL_S, Keeper
+
+    sweeping = threading.Event()
+
+    def slow_sweep(world: object) -> object:
+        sweeping.set()
+        time.sleep(3.0)
+        return keeper_module.SweepReport()
+
+    judged: list[float] = []
+    monkeypatch.setattr(keeper_module, "sweep_world", slow_sweep)
+    monkeypatch.setattr(keeper_module, "recover_dead_workers", lambda w, me: judged.append(time.monotonic()))
+    redis_client.delete(keeper_module.SWEEPER_LOCK_KEY)
+    keeper = Keeper(world, tick_s=0.2)
+    keeper._reaching_since -= LIVENESS_TTL_S + 1  # long running: it judges the others at each tick
+    keeper.start()
+    try:
+        assert sweeping.wait(10), "no sweep started"
+        began = time.monotonic()
+        expiries = []
+        while time.monotonic() - began < 2.5:  # within the sweep
+            expiries.append(redis_client.zscore(WORKERS_KEY, keeper.me) / 1000 - time.time())
+            time.sleep(0.1)
+        assert min(expiries) > LIVENESS_TTL_S - 1.0, expiries  # renewed every tick all along
+        assert len([t for t in judged if t > began]) >= 5, judged
+    finally:
+        keeper.stop()

@@ -1,7 +1,7 @@
 """Recovery without beat: every worker process sweeps, under a Redis lock.
 
-A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
-:mod:`atout_workers.celery_app`) does, every :data:`TICK_S`:
+Two threads started when the worker is ready (Celery's ``worker_ready`` signal, see
+:mod:`atout_workers.celery_app`). The first does, every :data:`TICK_S`:
 
 - **liveness**: it renews this process in the ``atout:workers`` sorted set (member
   ``host:pid``, the prefix of its lease ids, scored by when it expires:
@@ -11,9 +11,13 @@ A thread started when the worker is ready (Celery's ``worker_ready`` signal, see
   so a match whose worker died is played again within seconds, not after ``ATOUT_MATCH_STALE_S``
   (which still applies to a worker that is alive but silent, and to lease holders that never
   registered);
-- **the sweep** (:func:`atout_workers.sweeper.sweep`) every ``ATOUT_SWEEP_INTERVAL_S``, by
-  one worker at a time: the one that takes ``atout:sweeper:lock`` (``SET NX`` expiring after
-  the interval) sweeps, the others skip that interval.
+The second does **the sweep** (:func:`atout_workers.sweeper.sweep`) every
+``ATOUT_SWEEP_INTERVAL_S``, by one worker at a time: the one that takes ``atout:sweeper:lock``
+(``SET NX`` expiring after the interval) sweeps, the others skip that interval. It has a thread
+of its own because a sweep reads the whole database: on a large one, or a loaded machine, it
+may take seconds, and while it lasted this worker's liveness went unrenewed (the others took
+its matches) and its own late renewal read as a partition, so it never judged a dead worker
+(a worker killed with kill -9 kept its matches until ``ATOUT_MATCH_STALE_S``).
 
 Beat's ``atout.sweep`` still works (it is the same function), but no arena needs beat to
 recover. Redis or the database being away is retried at the next tick; the thread never dies
@@ -29,7 +33,6 @@ import os
 import socket
 import threading
 import time
-from typing import Any
 
 import redis
 from sqlalchemy.exc import OperationalError
@@ -108,7 +111,7 @@ class Keeper:
         self.me = process_id()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._last_sweep = 0.0
+        self._sweeper: threading.Thread | None = None
         # since when this keeper has reached Redis without a failed tick: other workers are
         # judged dead only once it has for a liveness TTL (see tick)
         self._reaching_since = time.monotonic()
@@ -127,13 +130,16 @@ class Keeper:
                     log.warning("keeper: could not register this process yet (%s)", exc)
             self._thread = threading.Thread(target=self._run, name="atout-keeper", daemon=True)
             self._thread.start()
+            self._sweeper = threading.Thread(target=self._run_sweeps, name="atout-sweeper", daemon=True)
+            self._sweeper.start()
             log.info("keeper: sweeping every %.1f s under a Redis lock (no beat needed)",
                      self.world.settings.sweep_interval_s)
 
     def stop(self) -> None:
         self._stop.set()
-        if self._thread is not None:
-            self._thread.join(5.0)
+        for thread in (self._thread, self._sweeper):
+            if thread is not None:
+                thread.join(5.0)
         with contextlib.suppress(redis.RedisError):
             self.world.redis.zrem(WORKERS_KEY, self.me)
             self.world.redis.hdel(CONTRACT_KEY, contract_part())
@@ -162,30 +168,48 @@ class Keeper:
         # liveness TTL keeps their matches theirs, not played again from their seeds.
         if time.monotonic() - self._reaching_since >= LIVENESS_TTL_S + self.tick_s:
             recover_dead_workers(world, self.me)
-        interval = world.settings.sweep_interval_s
-        if time.monotonic() - self._last_sweep < interval:
-            return
-        self._last_sweep = time.monotonic()
-        lock_ms = max(1, int(interval * 1000 * 0.9))
-        if world.redis.set(SWEEPER_LOCK_KEY, self.me, nx=True, px=lock_ms):
-            report: Any = sweep_world(world)
-            if any(report.as_dict().values()):
-                log.info("keeper: swept %s", report.as_dict())
+
+    def sweep(self) -> SweepReport | None:
+        """One sweep, if this worker takes the sweeper's lock for this interval (else None)."""
+        world = self.world
+        lock_ms = max(1, int(world.settings.sweep_interval_s * 1000 * 0.9))
+        if not world.redis.set(SWEEPER_LOCK_KEY, self.me, nx=True, px=lock_ms):
+            return None
+        report = sweep_world(world)
+        if any(report.as_dict().values()):
+            log.info("keeper: swept %s", report.as_dict())
+        return report
 
     def _run(self) -> None:
         while not self._stop.wait(self.tick_s):
             self.tick_safely()
+
+    def _run_sweeps(self) -> None:
+        wait = self.tick_s  # the first a tick after the start, as the liveness
+        while not self._stop.wait(wait):
+            wait = self.world.settings.sweep_interval_s
+            try:
+                self.sweep()
+            except Exception as exc:  # said once per outage, tried again at the next interval
+                if is_outage(exc):
+                    redis_outage.failed("the keeper's sweep", exc)
+                elif isinstance(exc, OperationalError):
+                    database_outage.failed("the keeper's sweep", exc)
+                else:
+                    log.warning("keeper: sweep: %s: %s (retrying in %.1f s)", type(exc).__name__, exc,
+                                self.world.settings.sweep_interval_s)
 
     def tick_safely(self) -> None:
         """One :meth:`tick`, its failure said (once per outage) rather than raised."""
         try:
             self.tick()
         except Exception as exc:  # Redis or the database away: try again at the next tick
-            self._reaching_since = time.monotonic()
+            if isinstance(exc, redis.RedisError) or is_outage(exc):  # cut off from the others' liveness
+                self._reaching_since = time.monotonic()
             if is_outage(exc):  # said once for the process, not once a tick
                 redis_outage.failed("the keeper", exc)
             elif isinstance(exc, OperationalError):
-                database_outage.failed("the keeper's sweep", exc)
+                database_outage.failed("the keeper's recovery of dead workers", exc)
             else:
                 log.warning("keeper: %s: %s (retrying in %.1f s)", type(exc).__name__, exc, self.tick_s)
         else:
