@@ -175,3 +175,37 @@ def test_sets_a_contender_missed_do_not_count_and_none_start_while_it_is_away(wo
     assert len(play_sets(world, ids, b_is_gone)) == 4
     view = analysis_of(world.sessions, test_id)
     assert view.complete_sets == 2 and view.absent_sets == 2 and view.analysis.sets == 0  # nothing learnt
+
+
+def test_a_verdict_is_given_once_a_later_tick_that_saw_the_test_running_changes_nothing(
+    world, make_bot
+) -> None:
+    """Two ticks may both read the test running; the later one, with a game more counted, found
+    it decided too and wrote its own figures over the verdict (CI: the test ended at LLR 3.07 and
+    showed 3.21 a moment later). The end is an update of a running test only."""
+    import dataclasses
+
+    from atout_arena.services.sprt import _finish
+
+    a, _ = make_bot("once-a")
+    b, _ = make_bot("once-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("fool", 2),
+                          max_games=60)
+    first, later = world.sessions(), world.sessions()
+    try:
+        seen_first, seen_later = first.get(SprtTest, test_id), later.get(SprtTest, test_id)
+        assert seen_first.status == seen_later.status == "running"  # both ticks read it running
+        decided = analysis_of(world.sessions, test_id).analysis
+        assert _finish(first, seen_first, "H1", decided, "H1 accepted: first")
+        first.commit()
+        more = dataclasses.replace(decided, games=99)
+        assert not _finish(later, seen_later, "H0", more, "H0 accepted: later")
+        later.commit()
+    finally:
+        first.close()
+        later.close()
+    with world.sessions() as session:
+        test = session.get(SprtTest, test_id)
+        assert (test.status, test.result, test.final["reason"]) == ("finished", "H1", "H1 accepted: first")
+    assert not cancel_test(world.sessions, test_id)  # over: a cancel changes nothing either
+    assert sprt_summary(world.sessions, test_id)["reason"] == "H1 accepted: first"

@@ -274,8 +274,8 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         exhausted = test.next_set >= max_sets and test_view.complete_sets >= test.next_set
         if decided or exhausted or test_view.analysis.games >= test.max_games:
             analysis = test_view.analysis
-            _finish(session, test, decided or "inconclusive", analysis, _verdict(analysis))
-            session.commit()
+            if _finish(session, test, decided or "inconclusive", analysis, _verdict(analysis)):
+                session.commit()
             return []
         in_flight = test.next_set - test_view.complete_sets
         room = max(0, test.sets_in_flight - in_flight)
@@ -286,10 +286,9 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
         if absent:  # wait for A and B: sets played against an absent bot would say nothing
             if in_flight == 0 and wait_timeout_s is not None:
                 waited = ((now or utcnow()) - waiting_since(session, test)).total_seconds()
-                if waited >= wait_timeout_s:
-                    _finish(session, test, "inconclusive", test_view.analysis,
-                            f"gave up after {wait_timeout_s:g} s {waiting_for(absent)}")
-                    test.status = SprtStatus.CANCELLED
+                if waited >= wait_timeout_s and _finish(
+                        session, test, "inconclusive", test_view.analysis,
+                        f"gave up after {wait_timeout_s:g} s {waiting_for(absent)}", SprtStatus.CANCELLED):
                     session.commit()
             return []
         first = test.next_set
@@ -336,17 +335,31 @@ def _verdict(analysis: Analysis) -> str:
     return f"max_games reached: {analysis.games} games counted without a decision"
 
 
-def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis, reason: str) -> None:
-    """End ``test`` (``finished``; a caller may say ``cancelled``) with the statistics that ended
-    it and the ``reason`` (kept with them in ``final``)."""
-    test.status, test.result, test.finished_at = SprtStatus.FINISHED, result, utcnow()
-    test.final = {**analysis.to_dict(), "reason": reason}
+def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis, reason: str,
+            status: str = SprtStatus.FINISHED) -> bool:
+    """End ``test`` (``status``: ``finished``, or ``cancelled``) with the statistics that ended it
+    and the ``reason`` (kept with them in ``final``). Only a running test ends, and only once:
+    two ticks may both have seen it running, and the later one, counting a game more, must not
+    replace the verdict already given (the test read 3.07 when it ended, 3.21 a moment later).
+    False, and nothing changed, when another ended it first."""
+    now = utcnow()
+    final = {**analysis.to_dict(), "reason": reason}
+    ended = session.execute(
+        update(SprtTest).where(SprtTest.id == test.id, SprtTest.status == SprtStatus.RUNNING)
+        .values(status=status, result=result, finished_at=now, final=final)
+        .execution_options(synchronize_session=False)
+    )
+    if ended.rowcount != 1:
+        session.rollback()
+        return False
+    test.status, test.result, test.finished_at, test.final = status, result, now, final
     session.execute(
         update(Match)
         .where(Match.test_id == test.id, Match.status.in_((MatchStatus.QUEUED, MatchStatus.PENDING)))
-        .values(status=MatchStatus.CANCELLED, finished_at=utcnow())
+        .values(status=MatchStatus.CANCELLED, finished_at=now)
         .execution_options(synchronize_session=False)
     )
+    return True
 
 
 def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled",
@@ -361,8 +374,9 @@ def cancel_test(sessions: sessionmaker, test_id: int, reason: str = "cancelled",
             raise CompetitionError(f"no test {test_id}", "not_found")
         if test.status != SprtStatus.RUNNING:
             return False
-        _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis, reason)
-        test.status = SprtStatus.CANCELLED
+        if not _finish(session, test, "inconclusive", analysis_of(sessions, test_id).analysis, reason,
+                       SprtStatus.CANCELLED):
+            return False  # it ended meanwhile
         stopped = stop_running(session, Match.test_id == test_id, f"test {test_id} cancelled")
         session.commit()
     tell_workers(redis_client, stopped, f"test {test_id} cancelled")
