@@ -375,6 +375,21 @@ class Game(Generic[StateT]):
         self.state_class.__init__(state, self, seed, decks, dealer, **kwargs)
         return state
 
+    def sample_state(self, observation: dict[str, Any], rng: random.Random) -> StateT:
+        """A full state that the observing seat cannot tell from the real one: a world for a
+        search bot to play out.
+
+        Its hidden cards (the other hands, the stock, the cards set aside) are drawn uniformly
+        among the deals consistent with everything the seat has seen (see each game's
+        ``sample_state`` for what that is, and :mod:`atout.games.sampling`): the current
+        deal's public history (``observation["deal_history"]``) replays legally from the
+        drawn deal, so a seat that did not follow suit holds none of that suit, and
+        ``sampled.observation(observation["seat"]) == observation``. What lies beyond the
+        current deal (later deals, the order of a stock) is drawn at random too. Raises
+        ``ValueError`` when the observation is not one of this game with these options, or
+        :class:`atout.games.sampling.Inconsistent` when no deal fits it."""
+        raise NotImplementedError(f"{self.id} cannot sample states yet")  # pragma: no cover
+
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v!r}" for k, v in self.options.items())
         return f"new_game({self.id!r}, {opts})"
