@@ -42,7 +42,7 @@ def test_the_deals_are_counted_exactly_and_drawn_uniformly(cards, counts, allowe
     assert deal.count == len(every)
     rng = random.Random(7)
     draws = 150 * len(every)
-    seen = Counter()
+    seen: Counter[tuple[frozenset[str], ...]] = Counter()
     for _ in range(draws):
         hands = deal.sample(rng)
         assert [len(h) for h in hands] == counts

@@ -4,6 +4,8 @@ is done, and not before; a rotation of another competition or group is not its p
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
 from atout_arena.core.db import open_database
 from atout_arena.core.models import Ladder, Match, Tournament
 from atout_arena.services.deals import release_stalled
@@ -36,7 +38,7 @@ def test_a_pending_rotation_is_released_when_the_one_before_it_in_its_competitio
         ids = {name: m.id for name, m in rows.items()}
     assert release_stalled(sessions) == sorted([ids["t_next"], ids["l_next"]])
     with sessions() as session:
-        status = {name: session.get(Match, i).status for name, i in ids.items()}
+        status = {name: session.scalar(select(Match.status).where(Match.id == i)) for name, i in ids.items()}
     assert status["t_next"] == status["l_next"] == "queued"
     assert status["t_wait"] == status["t_lone"] == status["o_next"] == status["l_third"] == "pending"
     assert release_stalled(sessions) == []  # released once

@@ -33,9 +33,9 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session, selectinload, sessionmaker
 
 from atout.stats import Analysis, Sprt, analyse, pairwise_score
@@ -344,11 +344,11 @@ def _finish(session: Session, test: SprtTest, result: str, analysis: Analysis, r
     False, and nothing changed, when another ended it first."""
     now = utcnow()
     final = {**analysis.to_dict(), "reason": reason}
-    ended = session.execute(
+    ended = cast(CursorResult[Any], session.execute(  # an UPDATE's result: its rowcount
         update(SprtTest).where(SprtTest.id == test.id, SprtTest.status == SprtStatus.RUNNING)
         .values(status=status, result=result, finished_at=now, final=final)
         .execution_options(synchronize_session=False)
-    )
+    ))
     if ended.rowcount != 1:
         session.rollback()
         return False
