@@ -396,6 +396,7 @@ def test_observation_shows_only_the_seats_own_cards() -> None:
         "last_trick_winner": 2,
         "scores": [10, 0, 0, 0],
         "last_deal": {"total": [10, 0, 0, 0], "bids": [0, 1, 0, 1], "tricks": [0, 0, 1, 0]},
+        "deal_history": [[1, "bid 0"], [2, "bid 1"], [3, "bid 1"], [0, "bid 2"], [1, "play Qh"]],
     }
     text = json.dumps(obs)
     for card in ("Ah", "4d", "3c", "2h", "Kc"):  # other hands stay hidden

@@ -109,6 +109,7 @@ class MerdeState(State):
         self._strength: dict[str, int] = {}  # STRENGTH[trump][led] for this trick
         self._best = -1  # the strength of the card winning the trick so far
         self._winner = 0  # the seat that played it
+        self._deal_start = 0  # where the current deal's actions start in self.history
         self._start_deal()
 
     # -- the deal -----------------------------------------------------------------------------
@@ -116,6 +117,9 @@ class MerdeState(State):
     def _start_deal(self) -> None:
         n = self.players
         self.deal += 1
+        # the deal's first action is the next one (_start_deal runs inside the previous deal's
+        # last apply, after history has recorded it): observation's "deal_history" starts here
+        self._deal_start = len(self.history)
         # RULES.md, "Dealer": each later deal is dealt by the player to the left of the last dealer.
         self.dealer = dealer = (self.dealer + 1) % n
         size = self.deal  # deal i gives i cards to everyone
@@ -346,6 +350,9 @@ class MerdeState(State):
                 "bids": last_deal["bids"][:],
                 "tricks": last_deal["tricks"][:],
             },
+            # every action of this deal so far, in order (all public): a world sampler needs
+            # them, a seat that did not follow suit is only seen there
+            "deal_history": [[s, a] for s, a in self.history[self._deal_start :]],
         }
 
     def _locations(self) -> dict[str, list[str]]:
