@@ -22,14 +22,18 @@ class BotLoadError(Exception):
 
 
 def load_bot(spec: str) -> Callable[[], Bot]:
-    """``module:Class``, ``path/to/file.py:Class`` or a name from ``atout.bots.BOTS`` -> the class.
+    """``module:Class``, ``path/to/file.py:Class`` or a built-in bot -> a factory of bots (the class).
 
-    The current directory is importable, as with ``python -m``.
+    A built-in bot is a name from ``atout.bots.BOTS``, with parameters or not
+    (``pimc:worlds=64``): see :func:`atout.bots.bot_factory`. ``NAME:Class`` with a built-in
+    NAME is still a module's class when a module of that name can be imported. The current
+    directory is importable, as with ``python -m``.
     """
-    from .bots import BOTS
+    from .bots import BOTS, bot_factory
 
-    if spec in BOTS:
-        return BOTS[spec]
+    name, colon, rest = spec.partition(":")
+    if name in BOTS and (not colon or "=" in rest or not rest.strip() or not _importable(name)):
+        return bot_factory(spec)
     module_name, sep, attr = spec.rpartition(":")
     if not sep or not module_name or not attr:
         raise BotLoadError(
@@ -76,6 +80,16 @@ def load_bot(spec: str) -> Callable[[], Bot]:
         raise BotLoadError(f"{spec!r} is the class {obj.__name__}, which is not a subclass of atout.Bot")
     _check_creates(spec, obj)
     return obj
+
+
+def _importable(name: str) -> bool:
+    """Whether a module ``name`` can be imported (from the current directory too)."""
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _check_creates(spec: str, factory: Callable[[], object]) -> None:

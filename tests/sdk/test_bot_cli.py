@@ -29,7 +29,7 @@ def test_builtin_bots_by_name() -> None:
         ("no_such_module_xyz:Bot", "cannot import module 'no_such_module_xyz'"),
         (
             "atout.bots:Nope",
-            "module 'atout.bots' has no 'Nope'; its bots: FoolHeuristicBot, HeuristicBot, Merde",
+            "module 'atout.bots' has no 'Nope'; its bots: FoolHeuristicBot, HeuristicBot, IsmctsBot, Merde",
         ),
         ("atout.bot:MatchInfo", "not a subclass of atout.Bot"),
         ("atout:__version__", "give a Bot subclass"),

@@ -9,12 +9,13 @@ from atout import MatchInfo, MatchResult
 from atout.bots import BOTS, HEURISTICS, HeuristicBot, RandomBot, heuristic_bot_class
 from atout.games import GAMES
 from atout.local import play
+from atout.search import IsmctsBot, PimcBot
 
 PLAYERS = {"merde": 3, "tiercon": 2, "regicide": 4, "fool": 2}
 
 
 def test_registry() -> None:
-    assert {"random": RandomBot, "heuristic": HeuristicBot} == BOTS
+    assert {"random": RandomBot, "heuristic": HeuristicBot, "pimc": PimcBot, "ismcts": IsmctsBot} == BOTS
     assert set(HEURISTICS) == set(GAMES)
 
 
