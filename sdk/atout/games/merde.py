@@ -15,6 +15,10 @@ of card strengths, and a seeded deal only shuffles the cards it deals (``shuffle
 
 from __future__ import annotations
 
+import copy
+import random
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
 from typing import Any, ClassVar, cast
 
@@ -24,13 +28,16 @@ from .core import (
     SUIT_SYMBOLS,
     SUITS,
     Game,
+    IllegalAction,
     Option,
     State,
     card_text,
     cards_text,
     make_deck,
     parse_card,
+    shuffle,
 )
+from .sampling import HiddenDeal, Inconsistent
 
 
 class Phase(StrEnum):
@@ -85,6 +92,11 @@ class MerdeState(State):
         if kwargs:
             raise ValueError(f"merde takes no {', '.join(map(repr, kwargs))} argument")
         State.__init__(self, game, seed, decks, dealer)
+        self._setup(game)
+        self._start_deal()
+
+    def _setup(self, game: Game[Any]) -> None:
+        """Everything but the first deal (apart from __init__ for :meth:`_at_deal`)."""
         n = self.players
         self.deals: int = game.options["deals"]
         self._five_plus = game.options["zero_bid"] == "five_plus_tricks"
@@ -110,7 +122,6 @@ class MerdeState(State):
         self._best = -1  # the strength of the card winning the trick so far
         self._winner = 0  # the seat that played it
         self._deal_start = 0  # where the current deal's actions start in self.history
-        self._start_deal()
 
     # -- the deal -----------------------------------------------------------------------------
 
@@ -178,6 +189,40 @@ class MerdeState(State):
             self._game_over()
         else:
             self._start_deal()
+
+    @classmethod
+    def _at_deal(
+        cls,
+        game: Game[Any],
+        seed: int,
+        deal: int,
+        dealer: int,
+        deck: list[str],
+        totals: list[int],
+        last_deal: dict[str, list[Any]] | None,
+        last_trick: list[list[Any]] | None,
+        last_trick_winner: int | None,
+    ) -> MerdeState:
+        """The private construction path of :meth:`Merde.sample_state` (``new_state`` always
+        starts at the first deal): a state at the start of deal ``deal``, dealt by ``dealer``
+        from ``deck`` (a full deck, not checked: the sampler builds it), as if the earlier
+        deals had left these running ``totals``, ``last_deal`` and last trick. Its history
+        starts there; the deals after it are shuffled by its generator, seeded by ``seed``."""
+        state = cls.__new__(cls)
+        State.__init__(state, game, seed, [], None)
+        state._setup(game)
+        n = state.players
+        state.deal = deal - 1  # _start_deal moves both on by one
+        state.dealer = (dealer - 1) % n
+        state.first_dealer = (dealer - deal + 1) % n
+        state._decks = [deck]
+        state.totals = totals
+        state.last_deal = last_deal
+        if last_trick:
+            state._last_trick = (last_trick[0][0], [PLAY[card] for _, card in last_trick])
+        state.last_trick_winner = last_trick_winner
+        state._start_deal()
+        return state
 
     # -- actions ------------------------------------------------------------------------------
 
@@ -391,6 +436,216 @@ class MerdeState(State):
         return "\n".join(lines)
 
 
+# -- sampling worlds -----------------------------------------------------------------------------
+
+# every key of an observation (MerdeState.observation): a sampler is given nothing else
+OBSERVATION_KEYS = frozenset((
+    "game", "seat", "players", "hand", "current_player", "phase", "deal", "deals",
+    "cards_per_player", "dealer", "turned", "trump", "bids", "bids_total_vs_tricks", "tricks_won",
+    "hand_sizes", "trick", "last_trick", "last_trick_winner", "scores", "last_deal", "deal_history",
+))
+
+
+class _CachedDeal(HiddenDeal):
+    """A :class:`HiddenDeal` whose draws remember, for each group and room left, the choices
+    and their cumulative weights: a draw is then a binary search per group, where
+    ``HiddenDeal.sample`` lists every split of a group's cards again at each draw (hundreds
+    when a suit a seat is void in spreads over four hands and the stock). The same
+    distribution, exactly: the weights are HiddenDeal's own counts."""
+
+    def __init__(
+        self, cards: Sequence[str], counts: Sequence[int], allowed: Callable[[str], Iterable[int]]
+    ) -> None:
+        super().__init__(cards, counts, allowed)
+        self._choices: dict[tuple[int, tuple[int, ...]], tuple[list[tuple[int, ...]], list[int]]] = {}
+
+    def sample(self, rng: random.Random) -> list[list[str]]:
+        out: list[list[str]] = [[] for _ in self.counts]
+        room = self.counts
+        last = len(self.groups) - 1
+        for index, (slots, members) in enumerate(self.groups):
+            if index == last:  # the last group fills the room left: one way only
+                left = tuple(0 for _ in room)
+            else:
+                entry = self._choices.get((index, room))
+                if entry is None:
+                    afters, bounds, total = [], [], 0
+                    for after, ways in self._options(index, room):
+                        weight = ways * self._count(index + 1, after)
+                        if weight:
+                            total += weight
+                            afters.append(after)
+                            bounds.append(total)
+                    entry = self._choices[index, room] = (afters, bounds)
+                afters, bounds = entry
+                left = afters[bisect_right(bounds, rng.randrange(bounds[-1]))]
+            cards = list(members)
+            shuffle(cards, rng)
+            at = 0
+            for slot in slots:
+                k = room[slot] - left[slot]
+                out[slot].extend(cards[at : at + k])
+                at += k
+            room = left
+        return out
+
+
+class _Worlds:
+    """The worlds consistent with one observation, worked out once and drawn many times.
+
+    The hidden cards are every card the seat has not seen (its hand, the turned card, the
+    cards played in this deal). Their slots are the other seats' hands as they are now and the
+    stock (the cards dealt to nobody and not turned). A seat that did not follow suit at a
+    trick of this deal held none of the suit led then; since a hand only loses cards during a
+    deal, none of its hidden cards is of that suit: those cards may only lie in the other
+    slots. Following suit is the only obligation of merde (no duty to trump or to beat), so
+    these are all the constraints the deal history implies. A seat's hand at the deal's start
+    is then its hidden cards plus those it played; the deck is built so that dealing it from
+    the dealer's left gives exactly those hands, then the turned card, then the stock.
+    """
+
+    def __init__(self, game: Merde, observation: dict[str, Any]) -> None:
+        if not isinstance(observation, dict):
+            raise ValueError(f"a merde observation is a dict, not {type(observation).__name__}")
+        missing = sorted(OBSERVATION_KEYS - set(observation))
+        if observation.get("game") != "merde":
+            raise ValueError(f"not a merde observation: its game is {observation.get('game')!r}")
+        if missing:
+            raise ValueError(f"not a merde observation: it lacks {', '.join(missing)}")
+        n, deals = game.players, game.options["deals"]
+        if observation["players"] != n or observation["deals"] != deals:
+            raise ValueError(
+                f"an observation of {observation['players']} players and {observation['deals']} "
+                f"deals, for a game of {n} players and {deals} deals"
+            )
+        try:
+            self._read(n, observation)
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise ValueError(f"malformed merde observation: {type(exc).__name__} {exc}") from None
+        self.observation = observation
+        self.checked = False  # whether a world has shown this very observation yet
+
+    def _read(self, n: int, obs: dict[str, Any]) -> None:
+        seat, deal, dealer, size = obs["seat"], obs["deal"], obs["dealer"], obs["cards_per_player"]
+        for key, value, top in (("seat", seat, n - 1), ("dealer", dealer, n - 1), ("deal", deal, None)):
+            if not isinstance(value, int) or value < 0 or (top is not None and value > top):
+                raise ValueError(f"malformed merde observation: {key} {value!r}")
+        if size != deal:
+            raise ValueError(f"malformed merde observation: deal {deal} of {size} cards each")
+        played: list[list[str]] = [[] for _ in range(n)]  # each seat's cards played this deal
+        voids: list[set[str]] = [set() for _ in range(n)]  # the suits each seat showed out of
+        plays, led = 0, ""
+        for entry in obs["deal_history"]:
+            who, action = entry if isinstance(entry, list | tuple) and len(entry) == 2 else (-1, 0)
+            if not (isinstance(who, int) and 0 <= who < n and isinstance(action, str)):
+                raise ValueError(f"malformed merde observation: deal_history has {entry!r}")
+            if action.startswith("play "):
+                card = action[5:]
+                if card not in PLAY:
+                    raise ValueError(f"malformed merde observation: deal_history has {action!r}")
+                if plays % n == 0:
+                    led = card[1]  # tricks are n cards each: this one leads
+                elif card[1] != led:
+                    voids[who].add(led)  # RULES.md, "Play": it held no card of the suit led
+                plays += 1
+                played[who].append(card)
+        hand, turned = list(obs["hand"]), obs["turned"]
+        seen = hand + [card for cards in played for card in cards] + ([turned] if turned else [])
+        if not set(seen) <= set(DECK) or len(set(seen)) != len(seen):
+            raise ValueError("malformed merde observation: a card is unknown or seen twice")
+        sizes = obs["hand_sizes"]
+        if len(sizes) != n or sizes[seat] != len(hand) or any(
+            sizes[s] + len(played[s]) != size for s in range(n)
+        ):
+            raise ValueError(
+                f"malformed merde observation: hand sizes {sizes} and the cards played do not "
+                f"make {size} cards each"
+            )
+        # A slot per seat that showed out of a suit; the other seats' hands and the stock may
+        # hold any hidden card: one slot for all of them, its cards then shared out at random
+        # (each way to share them is equally consistent, and there are as many for any cards).
+        voided = [s for s in range(n) if s != seat and voids[s]]
+        free = [s for s in range(n) if s != seat and not voids[s]]
+        stock = len(DECK) - n * size - (1 if turned else 0)
+        unseen = set(seen)
+        hidden = [card for card in DECK if card not in unseen]
+        pool = len(voided)  # the slot of the free hands and the stock
+        slots_of = {
+            suit: [i for i, s in enumerate(voided) if suit not in voids[s]] + [pool] for suit in SUITS
+        }
+        self.deal = _CachedDeal(
+            hidden,
+            [sizes[s] for s in voided] + [stock + sum(sizes[s] for s in free)],
+            lambda card: slots_of[card[1]],
+        )
+        self.seat, self.voided, self.played, self.hand = seat, voided, played, hand
+        self.free = [(s, sizes[s]) for s in free]
+        self.deal_number, self.dealer, self.size, self.turned = deal, dealer, size, turned
+        self.actions = [action for _, action in obs["deal_history"]]
+        scores, last_deal = list(obs["scores"]), obs["last_deal"]
+        if obs["phase"] == PHASE_OVER:
+            # the scores include the last deal's points, which its replay adds again
+            scores = [total - points for total, points in zip(scores, last_deal["total"], strict=True)]
+        self.totals = scores
+        self.last_deal = None if last_deal is None else {
+            "total": list(last_deal["total"]),
+            "bids": list(last_deal["bids"]),
+            "tricks": list(last_deal["tricks"]),
+        }
+        self.last_trick, self.last_trick_winner = obs["last_trick"], obs["last_trick_winner"]
+
+    def draw(self, game: Merde, rng: random.Random) -> MerdeState:
+        """One world: a deal drawn uniformly among the consistent ones, its history replayed."""
+        slots = self.deal.sample(rng)
+        n, size, dealer = game.players, self.size, self.dealer
+        top: list[str] = [""] * (n * size)
+        played = self.played
+        for i, seat in enumerate(self.voided):
+            top[(seat - dealer - 1) % n :: n] = played[seat] + slots[i]
+        top[(self.seat - dealer - 1) % n :: n] = played[self.seat] + self.hand
+        pool = slots[-1]
+        shuffle(pool, rng)  # (it holds the cards group by group)
+        at = 0
+        for seat, held in self.free:
+            top[(seat - dealer - 1) % n :: n] = played[seat] + pool[at : at + held]
+            at += held
+        if self.turned:
+            top.append(self.turned)
+        top += pool[at:]  # the stock
+        last_deal = self.last_deal
+        state = MerdeState._at_deal(
+            game,
+            rng.getrandbits(64),
+            self.deal_number,
+            dealer,
+            top,
+            self.totals[:],
+            None if last_deal is None else {key: value[:] for key, value in last_deal.items()},
+            self.last_trick,
+            self.last_trick_winner,
+        )
+        try:
+            for action in self.actions:
+                state.apply(action)
+        except IllegalAction as exc:
+            raise Inconsistent(f"the deal history does not replay from any deal: {exc}") from None
+        if not self.checked:
+            # the first world of an observation must show it exactly; this also refuses an
+            # observation no game can reach (bids, scores or tricks that do not add up)
+            seen = state.observation(self.seat)
+            wrong = sorted(key for key in OBSERVATION_KEYS if seen[key] != self.observation[key])
+            if wrong:
+                raise ValueError(f"an observation no merde game reaches: its {', '.join(wrong)} disagree")
+            self.checked = True
+        return state
+
+
+# The worlds of the last observations sampled, by a cheap key; an entry is used only when its
+# observation equals the one asked about. A search bot samples many worlds per decision.
+_WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
+_WORLDS_KEPT = 64
+
+
 class Merde(Game[MerdeState]):
     id = "merde"
     name = "Merde"
@@ -428,6 +683,37 @@ class Merde(Game[MerdeState]):
         if opt.name == "deals":
             return DEFAULT_DEALS[players]
         return opt.default
+
+    def sample_state(self, observation: dict[str, Any], rng: random.Random) -> MerdeState:
+        """A world the observing seat cannot tell from the real one (see ``Game.sample_state``).
+
+        The hidden cards (the other hands, the stock) are drawn uniformly among the deals
+        consistent with the observation: a seat that did not follow suit in this deal holds
+        none of the suit led then (see :class:`_Worlds`). The deal is rebuilt as a deck and its
+        ``deal_history`` replayed; scores, dealer, the last deal and the last trick carry over
+        from the observation; the later deals are shuffled from ``rng``. The work per
+        observation is done once and kept for the next calls with an equal observation."""
+        options = self.options
+        try:
+            key: tuple[Any, ...] = (
+                self.players, options["deals"], options["zero_bid"], observation.get("seat"),
+                observation.get("deal"), len(observation.get("deal_history") or ()),
+                tuple(observation.get("hand") or ()),
+            )
+        except (AttributeError, TypeError):
+            key = ()
+        cached = _WORLDS.get(key)
+        if cached is not None and cached[0] == observation:
+            worlds = cached[1]
+        else:
+            # its own copy: the caller may change the observation once this call is over
+            mine = copy.deepcopy(observation)
+            worlds = _Worlds(self, mine)
+            if key:
+                if len(_WORLDS) >= _WORLDS_KEPT:
+                    del _WORLDS[next(iter(_WORLDS))]  # the oldest
+                _WORLDS[key] = (mine, worlds)
+        return worlds.draw(self, rng)
 
     def _check_options(self, values: dict[str, Any]) -> None:
         deals, players = values["deals"], values["players"]
