@@ -193,10 +193,12 @@ class SearchBot(Bot):
         self.params = {p.name: p.check(params[p.name]) if p.name in params else p.default
                        for p in self.PARAMS}  # fmt: skip
         self.sampler: Sampler = sampler or default_sampler
+        self.clock: Callable[[], float] = time.perf_counter  # seconds; a test may give its own
         self._games: dict[tuple[str, int, str], Game[State]] = {}
         # How the searches went, for tests and notes: decisions searched, worlds sampled, worlds
-        # that did not fit the observation, decisions played by the fallback.
-        self.stats = {"searches": 0, "worlds": 0, "bad_worlds": 0, "fallbacks": 0}
+        # that did not fit the observation, decisions played by the fallback, and the worlds
+        # (pimc) or iterations (ismcts) the last search completed.
+        self.stats = {"searches": 0, "worlds": 0, "bad_worlds": 0, "fallbacks": 0, "last": 0}
 
     @classmethod
     def params_text(cls) -> str:
@@ -250,7 +252,7 @@ class SearchBot(Bot):
         legal = observation.legal_actions
         if len(legal) == 1:
             return legal[0]
-        started = time.perf_counter()
+        started = self.clock()
         rng = random.Random(self.rng.getrandbits(64))
         game = self.game_for(observation)
         self.stats["searches"] += 1

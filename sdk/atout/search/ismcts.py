@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from typing import Any, ClassVar
 
 from ..bot import Action, Observation
@@ -67,7 +66,7 @@ class IsmctsBot(SearchBot):
         c: float = self.params["exploration"]
         limit = self.time_limit(observation, self.params["time_ms"])
         rollout = self.rollout_for(game)
-        clock = time.perf_counter
+        clock = self.clock
         log, sqrt = math.log, math.sqrt
         root = _Node(seat)
         done = 0
@@ -115,8 +114,9 @@ class IsmctsBot(SearchBot):
                 visited.visits += 1
                 visited.reward += values[visited.seat]
             done += 1
+        self.stats["last"] = done
         children = root.children
         best = max(legal, key=lambda a: (children[a].visits, children[a].reward) if a in children else (0, 0))
-        node = children.get(best)
-        mean = node.reward / node.visits if node is not None and node.visits else 0.0
+        chosen = children.get(best)
+        mean = chosen.reward / chosen.visits if chosen is not None and chosen.visits else 0.0
         return Action(best, note=f"ismcts: {done} iterations, value {mean:.3f}")

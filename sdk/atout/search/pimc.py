@@ -14,7 +14,6 @@ saw every card, so it never plays to learn or to hide anything ("strategy fusion
 from __future__ import annotations
 
 import random
-import time
 from typing import Any, ClassVar
 
 from ..bot import Action, Observation
@@ -50,7 +49,7 @@ class PimcBot(SearchBot):
         playouts: int = self.params["playouts"]
         limit = self.time_limit(observation, self.params["time_ms"])
         rollout = self.rollout_for(game)
-        clock = time.perf_counter
+        clock = self.clock
         totals = [0.0] * len(legal)
         done = 0  # worlds whose every action was played out
         last = len(legal) - 1
@@ -75,6 +74,7 @@ class PimcBot(SearchBot):
             for i, value in enumerate(sums):
                 totals[i] += value
             done += 1
+        self.stats["last"] = done
         best = best_index(totals)
         mean = totals[best] / (done * playouts)
         return Action(legal[best], note=f"pimc: {done} worlds, value {mean:.3f}")

@@ -1,0 +1,282 @@
+"""atout.search: PIMC and ISMCTS play every game legally and reproducibly, within their time,
+better than random; built-in bot specs with parameters (``pimc:worlds=64``)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from math import comb
+from typing import Any
+
+import pytest
+
+from atout import Bot, MatchInfo, Observation
+from atout.bots import BOTS, RandomBot, bot_factory
+from atout.cli import main
+from atout.games import Game, State, new_game
+from atout.loading import BotLoadError, load_bot
+from atout.search import IsmctsBot, PimcBot, SearchBot, playout_values, random_rollout
+
+
+def has_sampler(game_id: str) -> bool:
+    """Whether the game's engine implements ``sample_state`` (the four are getting theirs)."""
+    return type(new_game(game_id)).sample_state is not Game.sample_state
+
+
+class Table:
+    """Plays one game as atout.local.play does (bots seeded ``seed/seat``), keeping the real state
+    where an oracle sampler can copy it: a search bot of a game whose engine cannot sample yet
+    searches the real deal (a perfect-information world, fine for legality and timing)."""
+
+    def __init__(self, game_id: str, bots: Sequence[Bot], seed: int, **options: Any) -> None:
+        self.game = new_game(game_id, players=len(bots), **options)
+        self.state = self.game.new_state(seed=seed)
+        self.bots = bots
+        self.think: list[float] = []
+        for seat, bot in enumerate(bots):
+            bot.match = MatchInfo("search-test", game_id, seat, len(bots), dict(self.game.options))
+            bot.rng.seed(f"{seed}/{seat}")
+            if isinstance(bot, SearchBot) and not has_sampler(game_id):
+                bot.sampler = self.oracle
+
+    def oracle(self, game: Game[State], observation: dict[str, Any], rng: random.Random) -> State:
+        assert observation == self.state.observation(observation["seat"])
+        return self.state.clone()
+
+    def play(self) -> State:
+        state = self.state
+        while not state.is_terminal:
+            seat = state.current_player
+            assert seat is not None
+            legal = state.legal_actions()
+            action = self.bots[seat].act(Observation(state.observation(seat), legal))
+            assert action in legal, f"seat {seat} answered {action!r}, not one of {legal}"
+            state.apply(action)
+        return state
+
+
+def search_bots(bots: Sequence[Bot]) -> list[SearchBot]:
+    return [b for b in bots if isinstance(b, SearchBot)]
+
+
+# game, players, options: every game, the smallest and largest tables, short games
+TABLES = [
+    ("merde", 3, {"deals": 2}),
+    ("merde", 7, {"deals": 1}),
+    ("tiercon", 2, {}),
+    ("regicide", 3, {}),
+    ("regicide", 4, {"teams": True}),
+    ("fool", 2, {}),
+    ("fool", 6, {}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("game", "players", "options"), TABLES, ids=[f"{g}-{n}" for g, n, _ in TABLES])
+def test_whole_games_legal_and_reproducible(game: str, players: int, options: dict[str, Any]) -> None:
+    def bots() -> list[Bot]:
+        # both search bots at the table, small budgets and no clock: the counts decide
+        return [PimcBot(worlds=2, time_ms=0), IsmctsBot(iterations=12, time_ms=0)] + [
+            RandomBot() for _ in range(players - 2)
+        ]
+
+    first_bots, second_bots = bots(), bots()
+    first = Table(game, first_bots, seed=5, **options).play()
+    second = Table(game, second_bots, seed=5, **options).play()
+    assert first.history == second.history  # the same seed: the same actions
+    for bot in search_bots(first_bots):
+        assert bot.stats["searches"] > 0
+        # every sampled world fitted the observation, and no decision fell back to the heuristic
+        assert bot.stats["bad_worlds"] == 0 and bot.stats["fallbacks"] == 0, bot.stats
+
+
+def test_a_different_seed_plays_differently() -> None:
+    tables = [Table("fool", [PimcBot(worlds=2, time_ms=0), RandomBot()], seed=s) for s in (1, 2)]
+    assert tables[0].play().history != tables[1].play().history
+
+
+# -- what a playout is worth -----------------------------------------------------------------
+
+
+def test_playout_values_of_a_finished_game_are_pairwise_results() -> None:
+    state = new_game("merde", players=3, deals=1).new_state(seed=2)
+    rng = random.Random(1)
+    random_rollout(state, rng)  # one deal: the game's end
+    assert state.is_terminal
+    values = playout_values(state)
+    places = state.ranking
+    for seat, value in enumerate(values):
+        others = [p for s, p in enumerate(places) if s != seat]
+        expected = sum(1.0 if places[seat] < p else 0.5 if places[seat] == p else 0.0 for p in others) / 2
+        assert value == expected
+
+
+def test_playout_values_of_a_game_going_on_follow_the_totals() -> None:
+    state = new_game("tiercon").new_state(seed=4)
+    random_rollout(state, random.Random(3))  # to the end of the first deal only
+    assert not state.is_terminal and state._deals_started == 2
+    values = playout_values(state)
+    scores = state.scores
+    assert 0 < values[0] < 1 and values[0] + values[1] == pytest.approx(1.0)
+    assert (values[0] > 0.5) == (scores[0] > scores[1]) or scores[0] == scores[1]
+
+
+# -- specs ---------------------------------------------------------------------------------
+
+
+def test_builtin_specs_with_parameters() -> None:
+    assert BOTS["pimc"] is PimcBot and BOTS["ismcts"] is IsmctsBot
+    assert load_bot("pimc") is PimcBot and bot_factory("ismcts") is IsmctsBot
+    bot = load_bot("pimc:worlds=64,rollout=heuristic")()
+    assert isinstance(bot, PimcBot)
+    assert bot.params == {"worlds": 64, "playouts": 1, "time_ms": 400, "rollout": "heuristic"}
+    other = bot_factory("ismcts: iterations=2000 , exploration=1.5")()
+    assert isinstance(other, IsmctsBot)
+    assert other.params["iterations"] == 2000 and other.params["exploration"] == 1.5
+    assert bot_factory("random") is RandomBot and bot_factory("heuristic:") is BOTS["heuristic"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("pimc:wrolds=3", "unknown key 'wrolds'; pimc takes worlds (default 24), playouts (default 1), "
+                          "time_ms (default 400), rollout (random or heuristic; default random)"),
+        ("pimc:worlds=many", "worlds must be an integer >= 0, not 'many'; pimc takes worlds"),
+        ("pimc:playouts=0", "playouts must be an integer >= 1, not 0; pimc takes"),
+        ("pimc:rollout=smart", "rollout must be random or heuristic, not 'smart'"),
+        ("pimc:worlds", "'worlds' is not key=value; pimc takes"),
+        ("pimc:worlds=1,worlds=2", "'worlds' is given twice"),
+        ("pimc:worlds=0,time_ms=0", "pimc needs a bound: worlds or time_ms above 0"),
+        ("ismcts:exploration=-1", "exploration must be a number >= 0, not -1.0; ismcts takes iterations"),
+        ("ismcts:iterations=0,time_ms=0", "ismcts needs a bound"),
+        ("random:worlds=3", "unknown key 'worlds'; random takes no parameters"),
+    ],
+)  # fmt: skip
+def test_bad_specs_are_one_line(spec: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for load in (bot_factory, load_bot):
+        with pytest.raises(BotLoadError) as info:
+            load(spec)
+        assert message in str(info.value) and "\n" not in str(info.value)
+    assert main(["validate", spec, "--game", "tiercon", "--games", "1"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def test_bot_factory_knows_only_builtin_bots() -> None:
+    with pytest.raises(BotLoadError) as info:
+        bot_factory("atout.bots:RandomBot")
+    assert "'atout.bots' is not a built-in bot (random, heuristic, pimc, ismcts)" in str(info.value)
+
+
+def test_keyword_parameters_are_checked() -> None:
+    with pytest.raises(ValueError, match="unknown parameter 'wolds'; pimc takes worlds"):
+        PimcBot(wolds=3)
+    with pytest.raises(ValueError, match=r"worlds must be an integer >= 0, not 2\.5"):
+        PimcBot(worlds=2.5)
+
+
+# -- strength ----------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_small_pimc_beats_random_at_tiercon() -> None:
+    # 20 games, PIMC in seat 0 then seat 1 alternately. Were it no better than random, it would
+    # win each game with probability at most 1/2 (a draw is no win), and 17 wins or more out of
+    # 20 with probability sum(C(20, k), k >= 17) / 2^20 = 1351 / 1048576 = 0.13%.
+    games, needed = 20, 17
+    assert sum(comb(games, k) for k in range(needed, games + 1)) / 2**games < 0.0013
+    wins = 0
+    for g in range(games):
+        bots: list[Bot] = [PimcBot(worlds=2, time_ms=0), RandomBot()]
+        if g % 2:
+            bots.reverse()
+        state = Table("tiercon", bots, seed=100 + g).play()
+        wins += state.ranking[g % 2] == 1 and state.ranking[1 - g % 2] == 2
+    assert wins >= needed
+
+
+# -- time -------------------------------------------------------------------------------------
+
+
+class FakeClock:
+    """A clock that moves ``step`` seconds at every reading."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def a_decision(game_id: str = "regicide", seed: int = 1) -> tuple[State, Observation]:
+    """A position with several legal actions, reached by random play."""
+    state = new_game(game_id).new_state(seed=seed)
+    rng = random.Random(seed)
+    while len(state.legal_actions()) < 3 or state.history == []:
+        state.apply(rng.choice(state.legal_actions()))
+    seat = state.current_player
+    assert seat is not None
+    return state, Observation(state.observation(seat), state.legal_actions())
+
+
+def searcher(cls: Callable[..., SearchBot], state: State, **params: Any) -> SearchBot:
+    bot = cls(sampler=lambda game, obs, rng: state.clone(), **params)
+    seat = state.current_player or 0
+    bot.match = MatchInfo("t", state.game.id, seat, state.players, dict(state.game.options))
+    bot.rng.seed(1)
+    return bot
+
+
+@pytest.mark.parametrize("cls", [PimcBot, IsmctsBot])
+def test_the_search_stops_when_its_time_is_up(cls: Callable[..., SearchBot]) -> None:
+    state, observation = a_decision()
+    unbounded = "worlds" if cls is PimcBot else "iterations"
+    bot = searcher(cls, state, **{unbounded: 0, "time_ms": 50})
+    bot.clock = FakeClock(0.010)  # 10 ms a reading
+    bot.act(observation)
+    # Read at the start (10 ms), then after each world or iteration: 10, 20, 30, 40 ms spent go
+    # on, 50 ms stops: five done.
+    assert bot.stats["last"] == 5
+    # The observation's deadline: at most half of it (30 ms here): three done.
+    bot.clock = FakeClock(0.010)
+    bot.act(Observation(observation.raw, observation.legal_actions, deadline_ms=60))
+    assert bot.stats["last"] == 3
+    # a count budget stops first when it is smaller
+    bot = searcher(cls, state, **{unbounded: 3, "time_ms": 50})
+    bot.clock = FakeClock(0.001)
+    bot.act(observation)
+    assert bot.stats["last"] == 3
+
+
+@pytest.mark.parametrize("cls", [PimcBot, IsmctsBot])
+def test_the_real_clock_ends_a_search_without_a_count(cls: Callable[..., SearchBot]) -> None:
+    state, observation = a_decision()
+    unbounded = "worlds" if cls is PimcBot else "iterations"
+    bot = searcher(cls, state, **{unbounded: 0, "time_ms": 30})
+    clock = bot.clock
+    started = clock()
+    bot.act(observation)
+    elapsed = clock() - started
+    # It stopped by itself, after at least 30 ms; past them by at most the one world or iteration
+    # it had begun (a few milliseconds here, but this machine is shared: a second is a hang).
+    assert 0.030 <= elapsed < 1.0 and bot.stats["last"] >= 1
+
+
+def test_one_legal_action_is_answered_without_a_search() -> None:
+    state, observation = a_decision()
+    bot = searcher(PimcBot, state)
+    only = observation.legal_actions[:1]
+    assert bot.act(Observation(observation.raw, only)) == only[0]
+    assert bot.stats["searches"] == 0
+
+
+def test_without_a_sampler_the_heuristic_bot_answers() -> None:
+    def broken(game: Game[State], observation: dict[str, Any], rng: random.Random) -> State:
+        raise NotImplementedError("no sampler")
+
+    state, observation = a_decision()
+    bot = searcher(PimcBot, state)
+    bot.sampler = broken
+    assert bot.act(observation) in observation.legal_actions
+    assert bot.stats["fallbacks"] == 1
