@@ -16,12 +16,28 @@ after ``take``), ``"over"``.
 
 from __future__ import annotations
 
+import copy
+import random
 from collections.abc import Sequence
 from enum import StrEnum
+from math import comb
 from typing import Any, cast
 
-from .core import RANKS, SUIT_NAMES, SUITS, Game, Option, State, card_text, cards_text, make_deck
+from .core import (
+    RANKS,
+    SUIT_NAMES,
+    SUITS,
+    Game,
+    IllegalAction,
+    Option,
+    State,
+    card_text,
+    cards_text,
+    make_deck,
+    shuffle,
+)
 from .core import ranking_from_scores as ranking_by_count
+from .sampling import Inconsistent
 
 
 class Phase(StrEnum):
@@ -467,6 +483,8 @@ class FoolState(State):
             "first_attack_card": self.first_attack_card,
             "previous_fool": self.previous_fool,
             "fool": self.fool,
+            # fool is one deal: its deal history is the whole game's (Fool.sample_state reads it)
+            "deal_history": [[s, a] for s, a in self.history],
         }
 
     def _locations(self) -> dict[str, list[str]]:
@@ -547,3 +565,378 @@ class Fool(Game[FoolState]):
         if version <= 2:
             return ranking_by_count(state.scores)
         return list(state.ranking)
+
+    def sample_state(self, observation: dict[str, Any], rng: random.Random) -> FoolState:
+        """A world the observing seat cannot tell from the real one (see ``Game.sample_state``).
+
+        The deck is rebuilt, uniformly among the decks consistent with the observation, and
+        ``deal_history`` (the whole game's) replayed on it. The hidden cards lie in *slots*:
+        each seat's six dealt cards, each batch of cards a seat drew after a bout (their sizes
+        follow from the public history), and the stock still to be drawn. Constraints: a card a
+        seat played (attack, beat or add) for the first time was in one of its slots dealt or
+        drawn before that moment; a card a defender picked up, the first-attack card (in its
+        attacker's dealt hand) and the turned trump card (under the stock, drawn last; with 36
+        cards and 6 players the dealer's last dealt card) are where they were seen; and when
+        the first attacker was named by the lowest trump (or, nobody holding a trump, by the
+        lowest card), no dealt hand held a lower trump (or any trump, or a lower card). Fool
+        has no obligation to beat or to add (``take`` and ``pass`` are always legal), so those
+        are all the constraints. The order of the stock not yet drawn is random. See
+        :class:`_Worlds` for the counting. The work per observation is done once and kept for
+        the next calls with an equal observation."""
+        try:
+            history = observation.get("deal_history")
+            key: tuple[Any, ...] = (
+                self.players, self.options["deck"], self.options["first_attack"],
+                observation.get("seat"), len(history) if isinstance(history, list) else -1,
+                tuple(observation.get("hand") or ()),
+            )
+        except (AttributeError, TypeError):
+            raise ValueError("a fool observation is a dict (a seat's observation)") from None
+        cached = _WORLDS.get(key)
+        if cached is not None and cached[0] == observation:
+            worlds = cached[1]
+        else:
+            mine = copy.deepcopy(observation)  # the caller may change theirs after this call
+            worlds = _Worlds(self, mine)
+            if len(_WORLDS) >= _WORLDS_KEPT:
+                del _WORLDS[next(iter(_WORLDS))]  # the oldest
+            _WORLDS[key] = (mine, worlds)
+        return worlds.draw(rng)
+
+
+# -- sampling worlds (Fool.sample_state) ------------------------------------------------------
+
+# observations whose worlds were counted, most recent last: key -> (observation, worlds)
+_WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
+_WORLDS_KEPT = 8
+
+_OBSERVATION_KEYS = (
+    "game", "seat", "players", "hand", "dealer", "trump_card", "stock", "hand_sizes", "phase",
+    "first_attack_card", "previous_fool", "deal_history",
+)
+
+
+def _take(pool: list[str], k: int, rng: random.Random) -> list[str]:
+    """``k`` cards of ``pool`` chosen uniformly at random, removed from it."""
+    size = len(pool)
+    for i in range(k):
+        j = rng.randrange(i, size)
+        pool[i], pool[j] = pool[j], pool[i]
+    chosen = pool[:k]
+    del pool[:k]
+    return chosen
+
+
+def _pick(weights: Sequence[int], rng: random.Random) -> int:
+    """An index drawn with probability proportional to its (big integer) weight."""
+    pick = rng.randrange(sum(weights))
+    for i, w in enumerate(weights):
+        if pick < w:
+            return i
+        pick -= w
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class _SeatSlots:
+    """One seat's slots: block 0 is its dealt hand, block j >= 1 its j-th draw. A card with
+    deadline j may lie in blocks 0..j (it was played after the j-th draw and before the next);
+    a *low* card (lower than the first-attack card) never in block 0. The cards of a deadline
+    are allowed in every block up to it, so filling the blocks from the last to the first,
+    every card already available stays available: the only state is how many low and plain
+    cards are waiting, and the deals count exactly with binomials (``ways``)."""
+
+    def __init__(self, sizes: list[int], low: list[list[str]], plain: list[list[str]]) -> None:
+        self.sizes, self.low, self.plain = sizes, low, plain
+        self._memo: dict[tuple[int, int, int], int] = {}
+
+    def _f(self, j: int, lp: int, np_: int) -> int:
+        """Deals of blocks j..0 with lp low and np_ plain cards waiting (deadline j's added)."""
+        if j == 0:
+            return 1 if lp == 0 and np_ == self.sizes[0] else 0
+        key = (j, lp, np_)
+        got = self._memo.get(key)
+        if got is None:
+            k = self.sizes[j]
+            low, plain = len(self.low[j - 1]), len(self.plain[j - 1])
+            got = sum(comb(lp, a) * comb(np_, k - a) * self._f(j - 1, lp - a + low, np_ - k + a + plain)
+                      for a in range(max(0, k - np_), min(k, lp) + 1))
+            self._memo[key] = got
+        return got
+
+    def ways(self, extra_low: int, extra_plain: int) -> int:
+        """The deals of this seat's cards with ``extra_*`` more cards held (deadline: the last)."""
+        m = len(self.sizes) - 1
+        return self._f(m, len(self.low[m]) + extra_low, len(self.plain[m]) + extra_plain)
+
+    def sample(self, extra_low: list[str], extra_plain: list[str], rng: random.Random) -> list[list[str]]:
+        """One deal of the seat's cards into its blocks, uniformly (block j: its cards)."""
+        m = len(self.sizes) - 1
+        low, plain = self.low[m] + extra_low, self.plain[m] + extra_plain
+        blocks: list[list[str]] = [[] for _ in self.sizes]
+        for j in range(m, 0, -1):
+            k, lp, np_ = self.sizes[j], len(low), len(plain)
+            nl, nn = len(self.low[j - 1]), len(self.plain[j - 1])
+            splits = range(max(0, k - np_), min(k, lp) + 1)
+            a = splits[_pick([comb(lp, a) * comb(np_, k - a) * self._f(j - 1, lp - a + nl, np_ - k + a + nn)
+                              for a in splits], rng)]
+            blocks[j] = _take(low, a, rng) + _take(plain, k - a, rng)
+            low += self.low[j - 1]
+            plain += self.plain[j - 1]
+        assert not low
+        blocks[0] = plain
+        return blocks
+
+
+class _Worlds:
+    """The consistent decks of one observation, counted once, drawn uniformly (Fool.sample_state).
+
+    The public history gives every slot's size: six dealt cards a seat, and the batches drawn
+    after each bout (the attacker first, then clockwise, up to six, the turned card last). It
+    also tells which seat played each card first, and when: that card came from one of that
+    seat's slots filled before. Cards never seen (not the observer's, never played) are shared
+    among the other seats' hidden holdings and the stock; a seat's number of ways to arrange
+    its cards in its slots depends only on how many *low* cards (see :class:`_SeatSlots`) it got,
+    so the low cards' split between seats is drawn first, weighted by those counts and the
+    binomials of which cards, then each seat's arrangement. Every consistent deck is equally
+    likely (HiddenDeal draws equal sets per slot but could not weigh a seat's arrangements,
+    which is why this counting is its own)."""
+
+    def __init__(self, game: Fool, obs: dict[str, Any]) -> None:
+        self.game = game
+        self.obs = obs
+        self._read(obs)
+        # one check per observation: the first world must give the observation back exactly
+        world = self.draw(random.Random(0))
+        if world.observation(self.seat) != obs:
+            again = world.observation(self.seat)
+            differ = sorted(k for k in obs if again.get(k) != obs[k])
+            raise ValueError(
+                f"this fool observation does not follow from its deal history: {', '.join(differ)} differ")
+
+    def _read(self, obs: dict[str, Any]) -> None:
+        game, n = self.game, self.game.players
+        missing = [k for k in _OBSERVATION_KEYS if k not in obs]
+        if obs.get("game", "fool") != "fool":
+            raise ValueError(f"this is an observation of {obs.get('game')!r}, not of fool")
+        if missing:
+            raise ValueError(f"this fool observation lacks {', '.join(missing)}")
+        if obs["players"] != n:
+            raise ValueError(
+                f"this observation is of a {obs['players']}-player game; this fool game has {n} players")
+        seat, dealer = obs["seat"], obs["dealer"]
+        if type(seat) is not int or not 0 <= seat < n or type(dealer) is not int or not 0 <= dealer < n:
+            raise ValueError(f"this fool observation's seat or dealer is not a seat (0..{n - 1})")
+        deck = make_deck(DECK_RANKS[game.options["deck"]])
+        known = set(deck)
+        hand, history = obs["hand"], obs["deal_history"]
+        shown = [*hand, obs["trump_card"], obs["first_attack_card"]]
+        bad = [c for c in shown if c is not None and c not in known]
+        if bad:
+            raise ValueError(f"card {bad[0]!r} is not in this game's {len(deck)}-card deck")
+        self.seat, self.dealer, self.history = seat, dealer, history
+        self.previous_fool = obs["previous_fool"]
+        trump_card, fac = obs["trump_card"], obs["first_attack_card"]
+        if (fac is None) != (self.previous_fool is not None):
+            raise ValueError(
+                "a fool observation names a first-attack card exactly when there is no previous fool")
+        dealt = HAND_SIZE * n
+        size = len(deck) - dealt  # the stock, the turned card included
+        self.deck_size, self.dealt, self.stock_size, self.trump_card = len(deck), dealt, size, trump_card
+        sizes = [HAND_SIZE] * n
+        public: list[set[str]] = [set() for _ in range(n)]  # seen cards each seat holds
+        first: dict[str, tuple[int, int]] = {}  # card -> (seat, action index) of its first play
+        fixed_dealt: list[list[str]] = [[] for _ in range(n)]  # seen cards of each dealt hand
+        if size == 0:
+            fixed_dealt[dealer].append(trump_card)
+            public[dealer].add(trump_card)
+        first_attacker = history[0][0] if history else obs.get("attacker")
+        if fac is not None:
+            if type(first_attacker) is not int or not 0 <= first_attacker < n:
+                raise ValueError("this fool observation does not say who attacked first")
+            if fac not in fixed_dealt[first_attacker]:
+                fixed_dealt[first_attacker].append(fac)
+            public[first_attacker].add(fac)
+        draws: list[tuple[int, int, int, int]] = []  # (seat, cards, after action index, first g)
+        stock = size
+        table: list[str] = []
+        attacker = defender = -1
+        taking = in_bout = False
+
+        def end_bout(t: int) -> None:
+            nonlocal stock
+            if taking:
+                public[defender].update(table)
+                sizes[defender] += len(table)
+            for k in range(n):
+                s = (attacker + k) % n
+                if not stock:
+                    break
+                d = min(HAND_SIZE - sizes[s], stock)
+                if d > 0:
+                    draws.append((s, d, t, size - stock))
+                    stock -= d
+                    sizes[s] += d
+                    if not stock:
+                        public[s].add(trump_card)  # the turned card, drawn last
+
+        def play(s: int, card: str, t: int) -> None:
+            if card not in known:
+                raise ValueError(f"card {card!r} in the deal history is not in this game's deck")
+            sizes[s] -= 1
+            table.append(card)
+            if card in public[s]:
+                public[s].remove(card)
+            elif card in first or any(card in p for p in public) or (card == trump_card and size):
+                raise ValueError(f"the deal history plays {card} twice: not a fool game")
+            else:
+                first[card] = (s, t)
+
+        for t, step in enumerate(history):
+            if not (isinstance(step, list) and len(step) == 2 and type(step[0]) is int
+                    and 0 <= step[0] < n and isinstance(step[1], str)):
+                raise ValueError(f"deal_history[{t}] is not a [seat, action] pair: {step!r}")
+            s, words = step[0], step[1].split()
+            verb, args = (words[0], words[1:]) if words else ("", [])
+            if verb == "attack" and len(args) == 1:
+                if in_bout:
+                    end_bout(t - 1)
+                in_bout, attacker, defender, taking, table = True, s, -1, False, []
+                play(s, args[0], t)
+            elif verb == "beat" and len(args) == 2 and in_bout:
+                defender = s
+                play(s, args[1], t)
+            elif verb == "take" and not args and in_bout:
+                defender, taking = s, True
+            elif verb == "add" and len(args) == 1 and in_bout:
+                play(s, args[0], t)
+            elif verb != "pass" or args or not in_bout:
+                raise ValueError(f"deal_history[{t}]: {step[1]!r} is not a fool action here")
+        if in_bout and obs["phase"] in ("attack", "over"):
+            end_bout(len(history) - 1)
+        if sizes != obs["hand_sizes"] or stock != obs["stock"]:
+            raise ValueError(
+                "this fool observation's hand sizes or stock do not follow from its deal history")
+        if not all(c in hand for c in public[seat]):
+            raise ValueError("this fool observation's hand lacks cards its seat was seen to hold")
+
+        # low cards: lower than the first-attack card, so in no dealt hand
+        trump = trump_card[1]
+        if fac is None:
+            low: frozenset[str] = frozenset()
+        elif fac[1] == trump:
+            low = frozenset(c for c in deck if c[1] == trump and RANK_VALUE[c[0]] < RANK_VALUE[fac[0]])
+        else:
+            low = frozenset(c for c in deck if c[1] == trump or LOWEST_CARD_KEY[c] < LOWEST_CARD_KEY[fac])
+        fixed = {trump_card, *(c for f in fixed_dealt for c in f)}
+
+        # each seat's slots and known cards
+        self.draws = draws
+        self.fixed_dealt = fixed_dealt
+        self.models: list[_SeatSlots] = []
+        self.held: list[int] = []  # hidden cards each other seat holds now
+        for s in range(n):
+            mine = [i for i, (who, *_rest) in enumerate(draws) if who == s]
+            blocks = [HAND_SIZE - len(fixed_dealt[s])]
+            ends = []
+            for i in mine:
+                _, d, t_end, g0 = draws[i]
+                blocks.append(d - (1 if size and g0 + d == size else 0))  # the turned card is seen
+                ends.append(t_end)
+            m = len(mine)
+            lows: list[list[str]] = [[] for _ in range(m + 1)]
+            plains: list[list[str]] = [[] for _ in range(m + 1)]
+            for card, (who, t) in first.items():
+                if who == s and card not in fixed:
+                    j = sum(1 for e in ends if e < t)
+                    (lows if card in low else plains)[j].append(card)
+            held = sizes[s] - len(public[s])
+            if s == seat:
+                for card in hand:
+                    if card not in public[s]:
+                        (lows if card in low else plains)[m].append(card)
+                held = 0
+            placed = sum(len(x) for x in lows) + sum(len(x) for x in plains) + held
+            if placed != sum(blocks) or held < 0:
+                raise ValueError(
+                    f"this fool observation's seat {s} holds other than its deal and draws give it")
+            self.models.append(_SeatSlots(blocks, lows, plains))
+            self.held.append(held)
+        seen = set(first) | set(hand) | fixed
+        hidden = [c for c in deck if c not in seen]
+        self.hidden_low = [c for c in hidden if c in low]
+        self.hidden_plain = [c for c in hidden if c not in low]
+        self.rest = stock - 1 if stock else 0  # the stock still to draw, the turned card apart
+        self.others = [s for s in range(n) if s != seat]
+        if len(hidden) != sum(self.held) + self.rest:
+            raise ValueError("this fool observation's hidden cards do not fill the other hands and the stock")
+        if self.models[seat].ways(0, 0) == 0:
+            raise Inconsistent("no deal of the observing seat's cards fits its deal history")
+        # the low cards' split among the other seats, seat by seat: _g[i][lr] = the deals of
+        # seats others[i:] and the stock with lr low cards left
+        total_left = [0] * (len(self.others) + 1)
+        total_left[-1] = self.rest
+        for i in range(len(self.others) - 1, -1, -1):
+            total_left[i] = total_left[i + 1] + self.held[self.others[i]]
+        self.total_left = total_left
+        nlow = len(self.hidden_low)
+        self._g: list[list[int]] = [[0] * (nlow + 1) for _ in range(len(self.others) + 1)]
+        for lr in range(nlow + 1):
+            self._g[-1][lr] = 1 if lr <= self.rest else 0
+        for i in range(len(self.others) - 1, -1, -1):
+            for lr in range(nlow + 1):
+                self._g[i][lr] = sum(w for _, w in self._splits(i, lr))
+        if self._g[0][nlow] == 0:
+            raise Inconsistent("no deal of the hidden cards fits this fool observation")
+
+    def _splits(self, i: int, lr: int) -> list[tuple[int, int]]:
+        """(low cards for seat others[i], weight) with ``lr`` low cards left."""
+        s = self.others[i]
+        h, nr = self.held[s], self.total_left[i] - lr
+        model, after = self.models[s], self._g[i + 1]
+        return [(x, comb(lr, x) * comb(nr, h - x) * model.ways(x, h - x) * after[lr - x])
+                for x in range(max(0, h - nr), min(h, lr) + 1)]
+
+    def draw(self, rng: random.Random) -> FoolState:
+        n, dealer, dealt, size = self.game.players, self.dealer, self.dealt, self.stock_size
+        low, plain = list(self.hidden_low), list(self.hidden_plain)
+        blocks: list[list[list[str]]] = [[] for _ in range(n)]
+        for i, s in enumerate(self.others):
+            splits = self._splits(i, len(low))
+            x = splits[_pick([w for _, w in splits], rng)][0]
+            held = self.held[s]
+            blocks[s] = self.models[s].sample(_take(low, x, rng), _take(plain, held - x, rng), rng)
+        blocks[self.seat] = self.models[self.seat].sample([], [], rng)
+        deck: list[str] = [""] * self.deck_size
+        for s in range(n):
+            cards = blocks[s][0] + [c for c in self.fixed_dealt[s] if c != self.trump_card or size]
+            shuffle(cards, rng)
+            places = [i for i in range(dealt) if (dealer + 1 + i) % n == s and (size or i != dealt - 1)]
+            for i, c in zip(places, cards, strict=True):
+                deck[i] = c
+        if size:
+            deck[dealt] = self.trump_card
+        else:
+            deck[dealt - 1] = self.trump_card
+        nth = [0] * n
+        for s, d, _, g0 in self.draws:
+            nth[s] += 1
+            cards = blocks[s][nth[s]]
+            shuffle(cards, rng)
+            places = [dealt + 1 + g for g in range(g0, g0 + d) if g < size - 1]
+            for i, c in zip(places, cards, strict=True):
+                deck[i] = c
+        rest = low + plain
+        shuffle(rest, rng)
+        for i, c in zip(range(self.deck_size - len(rest), self.deck_size), rest, strict=True):
+            deck[i] = c
+        state = self.game.new_state(seed=rng.getrandbits(64), decks=[deck], dealer=dealer,
+                                    previous_fool=self.previous_fool)
+        for t, (seat, action) in enumerate(self.history):
+            if state.current_player != seat:
+                raise ValueError(f"deal_history[{t}]: seat {seat} acts where fool's rules give the turn"
+                                 f" to seat {state.current_player}")
+            try:
+                state.apply(action)
+            except IllegalAction as error:
+                raise ValueError(f"deal_history[{t}] does not replay: {error}") from None
+        return state
