@@ -167,7 +167,8 @@ def test_the_cli_keeps_the_arena_rules_as_the_api_does(cli: Any, make_bot: Any, 
     with sessions() as session:
         before = session.query(Tournament).count()
     cases = [
-        ([*names, "house-merde-1"], "house bots play practice matches only: house-merde-1"),
+        ([*names, "house-merde-huge-1"], "unknown house bot kind 'huge'; kinds: heuristic, pimc-small, "
+                                         "pimc-large, ismcts"),
         ([names[0], names[0], names[1]], "each bot may be entered once"),
     ]
     for bots, message in cases:

@@ -256,7 +256,7 @@ def test_bad_ladder_requests_get_clear_errors(api, new_bot) -> None:
     assert api.client.post("/v1/ladders/1/pause").status_code == 401
     body = {"name": f"bad-{time.monotonic_ns()}", "game": "tiercon", "bots": [a[0], b[0]]}
     for change, words in (({"game": "chess"}, "game"), ({"target_in_flight": 0}, "target_in_flight"),
-                          ({"bots": [a[0], "house-tiercon-1"]}, "house bots"),
+                          ({"bots": [a[0], "house-merde-1"]}, "house-merde-1 plays merde, not tiercon"),
                           ({"bots": [a[0]]}, "at least 2"),
                           ({"options": {"players": 3}}, "players"), ({"name": ""}, "name")):
         response = api.organizer.post("/v1/ladders", json={**body, **change})

@@ -417,10 +417,12 @@ class TestCreate(Strict):
     )
     options: Options = Field(default_factory=dict)
     a: ContenderRef = Field(description="the bot (or version) under test", examples=["alice@v2"])
-    b: ContenderRef = Field(description="its opponent: another bot or version, or 'house'",
+    b: ContenderRef = Field(description="its opponent: another bot or version, 'house' (the heuristic), "
+                            "or a house bot of the game by name (house-tiercon-pimc-small-1)",
                             examples=["alice@v1"])
-    field: Literal["heuristic"] = Field(
-        default="heuristic", description="who fills the other seats: the house bots")
+    field: Annotated[str, StringConstraints(min_length=1, max_length=32)] = Field(
+        default="heuristic", description="who fills the other seats: house bots of this kind "
+        "(heuristic, pimc-small, pimc-large, ismcts)")
     sprt: SprtBounds = Field(default_factory=SprtBounds)
     max_games: Annotated[int, Field(ge=1, le=100_000)] = 20_000
     sets_in_flight: Annotated[int, Field(ge=1, le=64, description="duplicate sets played at once")] = 8
@@ -632,6 +634,11 @@ class PracticeCreate(Strict):
     options: Options = Field(default_factory=dict)
     move_ms: Annotated[int | None, Field(ge=1, le=60_000, description="default 2000")] = None
     seat: Annotated[int | None, Field(ge=0, le=6, description="your seat (default: drawn)")] = None
+    house: Annotated[str, StringConstraints(min_length=1, max_length=32)] = Field(
+        default="heuristic",
+        description="the kind of the house bots: heuristic, pimc-small, pimc-large, ismcts")
+    with_bot: bool = Field(default=True, description="POST /v1/play/practice: seat your bot too (false: you "
+                           "against house bots alone)")
 
 
 class PracticeStarted(BaseModel):

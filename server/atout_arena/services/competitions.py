@@ -9,8 +9,9 @@ everywhere:
   ``players`` is a field of its own, never an option;
 - a move takes 1 ms to :data:`~atout_arena.core.relay.MAX_DEADLINE_MS` with the time bank;
   faults and the bank are never negative; ``games_per_pairing`` is at least 1;
-- entrants are registered bots (every unknown one is named), never house bots (they play
-  practice matches only), never disabled bots (each is named), each entered once;
+- entrants are registered bots (every unknown one is named), never disabled bots (each is
+  named), each entered once; house bots (bosses too, ``house-tiercon-pimc-small-1``) only by
+  their names, of the competition's game (tournaments and ladders: ``game``; leagues: never);
 - a schedule holds at most :data:`MAX_MATCHES` matches.
 
 A broken rule raises :class:`CompetitionError` (a ``ValueError``) whose message says which.
@@ -26,13 +27,14 @@ from typing import Any
 
 import redis
 from sqlalchemy import ColumnElement, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, sessionmaker
 
 from atout.games import GAMES, new_game
 from atout_arena.core.models import Bot, Match, utcnow
 from atout_arena.core.relay import MAX_DEADLINE_MS, publish_stop
 from atout_arena.core.vocabulary import MatchStatus
 from atout_arena.services.bots import find_bot, is_house
+from atout_arena.services.practice import parse_house_name, register_house_bots
 
 MAX_MATCHES = 20_000  # one tournament's schedule (a season's too)
 
@@ -122,10 +124,15 @@ class CompetitionSpec:
             )
 
 
-def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = False) -> list[Bot]:
+def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = False,
+             game: str | None = None) -> list[Bot]:
     """The bots named by ``refs`` (names or ids), in order, for a competition. Every unknown
-    one is named in one error; house bots are refused. A bot named twice (by name and by id,
+    one is named in one error; house bots are refused, unless ``game`` is given: then a house
+    bot of that game named by its name is seated (registered now if missing; a bad house name
+    is one line, an unknown kind listing the kinds). A bot named twice (by name and by id,
     say) is an error, or with ``distinct`` is listed once, where it came first."""
+    if game is not None:
+        refs = _with_house_bots(session, refs, game)
     unknown: list[str] = []
     house: list[str] = []
     disabled: list[str] = []
@@ -139,7 +146,7 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
         if bot is None:
             unknown.append(repr(ref))
             continue
-        if is_house(bot.name):
+        if is_house(bot.name) and (game is None or str(ref) != bot.name):
             house.append(bot.name)
             continue
         if bot.disabled:
@@ -159,6 +166,19 @@ def entrants(session: Session, refs: Sequence[str | int], *, distinct: bool = Fa
     if disabled:
         raise CompetitionError(f"disabled bots cannot be entered: {', '.join(map(repr, disabled))}")
     return found
+
+
+def _with_house_bots(session: Session, refs: Sequence[str | int], game: str) -> list[str | int]:
+    """``refs``, its house bots' names checked for ``game`` and registered (one line else)."""
+    names = [str(ref) for ref in refs if is_house(str(ref))]
+    try:
+        for name in names:
+            parse_house_name(name, game)
+    except ValueError as exc:
+        raise CompetitionError(str(exc)) from None
+    if names:
+        register_house_bots(sessionmaker(bind=session.get_bind()), names)
+    return list(refs)
 
 
 def stop_running(session: Session, where: ColumnElement[bool], reason: str) -> list[int]:

@@ -43,7 +43,7 @@ from atout_arena.core.models import Bot, Ladder, LadderMember, LadderSet, Match,
 from atout_arena.core.ratings import RatedSeat, rated_result
 from atout_arena.core.schedule import deal_seed, deal_suits
 from atout_arena.core.vocabulary import MATCH_DONE, Fault, LadderStatus, MatchStatus
-from atout_arena.services.bots import is_house
+from atout_arena.services.bots import HOUSE_PREFIX, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants, stop_running
 from atout_arena.services.matchmaking import (
     Candidate,
@@ -68,8 +68,8 @@ def create_ladder(sessions: sessionmaker, *, name: str, spec: CompetitionSpec,
                   seed: int | None = None) -> int:
     """Store a running ladder; returns its id (send ``atout.ladder_tick`` to start it).
 
-    ``bots``: its members (registered bots, never house bots); None: any registered bot that
-    connects joins. Raises :class:`CompetitionError`."""
+    ``bots``: its members (registered bots, and house bots of its game by name, always there);
+    None: any registered bot that connects joins (never a house bot). Raises :class:`CompetitionError`."""
     name = (name or "").strip()
     if not name or len(name) > 128 or not name.isprintable():
         raise CompetitionError("a ladder's name is 1 to 128 printable characters")
@@ -78,7 +78,7 @@ def create_ladder(sessions: sessionmaker, *, name: str, spec: CompetitionSpec,
     with sessions() as session:
         if session.scalar(select(Ladder.id).where(Ladder.name == name)) is not None:
             raise CompetitionError(f"a ladder named {name!r} exists", "conflict")
-        members = [] if bots is None else entrants(session, bots)
+        members = [] if bots is None else entrants(session, bots, game=spec.game)  # house bots too
         if bots is not None and len(members) < spec.players:
             raise CompetitionError(
                 f"a ladder of {spec.players}-player tables needs at least {spec.players} bots")
@@ -255,6 +255,8 @@ def tick(sessions: sessionmaker, ladder_id: int, connected_bots: ConnectedBots) 
                     select(LadderMember).where(LadderMember.ladder_id == ladder_id))}
         disabled = set(session.scalars(
             select(Bot.id).where(Bot.id.in_(list(members)), Bot.disabled.is_(True))))
+        live |= set(session.scalars(select(Bot.id).where(  # house bots are always there
+            Bot.id.in_(list(members)), Bot.name.startswith(HOUSE_PREFIX))))
         pool = {bot for bot in members if bot in live and bot not in disabled}
         # Sets still open, and queued games of a set with a member no longer in the pool.
         open_sets = [s for s in session.scalars(select(LadderSet).where(

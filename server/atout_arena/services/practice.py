@@ -5,6 +5,14 @@
 use. They never connect over the network: the worker that plays the match asks them
 in-process (:mod:`atout_workers.house`).
 
+**Bosses** are house bots of a stronger kind: ``house-<game>-<kind>-<n>`` (``house-tiercon-pimc-small-1``).
+:data:`HOUSE_KINDS` is the one table of kinds: each names the SDK bot spec it plays
+(``atout.bots.bot_factory(spec)``), a label in words (the Play page shows it) and whether it
+searches (a search bot thinks off the worker's event loop, within a budget cut from the match's
+move time). The heuristic kind keeps its old names, ``house-<game>-<n>``. Organizers seat any
+house bot of a competition's game in tournaments, ladders and tests by its name
+(docs/bosses.md).
+
 **Starting.** :class:`Practice` is what the REST API and the gRPC ``Games.StartPractice`` call:
 it checks that the caller is connected, stores the match (:func:`start_practice`: ``queued``,
 no tournament, never forfeited) and sends it to the workers' **practice queue**
@@ -21,6 +29,7 @@ leaderboard and a bot under development can practise without cost.
 from __future__ import annotations
 
 import random
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -30,7 +39,7 @@ from sqlalchemy import and_, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from atout.games import new_game
+from atout.games import GAMES, new_game
 from atout_arena.core.match import rules_version
 from atout_arena.core.models import Bot, Match, MatchSeat, utcnow
 from atout_arena.core.relay import is_connected
@@ -63,13 +72,93 @@ def is_practice(match: Match) -> bool:
 PRACTICE = and_(Match.tournament_id.is_(None), Match.test_id.is_(None), Match.ladder_id.is_(None))
 
 
-def house_bot_name(game: str, number: int) -> str:
-    return f"{HOUSE_PREFIX}{game}-{number}"
+@dataclass(frozen=True)
+class HouseKind:
+    """A kind of house bot: its SDK bot spec, its strength in words, whether it searches."""
+
+    kind: str
+    spec: str  # for atout.bots.bot_factory
+    label: str
+    search: bool
 
 
-def house_bots(sessions: sessionmaker, game: str, count: int) -> list[int]:
-    """The ids of ``house-<game>-1..count``, registered now if missing (safe to race)."""
-    names = [house_bot_name(game, n) for n in range(1, count + 1)]
+HEURISTIC = "heuristic"
+# The one table of house bot kinds (weakest first). The heuristic is inline on the worker's loop
+# (well under a millisecond a decision); a search kind runs off the loop (atout_workers.house).
+HOUSE_KINDS: dict[str, HouseKind] = {k.kind: k for k in (
+    HouseKind(HEURISTIC, "heuristic", "easy (heuristic)", search=False),
+    HouseKind("pimc-small", "pimc:worlds=16", "medium (PIMC search, 16 worlds)", search=True),
+    HouseKind("pimc-large", "pimc:worlds=64", "hard (PIMC search, 64 worlds)", search=True),
+    HouseKind("ismcts", "ismcts:iterations=1000", "tree search (ISMCTS, 1,000 iterations)", search=True),
+)}
+MAX_HOUSE_NUMBER = 99  # house-<game>[-<kind>]-0..99 (registered from 1): at most that many of a kind
+_HOUSE_NAME = re.compile(rf"{HOUSE_PREFIX}([a-z]+)-(?:([a-z][a-z0-9-]*?)-)?([0-9]+)")
+
+
+class HouseNameError(ValueError):
+    """A ``house-`` name that names no house bot; the message is one line that says why."""
+
+
+@dataclass(frozen=True)
+class HouseName:
+    game: str
+    kind: HouseKind
+    number: int
+
+    @property
+    def name(self) -> str:
+        return house_bot_name(self.game, self.number, self.kind.kind)
+
+
+def house_kinds_line() -> str:
+    """``heuristic, pimc-small, pimc-large, ismcts``: the kinds, for error messages."""
+    return ", ".join(HOUSE_KINDS)
+
+
+def house_kind(kind: str) -> HouseKind:
+    """The kind named ``kind``; :class:`HouseNameError` (one line listing the kinds) else."""
+    try:
+        return HOUSE_KINDS[kind]
+    except KeyError:
+        raise HouseNameError(f"unknown house bot kind {kind!r}; kinds: {house_kinds_line()}") from None
+
+
+def house_bot_name(game: str, number: int, kind: str = HEURISTIC) -> str:
+    """``house-<game>-<n>`` (the heuristic), ``house-<game>-<kind>-<n>`` (a boss)."""
+    house_kind(kind)
+    return f"{HOUSE_PREFIX}{game}-{number}" if kind == HEURISTIC else f"{HOUSE_PREFIX}{game}-{kind}-{number}"
+
+
+def parse_house_name(name: str, game: str | None = None) -> HouseName:
+    """The game, kind and number of a house bot's name (of ``game``, when given). Raises
+    :class:`HouseNameError`, one line: an unknown kind lists the kinds."""
+    form = (f"house bots are named {HOUSE_PREFIX}<game>-<n> (heuristic) or {HOUSE_PREFIX}<game>-<kind>-<n>, "
+            f"n 0 to {MAX_HOUSE_NUMBER}; kinds: {house_kinds_line()}")
+    found = _HOUSE_NAME.fullmatch(name)
+    if found is None:
+        raise HouseNameError(f"{name!r} is no house bot: {form}")
+    their_game, kind, number = found.group(1), found.group(2), int(found.group(3))
+    if their_game not in GAMES:
+        raise HouseNameError(f"{name!r}: unknown game {their_game!r}; games: {', '.join(GAMES)}")
+    if kind is not None and kind not in HOUSE_KINDS:
+        raise HouseNameError(f"{name!r}: unknown house bot kind {kind!r}; kinds: {house_kinds_line()}")
+    if kind == HEURISTIC or number > MAX_HOUSE_NUMBER or found.group(3) != str(number):
+        raise HouseNameError(f"{name!r} is no house bot: {form}")
+    if game is not None and their_game != game:
+        raise HouseNameError(f"{name} plays {their_game}, not {game}")
+    return HouseName(their_game, HOUSE_KINDS[kind or HEURISTIC], number)
+
+
+def house_bots(sessions: sessionmaker, game: str, count: int, kind: str = HEURISTIC) -> list[int]:
+    """The ids of ``house-<game>[-<kind>]-1..count``, registered now if missing (safe to race)."""
+    return register_house_bots(sessions, [house_bot_name(game, n, kind) for n in range(1, count + 1)])
+
+
+def register_house_bots(sessions: sessionmaker, names: list[str]) -> list[int]:
+    """The ids of the house bots ``names`` (checked with :func:`parse_house_name` first), each
+    registered now if missing (safe to race)."""
+    for name in names:
+        parse_house_name(name)
     for _ in range(3):
         with sessions() as session:
             found = dict(session.execute(select(Bot.name, Bot.id).where(Bot.name.in_(names))).all())
@@ -82,7 +171,7 @@ def house_bots(sessions: sessionmaker, game: str, count: int) -> list[int]:
                 session.commit()
             except IntegrityError:  # another request registered one first: read again
                 session.rollback()
-    raise PracticeError("invalid", f"could not register the house bots of {game!r}")
+    raise PracticeError("invalid", f"could not register the house bots {', '.join(names)}")
 
 
 def _find_bot(session: Session, bot: int | str) -> Bot:
@@ -116,6 +205,8 @@ def start_practice(
     seat: int | None = None,
     seed: int | None = None,
     human: int | None = None,
+    house: str = HEURISTIC,
+    with_bot: bool = True,
 ) -> int:
     """Store a practice match of ``bot`` (id or name) against house bots; returns its id.
 
@@ -123,8 +214,14 @@ def start_practice(
     and ``move_ms`` default to the game's default and :data:`DEFAULT_MOVE_MS`; ``seat`` (the
     bot's seat) to one drawn from the seed. ``human`` (a human's id, "play against your
     bot"): the human sits in ``seat`` (or a drawn one), the bot in another drawn seat, house
-    bots in the rest. Raises :class:`PracticeError`.
+    bots in the rest. ``house``: the kind of the house bots (:data:`HOUSE_KINDS`).
+    ``with_bot`` False (with ``human`` only): the human alone against house bots, ``bot``
+    (its token) only asks. Raises :class:`PracticeError`.
     """
+    if house not in HOUSE_KINDS:
+        raise PracticeError("invalid", f"unknown house bot kind {house!r}; kinds: {house_kinds_line()}")
+    if not with_bot and human is None:
+        raise PracticeError("invalid", "a practice match without the bot needs a human")
     options = dict(options or {})
     options.pop("players", None)
     try:
@@ -146,19 +243,22 @@ def start_practice(
             raise PracticeError("forbidden", f"{me.name} is a house bot: house bots do not practise")
         if me.disabled:
             raise PracticeError("forbidden", f"bot {me.name!r} is disabled")
-        busy = in_flight(session, me.id)
+        busy = in_flight(session, me.id if with_bot or human is None else human)
         if busy >= MAX_IN_FLIGHT:
             raise PracticeError(
                 "busy", f"bot {me.name!r} has {busy} practice matches in flight; at most {MAX_IN_FLIGHT}"
             )
         me_id = me.id
     if human is None:
-        house = iter(house_bots(sessions, game, n - 1))
-        seating = [me_id if s == seat else next(house) for s in range(n)]
+        houses = iter(house_bots(sessions, game, n - 1, house))
+        seating = [me_id if s == seat else next(houses) for s in range(n)]
+    elif not with_bot:
+        houses = iter(house_bots(sessions, game, n - 1, house))
+        seating = [human if s == seat else next(houses) for s in range(n)]
     else:
         bot_seat = random.Random(seed + 1).choice([s for s in range(n) if s != seat])
-        house = iter(house_bots(sessions, game, n - 2))
-        seating = [human if s == seat else me_id if s == bot_seat else next(house) for s in range(n)]
+        houses = iter(house_bots(sessions, game, n - 2, house))
+        seating = [human if s == seat else me_id if s == bot_seat else next(houses) for s in range(n)]
     with sessions() as session:
         match = Match(
             tournament_id=None,
@@ -208,11 +308,14 @@ class Practice:
         move_ms: int | None = None,
         seat: int | None = None,
         human: int | None = None,
+        house: str = HEURISTIC,
+        with_bot: bool = True,
     ) -> PracticeStarted:
         """Start a practice match of a connected bot at once. Raises :class:`PracticeError`.
         ``human``: a human's id, seated too (its play stream must be open); ``seat`` is then
-        the human's, and so is the returned one."""
-        if not is_connected(self.redis, str(bot_id)):
+        the human's, and so is the returned one. ``house``, ``with_bot``: as
+        :func:`start_practice` (without the bot, it need not be connected)."""
+        if with_bot and not is_connected(self.redis, str(bot_id)):
             raise PracticeError(
                 "not_connected",
                 f"bot {bot_id} is not connected to a game server: connect it first "
@@ -222,7 +325,8 @@ class Practice:
             raise PracticeError(
                 "not_connected", "your play stream is not open: open GET /v1/play/events first"
             )
-        match_id = start_practice(self.sessions, bot_id, game, players, options, move_ms, seat, human=human)
+        match_id = start_practice(self.sessions, bot_id, game, players, options, move_ms, seat, human=human,
+                                  house=house, with_bot=with_bot)
         with self.sessions() as session:
             match = session.get(Match, match_id)
             assert match is not None

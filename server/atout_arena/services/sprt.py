@@ -22,8 +22,10 @@ nothing and says so (:func:`waiting_for`: ``waiting for alice@v9: not connected`
 
 Seats: ``a`` and ``b`` are bot names or ids, optionally ``name@version`` (the seat is then
 played by that version's stream; see :func:`atout_arena.core.relay.seat_address`); ``b`` may be
-``house`` (the arena's heuristic house bot). The other seats of a table of more than two are
-the house bots (``field`` ``heuristic``, the only field for now). Who may create one: the
+``house`` (the arena's heuristic house bot) or any house bot of the test's game by its name,
+a boss too (``house-tiercon-pimc-small-1``). The other seats of a table of more than two are
+house bots of the ``field``'s kind (``heuristic`` by default, or a boss's:
+:data:`~atout_arena.services.practice.HOUSE_KINDS`). Who may create one: the
 organizer, or a bot for a test of itself against one of its own versions or a house bot.
 """
 
@@ -48,10 +50,10 @@ from atout_arena.core.vocabulary import MATCH_DONE, Fault, MatchStatus, SprtStat
 from atout_arena.services.bots import BotInfo, find_bot, is_house
 from atout_arena.services.competitions import CompetitionError, CompetitionSpec, stop_running, tell_workers
 from atout_arena.services.deals import open_tests
-from atout_arena.services.practice import house_bots
+from atout_arena.services.practice import HOUSE_KINDS, house_bots, parse_house_name, register_house_bots
 
 HOUSE = "house"
-FIELDS = ("heuristic",)
+FIELDS = tuple(HOUSE_KINDS)  # the kinds of house bots that fill the other seats
 MAX_GAMES = 100_000
 MAX_SETS_IN_FLIGHT = 64
 MAX_RUNNING_PER_BOT = 2  # tests a bot may have running at once (the organizer: no limit)
@@ -78,6 +80,14 @@ def parse_contender(session: Session, sessions: sessionmaker, ref: str | int, ga
         assert bot is not None
         return Contender(bot)
     name, _, version = (part.strip() for part in text.partition(VERSION_SEPARATOR))
+    if is_house(name) and not version:  # a house bot (a boss) by its name: registered on first use
+        try:
+            (house_id,) = register_house_bots(sessions, [parse_house_name(name, game).name])
+        except ValueError as exc:
+            raise CompetitionError(str(exc)) from None
+        bot = session.get(Bot, house_id)
+        assert bot is not None
+        return Contender(bot)
     bot = find_bot(session, name)
     if bot is None:
         raise CompetitionError(f"no bot named {name!r}")
@@ -181,7 +191,7 @@ def _table(sessions: sessionmaker, test: SprtTest) -> list[tuple[int, str]]:
     seats = [(test.bot_a_id, test.version_a), (test.bot_b_id, test.version_b)]
     if test.players > 2:
         taken = {test.bot_b_id}
-        field = [b for b in house_bots(sessions, test.game, test.players) if b not in taken]
+        field = [b for b in house_bots(sessions, test.game, test.players, test.field) if b not in taken]
         seats += [(bot_id, "") for bot_id in field[: test.players - 2]]
     return seats
 

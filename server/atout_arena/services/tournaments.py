@@ -43,6 +43,7 @@ from atout_arena.core.relay import is_connected
 from atout_arena.core.schedule import ScheduledMatch, deal_suits, tables
 from atout_arena.core.standings import MatchResult, Standing, sides_of, standings
 from atout_arena.core.vocabulary import MATCH_DONE, MatchStatus, TournamentStatus
+from atout_arena.services.bots import is_house
 from atout_arena.services.competitions import (
     CompetitionError,
     CompetitionSpec,
@@ -110,7 +111,7 @@ def _create(
     seed = secrets.randbits(62) if seed is None else seed
     key = deal_key(sessions, "tournament", seed)  # match seeds are secret (core.deals)
     with sessions() as session:
-        ids = [b.id for b in entrants(session, bots)]
+        ids = [b.id for b in entrants(session, bots, game=None if league_id is not None else spec.game)]
         spec.check_size(len(ids))  # the lower bound first: a schedule far too long is never built
         try:
             schedule = tables(ids, spec.players, spec.games_per_pairing, seed=seed, duplicate=spec.duplicate,
@@ -355,7 +356,7 @@ def not_connected(sessions: sessionmaker, redis: Any, tournament_id: int) -> lis
             select(Bot.id, Bot.name).join(TournamentEntry, TournamentEntry.bot_id == Bot.id)
             .where(TournamentEntry.tournament_id == tournament_id).order_by(TournamentEntry.position)
         ).all()
-    return [name for bot_id, name in rows if not is_connected(redis, bot_id)]
+    return [name for bot_id, name in rows if not is_house(name) and not is_connected(redis, bot_id)]
 
 
 def standing_rows(session: Session, table: list[Standing],

@@ -59,7 +59,7 @@ from atout_arena.core.relay import (
 )
 from atout_arena.services.bots import BotInfo
 from atout_arena.services.humans import HUMAN, human_for
-from atout_arena.services.practice import PracticeError
+from atout_arena.services.practice import HOUSE_KINDS, PracticeError, house_bot_name
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/v1/play", tags=["play"])
@@ -233,7 +233,8 @@ async def play_practice(body: PracticeCreate, arena: ArenaDep, bot: BotCallerDep
     """Play against your bot: an unrated practice match of the calling bot (its token), you
     (its companion human, whose play stream must be open) in ``seat`` (default: drawn), and
     house bots in the other seats. The bot keeps the match's ``move_ms``; you get your own
-    (longer) move time."""
+    (longer) move time. ``house``: the house bots' kind (``GET /v1/play/opponents``);
+    ``with_bot`` false: you alone against house bots of that kind."""
     if bot.kind == HUMAN:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "this needs your bot's token: a human has no bot")
     try:
@@ -241,6 +242,7 @@ async def play_practice(body: PracticeCreate, arena: ArenaDep, bot: BotCallerDep
         started = await run_in_threadpool(
             arena.practice.start,
             bot.id, body.game, body.players, body.options, body.move_ms, body.seat, human.id,
+            house=body.house, with_bot=body.with_bot,
         )  # fmt: skip
     except PracticeError as exc:
         raise HTTPException(CODES.get(exc.kind, status.HTTP_422_UNPROCESSABLE_CONTENT), str(exc)) from None
@@ -251,3 +253,17 @@ async def play_practice(body: PracticeCreate, arena: ArenaDep, bot: BotCallerDep
         match_id=started.match_id, game=started.game, seat=started.seat, seats=started.seats,
         match_url=base, events_url=f"{base}/events", replay_url=f"{base}/replay",
     )  # fmt: skip
+
+
+class Opponent(BaseModel):
+    kind: str = Field(description="a house bot kind, for POST /v1/play/practice's house")
+    label: str = Field(description="its strength, in words")
+    example: str = Field(description="its house bots' names, e.g. house-tiercon-pimc-small-1")
+
+
+@router.get("/opponents", response_model=list[Opponent])
+async def play_opponents() -> list[Opponent]:
+    """The kinds of house bots to play against, weakest first, each labelled in words (the Play
+    page's choice of opponents' strength; docs/bosses.md)."""
+    return [Opponent(kind=k.kind, label=k.label, example=house_bot_name("<game>", 1, k.kind))
+            for k in HOUSE_KINDS.values()]

@@ -34,13 +34,15 @@ CODES = {
 )
 async def start_practice(body: PracticeCreate, arena: ArenaDep, bot: BotCallerDep) -> PracticeStarted:
     """Start a practice match now: the calling bot (its token) against the arena's house bots
-    (``house-<game>-N``, the SDK's heuristic bots, run by the arena). The bot must be connected
+    (``house-<game>-N``, the SDK's heuristic bots, run by the arena; ``house``: a stronger kind,
+    ``house-<game>-<kind>-N``, see docs/bosses.md). The bot must be connected
     to a game server: the match's decisions come to it on its stream like any match's. The
     match is unrated, its bot is never forfeited (every decision is asked), and its replay is
     at ``replay_url`` once it is over (``?seat=`` your seat shows your hand)."""
     try:
         started = await run_in_threadpool(
-            arena.practice.start, bot.id, body.game, body.players, body.options, body.move_ms, body.seat
+            arena.practice.start, bot.id, body.game, body.players, body.options, body.move_ms, body.seat,
+            house=body.house, with_bot=body.with_bot,
         )
     except PracticeError as exc:
         raise HTTPException(CODES.get(exc.kind, status.HTTP_422_UNPROCESSABLE_CONTENT), str(exc)) from None

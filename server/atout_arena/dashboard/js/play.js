@@ -509,16 +509,35 @@ export function playPage(view, page, query = "") {
       deals.value = String(Math.min(keep, most));
       deals.hidden = game.value !== "merde";
     };
+    // Opponents: your bot (with house bots in the other seats) or house bots alone, of the
+    // strength chosen: the kinds of GET /v1/play/opponents, labelled in words (docs/bosses.md).
+    const opponents = el("select", "play-opponents");
+    opponents.setAttribute("aria-label", "opponents");
+    let kinds = [{ kind: "heuristic", label: "easy (heuristic)" }];
+    const go = el("button", "btn", `Play against ${bot}`);
+    go.type = "submit";
+    const fillOpponents = () => {
+      const keep = opponents.value;
+      const two = Number(players.value) === 2;
+      const option = (value, text) => { const o = el("option", null, text); o.value = value; return o; };
+      opponents.replaceChildren(
+        ...(two ? [option("bot:heuristic", bot)] : kinds.map((k) => option(`bot:${k.kind}`, `${bot} + house bots: ${k.label}`))),
+        ...kinds.map((k) => option(`house:${k.kind}`, `${two ? "A house bot" : "House bots"}: ${k.label}`)),
+      );
+      if ([...opponents.options].some((o) => o.value === keep)) opponents.value = keep;
+      go.textContent = opponents.value.startsWith("bot:") ? `Play against ${bot}` : "Play against house bots";
+    };
+    opponents.onchange = fillOpponents;
+    api("/v1/play/opponents").then((list) => { kinds = list; fillOpponents(); }).catch(() => {});
     const fill = () => {
       players.replaceChildren(...PLAYERS[game.value].map((n) => { const o = el("option", null, `${n} players`); o.value = String(n); return o; }));
       fillDeals();
+      fillOpponents();
     };
     game.onchange = fill;
-    players.onchange = fillDeals;
+    players.onchange = () => { fillDeals(); fillOpponents(); };
     fill();
-    const go = el("button", "btn", `Play against ${bot}`);
-    go.type = "submit";
-    form.append(el("span", null, "Game "), game, players, deals, go);
+    form.append(el("span", null, "Game "), game, players, deals, opponents, go);
     form.onsubmit = async (e) => {
       e.preventDefault();
       if (inGame()) {
@@ -529,6 +548,9 @@ export function playPage(view, page, query = "") {
       status.textContent = "";
       const body = { game: game.value, players: Number(players.value) };
       if (game.value === "merde") body.options = { deals: Number(deals.value) };
+      const [who, kind] = opponents.value.split(":");
+      body.house = kind;
+      body.with_bot = who === "bot";
       try {
         const started = await api("/v1/play/practice", { method: "POST", body });
         // (once the match is on the table, the bar says it)
