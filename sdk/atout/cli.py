@@ -5,6 +5,7 @@
     atout-bot run mybot:MyBot --server arena.example.org:50051 --token T
     atout-bot run mybot:MyBot --server arena.example.org:50051 --ca ca.pem   # TLS, a private CA
     atout-bot run random --server 127.0.0.1:50051        # a bot from atout.bots.BOTS
+    atout-bot run pimc:worlds=64 --server 127.0.0.1:50051   # a built-in bot's parameters (docs/bots.md)
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
     atout-bot watch games.jsonl --game 2 --seat 0       # a recorded game, move by move (--web: a browser)
 
@@ -100,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = commands.add_parser("run", help="connect a bot and play its matches until stopped")
-    run.add_argument("bot", help="module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic)")
+    run.add_argument("bot", help="module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic, "
+                     "pimc, ismcts; parameters after a colon: pimc:worlds=64, see docs/bots.md)")
     run.add_argument(
         "--server", default="127.0.0.1:50051", help="the arena's HOST:PORT (default: %(default)s)"
     )
@@ -134,7 +136,8 @@ def _parser() -> argparse.ArgumentParser:
         help="default: %(default)s",
     )
 
-    bot_help = "module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic)"
+    bot_help = ("module:Class, path/to/file.py:Class, or a built-in bot (random, heuristic, pimc, ismcts; "
+                "parameters after a colon: pimc:worlds=64, see docs/bots.md)")
     # A *test*, as in the arena (/v1/tests, atout-arena test); `match`, its name before, still works.
     test = commands.add_parser(
         "test",
