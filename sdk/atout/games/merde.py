@@ -11,6 +11,18 @@ kept as its sorted "play C" actions and split by suit, and ``_do`` hands the nex
 actions to the cache as one of those lists, without copying it (``legal_actions()`` returns the
 one copy). The trick is kept as the moves played, its winner updated card by card from a table
 of card strengths, and a seeded deal only shuffles the cards it deals (``shuffle_top``).
+
+Sampling worlds (``Merde.sample_state``, for search bots): the cards a seat has not seen (the
+other hands, the cards dealt to nobody) are drawn uniformly among the deals consistent with its
+observation, with :class:`atout.games.sampling.HiddenDeal`. The slots are the hands of the
+seats that showed out of a suit in this deal, one each, and one more for the other hands and
+the undealt cards together (nothing tells those apart; its cards are then shared out by a
+shuffle). Following suit is merde's only obligation, so the one constraint is: a seat that did
+not follow suit in this deal holds no card of the suit led (a hand only loses cards). The deal
+is rebuilt as a deck (each hand: the cards drawn plus those it played; then the turned card,
+then the undealt cards in a random order), its ``deal_history`` replayed with ``apply``; the
+scores, dealer, last deal and last trick carry over from the observation; the later deals are
+shuffled by the state's own generator, seeded from the caller's. See :class:`_Worlds`.
 """
 
 from __future__ import annotations
@@ -85,6 +97,7 @@ ALL = "all"  # the key, beside the suits, under which a hand keeps all its moves
 
 class MerdeState(State):
     FULL_DECK = DECK
+    _shared_tables = frozenset({"_strengths", "_strength"})  # parts of STRENGTH: clone() shares them
 
     def __init__(
         self, game: Game[Any], seed: int | None, decks: Any, dealer: int | None, **kwargs: Any
