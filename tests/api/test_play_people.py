@@ -270,6 +270,12 @@ def test_a_person_at_the_play_table(
     try:
         sit_down(page, api.url, token, check=f"play, {size}, before sitting down")
         page.wait_for_selector(".play-form")
+        # the opponents' strength, in words: your bot with house bots of each kind, or house bots
+        # alone (the bosses of GET /v1/play/opponents, docs/bosses.md)
+        page.wait_for_function("() => document.querySelectorAll('.play-opponents option').length === 8")
+        opponents = page.eval_on_selector_all(".play-opponents option", "os => os.map(o => o.textContent)")
+        assert opponents[0] == f"{bot} + house bots: easy (heuristic)", opponents
+        assert "House bots: hard (PIMC search, 64 worlds)" in opponents, opponents
         assert_accessible(page, f"play, {size}, before a game")
         assert not page.is_visible(".play-leave")
 
