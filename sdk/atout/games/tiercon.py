@@ -14,10 +14,17 @@ drawn last. ``stock`` in the observation always counts the face-up card too.
 
 from __future__ import annotations
 
+import copy
+import random
+from bisect import bisect_right
 from enum import StrEnum
+from functools import lru_cache
+from itertools import accumulate
+from math import comb
 from typing import Any
 
-from .core import SUIT_NAMES, SUITS, Game, State, card_text, cards_text, make_deck
+from .core import SUIT_NAMES, SUITS, Game, State, card_text, cards_text, make_deck, shuffle
+from .sampling import Inconsistent
 
 
 class Phase(StrEnum):
@@ -117,6 +124,7 @@ class TierconState(State):
     """The play of one game of Tierçon. See the module docstring and RULES.md."""
 
     FULL_DECK = DECK
+    _shared_tables = frozenset({"_strength", "_points"})  # STRENGTH's and POINTS': clone() shares them
 
     def __init__(self, game: Game[Any], seed: int | None, decks: Any, dealer: int | None, **kw: Any) -> None:
         if kw:
@@ -140,13 +148,15 @@ class TierconState(State):
         self._hands[opponent] = sorted(deck[0:18:2], key=SORT_KEY.__getitem__)
         self._hands[dealer] = sorted(deck[1:18:2], key=SORT_KEY.__getitem__)
         self._turned: str | None = deck[18]
+        self._trump_card = deck[18]  # the card turned up at the deal: seen by both, for good
+        self._deal_start = len(self.history)  # where this deal's actions begin in the history
         self.trump = deck[18][1]
         self._stock = deck[19:]  # face down, top first; the face-up card is drawn after them
         self._strength = STRENGTH[self.trump]
         self._points = POINTS[self.trump]
         self._jack = "J" + self.trump  # the trump jack, never forced (RULES.md)
         self._trick: list[tuple[int, str]] = []
-        self._tricks: list[tuple[list[tuple[int, str]], int]] = []  # (cards, winner)
+        self._tricks: list[tuple[tuple[tuple[int, str], ...], int]] = []  # (cards, winner)
         self._won: list[list[str]] = [[], []]
         self._tricks_won = [0, 0]
         self._played = [False, False]  # has the seat played a card this deal?
@@ -336,7 +346,7 @@ class TierconState(State):
         loser = 1 - winner
         self._won[winner] += (led, answer)
         self._tricks_won[winner] += 1
-        self._tricks.append((trick, winner))
+        self._tricks.append((tuple(trick), winner))  # a tuple once done, which clone() shares
         self._trick = []
         self._leader = winner
         if len(self._tricks) == 1:
@@ -440,7 +450,18 @@ class TierconState(State):
             "last_deal": None
             if self._last_deal is None
             else {k: list(v) for k, v in self._last_deal.items()},
+            "trump_card": self._trump_card,
+            "deal_history": [[s, a] for s, a in self.history[self._deal_start :]],
         }
+
+    def _resume(self, deal: int, totals: list[int], last_deal: dict[str, list[int]] | None) -> None:
+        """The private construction path of :meth:`Tiercon.sample_state`: this fresh state (its
+        first deal dealt from the caller's deck, nothing played yet) becomes deal ``deal`` of a
+        game whose totals were ``totals`` before it and whose previous deal scored ``last_deal``.
+        Its ``history`` then holds this deal's actions only (earlier deals are not replayed)."""
+        self._deal_no = deal
+        self._totals = list(totals)
+        self._last_deal = None if last_deal is None else {k: list(v) for k, v in last_deal.items()}
 
     def _locations(self) -> dict[str, list[str]]:
         return {
@@ -555,6 +576,353 @@ class TierconState(State):
         return "\n".join(lines)
 
 
+# -- sampling worlds (Tiercon.sample_state) ---------------------------------------------------
+
+SUIT_CARDS = {suit: [c for c in DECK if c[1] == suit] for suit in SUITS}
+HELD = 1 << 30  # the "exit" of a card still held: after every action of the deal
+OBSERVATION_KEYS = frozenset((
+    "game", "seat", "players", "hand", "current_player", "phase", "deal", "dealer", "trump",
+    "scores", "target", "leader", "trick", "stock", "turned", "cut", "tricks", "tricks_won",
+    "opponent_hand_size", "declared", "combination_winner", "combination_points", "marriage",
+    "exchange_done", "last_deal", "trump_card", "deal_history",
+))  # fmt: skip
+
+
+@lru_cache(maxsize=1024)
+def _forbidden(led: str, card: str, stock_left: bool, trump: str) -> frozenset[str]:
+    """The cards the second player to a trick held none of, having answered ``led`` with
+    ``card`` (RULES.md's obligations; ``stock_left``: the stock still held cards). The trump
+    jack is never forced, so it is never ruled out: the obligations are judged without it."""
+    jack = "J" + trump
+    suit = led[1]
+    if card[1] == suit:
+        if stock_left or beats(card, led, trump):
+            return frozenset()  # following suit (and beating, once the stock is empty) is free
+        strength = STRENGTH[trump]  # followed without beating: nothing of the suit beat the lead
+        return frozenset(c for c in SUIT_CARDS[suit] if strength[c] > strength[led] and c != jack)
+    out = {c for c in SUIT_CARDS[suit] if c != jack}  # did not follow: void in the suit led
+    if card[1] != trump:
+        out.update(c for c in SUIT_CARDS[trump] if c != jack)  # nor trumped: no trump either
+    return frozenset(out)
+
+
+def _action(item: Any) -> tuple[int, str, list[str]]:
+    """A ``deal_history`` entry as (seat, verb, arguments); ValueError when it is not one."""
+    if not (
+        isinstance(item, list | tuple) and len(item) == 2 and item[0] in (0, 1) and isinstance(item[1], str)
+    ):
+        raise ValueError(f"not a tiercon observation: deal_history entry {item!r} is not [seat, action]")
+    verb, *args = item[1].split() or [""]
+    cards_ok = all(a in SORT_KEY for a in args)
+    if not (
+        (verb == "play" and len(args) == 1 and cards_ok)
+        or (verb == "declare" and len(args) >= 3 and cards_ok)
+        or (verb == "cut" and len(args) == 1 and args[0].isdigit())
+        or (verb in ("marriage", "exchange") and not args)
+    ):
+        raise ValueError(f"not a tiercon observation: unknown action {item[1]!r} in deal_history")
+    return item[0], verb, args
+
+
+class _Chain:
+    """Uniform draws of the cards that went through one seat's hand (and, for the seat the
+    observer cannot see, of the face-down stock) into that seat's slots: its ``first`` dealt
+    cards (slot 0), the cards it drew one at a time (slots 1..k, in order) and the stock.
+
+    Each card is given as ``(card, lo, hi, stock)``: it may lie in the seat's slots ``lo..hi``
+    (an interval: a card must have come in before the seat played or showed it, and after the
+    last obligation that rules it out while it was held; ``hi < lo``: none) or, if ``stock``,
+    in the stock. The deals are counted, once, by walking the draws from the last to the first
+    with the pool of cards each could take, as counts per kind of card (its ``lo``, and whether
+    it may lie in the stock): the cards a pool holds are interchangeable for what is left, so
+    the count of a pool is shared by all the deals that reach it. A draw walks the same way,
+    picking at each draw a kind with the probability of the deals that choice leaves and a
+    card of that kind at random: every consistent deal (sets for slot 0 and the stock, one
+    card per draw) is equally likely. (:class:`atout.games.sampling.HiddenDeal` would count
+    the same deals, but with every single-card draw slot's room in its state it takes tens of
+    milliseconds per position late in a deal, and milliseconds per draw.)
+    """
+
+    __slots__ = ("count", "first", "fixed", "kinds", "memo", "steps", "stock_size", "tables")
+
+    def __init__(self, cards: list[tuple[str, int, int, bool]], draws: int, first: int, stock: int) -> None:
+        self.first = first
+        self.stock_size = stock
+        kinds: dict[tuple[int, bool], int] = {}
+        # steps[i]: the cards whose last possible slot is draw i, by kind; fixed: those that may
+        # lie only in slot 0 or the stock: (slot 0 only, either, stock only)
+        self.steps: list[list[list[str]]] = [[] for _ in range(draws + 1)]
+        self.fixed: tuple[list[str], list[str], list[str]] = ([], [], [])
+        self.kinds: list[tuple[int, bool]] = []
+        for card, lo, hi, may_stock in cards:
+            if hi < lo or (hi == 0 and lo == 0):
+                if hi >= lo:  # slot 0, and maybe the stock
+                    self.fixed[1 if may_stock else 0].append(card)
+                elif may_stock:
+                    self.fixed[2].append(card)
+                else:
+                    raise Inconsistent(f"{card} cannot have come into its hand at any point")
+                continue
+            kind = kinds.get((lo, may_stock))
+            if kind is None:
+                kind = kinds[lo, may_stock] = len(self.kinds)
+                self.kinds.append((lo, may_stock))
+                for step in self.steps:
+                    step.append([])
+            self.steps[hi][kind].append(card)
+        self.memo: dict[tuple[int, tuple[int, ...]], int] = {}
+        self.tables: dict[
+            tuple[int, tuple[int, ...]], tuple[list[tuple[int, tuple[int, ...]]], list[int]]
+        ] = {}
+        self.count = self._count(draws, (0,) * (len(self.kinds) + 1))
+        if not self.count:
+            raise Inconsistent("no deal of the hidden cards fits what was played")
+
+    def _choices(self, i: int, pool: tuple[int, ...]) -> list[tuple[int, tuple[int, ...], int]]:
+        """At draw ``i`` with ``pool`` (counts per kind, then the cards bound for the stock, the
+        cards whose last slot is ``i`` not yet in): (kind, pool after, weight) of each choice."""
+        entering = self.steps[i]
+        counts = [n + len(entering[k]) for k, n in enumerate(pool[:-1])]
+        out = []
+        for kind, (lo, _) in enumerate(self.kinds):
+            if lo > i or not counts[kind]:
+                continue
+            after = counts.copy()
+            after[kind] -= 1
+            stocked = pool[-1]
+            for other, (other_lo, may_stock) in enumerate(self.kinds):
+                if other_lo == i and after[other]:  # no earlier draw can take them: the stock
+                    if not may_stock:
+                        break
+                    stocked += after[other]
+                    after[other] = 0
+            else:
+                left = (*after, stocked)
+                weight = counts[kind] * self._count(i - 1, left)
+                if weight:
+                    out.append((kind, left, weight))
+        return out
+
+    def _count(self, i: int, pool: tuple[int, ...]) -> int:
+        key = (i, pool)
+        found = self.memo.get(key)
+        if found is None:
+            found = self._final(pool) if i == 0 else sum(weight for _, _, weight in self._choices(i, pool))
+            self.memo[key] = found
+        return found
+
+    def _final(self, pool: tuple[int, ...]) -> int:
+        """The ways to split what is left between slot 0 and the stock."""
+        only0, either, stocked = len(self.fixed[0]), len(self.fixed[1]), pool[-1] + len(self.fixed[2])
+        for kind, (_, may_stock) in enumerate(self.kinds):  # every kind left has lo == 0
+            if may_stock:
+                either += pool[kind]
+            else:
+                only0 += pool[kind]
+        need = self.first - only0
+        if need < 0 or need > either or either - need + stocked != self.stock_size:
+            return 0
+        return comb(either, need)
+
+    def sample(self, rng: random.Random) -> tuple[list[str], list[str], list[str]]:
+        """One consistent deal, uniformly: slot 0's cards, the drawn cards in order, the
+        stock's cards (slot 0 and the stock in a random order)."""
+        draws = len(self.steps) - 1
+        pool: list[list[str]] = [[] for _ in self.kinds]
+        counts: tuple[int, ...] = (0,) * (len(self.kinds) + 1)
+        drawn: list[str] = []
+        stocked: list[str] = list(self.fixed[2])
+        for i in range(draws, 0, -1):
+            for kind, cards in enumerate(self.steps[i]):
+                pool[kind].extend(cards)
+            key = (i, counts)
+            table = self.tables.get(key)
+            if table is None:  # the choices at this draw and pool, with their running weights
+                choices = self._choices(i, counts)
+                total = list(accumulate(weight for _, _, weight in choices))
+                table = self.tables[key] = ([(kind, left) for kind, left, _ in choices], total)
+            kind, counts = table[0][bisect_right(table[1], rng.randrange(table[1][-1]))]
+            cards = pool[kind]
+            drawn.append(cards.pop(rng.randrange(len(cards))))
+            for other, (lo, _) in enumerate(self.kinds):
+                if lo == i and pool[other]:
+                    stocked += pool[other]
+                    pool[other] = []
+        drawn.reverse()
+        first = list(self.fixed[0])
+        either = list(self.fixed[1])
+        for kind, (_, may_stock) in enumerate(self.kinds):
+            (either if may_stock else first).extend(pool[kind])
+        shuffle(either, rng)
+        need = self.first - len(first)
+        first += either[:need]
+        stocked += either[need:]
+        shuffle(first, rng)
+        shuffle(stocked, rng)
+        return first, drawn, stocked
+
+
+class _Plan:
+    """What sampling one observation needs, worked out once: the deck's known cards, and per
+    seat a :class:`_Chain` and the deck positions of its slots (slot 0, the draws, the stock).
+    ``checked``: an observation whose replay was found equal to it."""
+
+    __slots__ = ("chains", "checked", "deck")
+
+    def __init__(self, deck: list[str], chains: list[tuple[_Chain, list[int], list[int], list[int]]]) -> None:
+        self.deck = deck
+        self.chains = chains
+        self.checked: dict[str, Any] | None = None
+
+    @property
+    def count(self) -> int:
+        """The number of consistent deals (the observer's own timeline included)."""
+        return self.chains[0][0].count * self.chains[1][0].count
+
+    def fill(self, rng: random.Random) -> list[str]:
+        deck = list(self.deck)
+        for chain, first, draws, stock in self.chains:
+            dealt, drawn, stocked = chain.sample(rng)
+            for cards, where in ((dealt, first), (drawn, draws), (stocked, stock)):
+                for position, card in zip(where, cards, strict=True):
+                    deck[position] = card
+        return deck
+
+
+@lru_cache(maxsize=64)
+def _plan(seat: int, dealer: int, trump_card: str, hand: tuple[str, ...], history: tuple[Any, ...]) -> _Plan:
+    """The slots of one position's hidden cards and the constraints its deal history implies.
+
+    Slots: each seat's nine dealt cards, each card a seat drew from the face-down stock (one
+    slot per draw: when a card came in decides which obligations it was under) and the
+    face-down cards still in the stock. The face-up card is known (``trump_card``); the seven
+    of trumps taken for it, and the face-up card the last loser draws, are where they were seen.
+
+    Every card that went through a seat's hand (played by it, exchanged by it, held now by the
+    observer, announced by it) lies in one of that seat's slots; a card nobody has seen lies in
+    the other seat's slots or in the stock. A card may lie in a slot that it entered from (the
+    deal: before every action; a draw: after the action that drew it) when it was in that
+    hand at every action that shows it there (played it, announced it, exchanged it) and
+    none of the seat's obligations while it was held rules it out: the second player to a trick
+    who did not follow suit held none of the suit (nor a trump, if it did not trump), one who
+    followed without beating once the stock was empty held no higher card of the suit (the
+    trump jack never counts: it is never forced), and a sequence is announced whole, so its
+    neighbours in the suit were not held when it was announced.
+    """
+    trump = trump_card[1]
+    seven = "7" + trump
+    other = 1 - seat
+    owners: list[int] = []  # per slot: the seat whose hand it fills (-1: the stock)
+    entries: list[int] = []  # per slot: the action after which its cards were in the hand
+    positions: list[list[int]] = []  # per slot: its positions in the deck
+    first = 1 - dealer  # dealt the first card
+    for s in (0, 1):
+        owners.append(s)
+        entries.append(-1)
+        positions.append(list(range(0 if s == first else 1, 18, 2)))
+    exits: dict[str, tuple[int, int]] = {}  # card -> (seat, action at which it left the hand)
+    reveals: dict[str, list[tuple[int, int]]] = {}  # card -> [(seat, action showing it held)]
+    rules: list[list[tuple[int, frozenset[str]]]] = [[], []]  # per seat: (action, not held)
+    draws: list[tuple[int, int]] = []  # face-down draws in stock order (after the cut): (seat, action)
+    trick: list[tuple[int, str]] = []
+    tricks = 0
+    stock = 14  # the face-up card included
+    first_winner = 0
+    cut: int | None = None
+    exchanged = False
+
+    def draw(s: int, t: int) -> None:
+        nonlocal stock
+        if stock > 1:
+            draws.append((s, t))  # the face-up card (stock == 1) is known: no slot
+        stock -= 1
+
+    for t, item in enumerate(history):
+        s, verb, args = _action(item)
+        if verb == "play":
+            card = args[0]
+            if trick:
+                rule = _forbidden(trick[0][1], card, stock > 0, trump)
+                if rule:
+                    rules[s].append((t, rule))
+            if card != trump_card and not (exchanged and card == seven):
+                if card in exits:
+                    raise ValueError(f"not a tiercon observation: {card} is played twice in deal_history")
+                exits[card] = (s, t)
+            trick.append((s, card))
+            if len(trick) == 2:
+                (a, led), (b, answer) = trick
+                winner = b if beats(answer, led, trump) else a
+                trick = []
+                tricks += 1
+                if tricks == 1:
+                    first_winner = winner  # both draw after the cut
+                elif stock:
+                    draw(winner, t)
+                    draw(1 - winner, t)
+        elif verb == "cut":
+            cut = int(args[0])
+            if not 1 <= cut <= 12 or tricks != 1 or draws:
+                raise ValueError(f"not a tiercon observation: 'cut {cut}' where no such cut is possible")
+            draw(first_winner, t)
+            draw(1 - first_winner, t)
+        elif verb == "declare":
+            for card in args:
+                reveals.setdefault(card, []).append((s, t))
+            if args[0][0] != args[-1][0]:  # a sequence: announced whole, its neighbours not held
+                low, high = NATURAL.index(args[0][0]) - 1, NATURAL.index(args[-1][0]) + 1
+                rule = frozenset(NATURAL[i] + args[0][1] for i in (low, high) if 0 <= i < len(NATURAL))
+                if rule:
+                    rules[s].append((t, rule))
+        elif verb == "marriage":
+            for card in ("K" + trump, "Q" + trump):
+                reveals.setdefault(card, []).append((s, t))
+        else:  # exchange: the seven leaves the hand, the face-up card comes in (both seen)
+            exchanged = True
+            exits[seven] = (s, t)
+    for s, t in draws:
+        owners.append(s)
+        entries.append(t)
+        positions.append([19 + (len(positions) - 2 + (cut or 0)) % 13])
+    stock_slot = len(owners)
+    owners.append(-1)
+    entries.append(-1)
+    positions.append([19 + (q + (cut or 0)) % 13 for q in range(len(draws), 13)])
+
+    held = set(hand)
+    parts: tuple[list[tuple[str, int, int, bool]], list[tuple[str, int, int, bool]]] = ([], [])
+    mine = (
+        [s for s in range(len(owners)) if owners[s] == seat],
+        [s for s in range(len(owners)) if owners[s] == other],
+    )
+    for card in DECK:
+        if card == trump_card:
+            continue
+        owner, leaves = exits.get(card, (seat if card in held else other, HELD))
+        shown = reveals.get(card, ())
+        if any(s != owner for s, _ in shown) or any(t > leaves for _, t in shown):
+            raise Inconsistent(f"{card} was announced by a seat that cannot have held it then")
+        # In the hand from the action after its slot's entry to the action it left at: so it
+        # came in before it left and before it was shown, and after the last obligation of the
+        # seat that rules it out while held (the slots are in time order: an interval).
+        last = min([leaves, *(t for _, t in shown)])
+        since = max((t for t, rule in rules[owner] if t < leaves and card in rule), default=-1)
+        slots = mine[owner != seat]
+        places = [i for i, slot in enumerate(slots) if since <= entries[slot] < last]
+        lo, hi = (places[0], places[-1]) if places else (1, 0)
+        assert places == list(range(lo, hi + 1)), (card, places)  # an interval, as said
+        parts[owner != seat].append((card, lo, hi, card not in exits and card not in held and not shown))
+
+    chains: list[tuple[_Chain, list[int], list[int], list[int]]] = []
+    for part, slots, owner in zip(parts, mine, (seat, other), strict=True):
+        face_down = positions[stock_slot] if owner == other else []
+        chain = _Chain(part, len(slots) - 1, 9, len(face_down))
+        chains.append((chain, positions[slots[0]], [positions[slot][0] for slot in slots[1:]], face_down))
+    deck = [""] * 32
+    deck[18] = trump_card
+    return _Plan(deck, chains)
+
+
 class Tiercon(Game[TierconState]):
     id = "tiercon"
     name = "Tierçon"
@@ -577,3 +945,52 @@ class Tiercon(Game[TierconState]):
         "deal; first to 501 after a deal wins."
     )
     state_class = TierconState
+
+    def sample_state(self, observation: dict[str, Any], rng: random.Random) -> TierconState:
+        """A world the observing seat cannot tell from the real one (see ``Game.sample_state``):
+        the other seat's hand and the face-down stock are drawn uniformly among the deals that
+        replay ``deal_history`` legally (:func:`_plan` says which cards may lie where); the
+        order of the stock's remaining cards and the later deals are random too.
+
+        The observation does not say which of the observer's own cards were dealt and which
+        drawn when; that is drawn the same way, among the ways that make its own plays legal
+        (it changes nothing else: the other cards' draw does not depend on it)."""
+        obs = observation
+        if not isinstance(obs, dict):
+            raise ValueError(f"not a tiercon observation: a {type(obs).__name__}, not a dict")
+        if obs.get("game") != "tiercon":
+            raise ValueError(f"not a tiercon observation: its game is {obs.get('game')!r}")
+        if obs.get("players") != self.players:
+            raise ValueError(
+                f"not an observation of this game: {obs.get('players')!r} players, not {self.players}"
+            )
+        missing = OBSERVATION_KEYS - obs.keys()
+        if missing:
+            raise ValueError(f"not a tiercon observation: missing key(s) {', '.join(sorted(missing))}")
+        seat, dealer, trump_card, hand = obs["seat"], obs["dealer"], obs["trump_card"], obs["hand"]
+        history = obs["deal_history"]
+        if seat not in (0, 1) or dealer not in (0, 1) or trump_card not in SORT_KEY:
+            raise ValueError("not a tiercon observation: seat, dealer or trump_card is not valid")
+        if (
+            not isinstance(hand, list)
+            or not all(c in SORT_KEY for c in hand)
+            or not isinstance(history, list)
+        ):
+            raise ValueError("not a tiercon observation: hand or deal_history is not valid")
+        plan = _plan(seat, dealer, trump_card, tuple(hand), tuple(map(tuple, history)))
+        state = self.new_state(seed=rng.getrandbits(64), decks=[plan.fill(rng)], dealer=dealer)
+        totals, last_deal = obs["scores"], obs["last_deal"]
+        if obs["phase"] == PHASE_OVER and last_deal is not None:  # the last deal is in the history
+            totals = [a - b for a, b in zip(totals, last_deal["total"], strict=True)]
+        state._resume(obs["deal"], totals, last_deal)
+        for s, action in history:
+            if state.current_player != s:
+                raise ValueError(
+                    f"not a tiercon observation: seat {s} cannot act now in its deal_history ({action!r})"
+                )
+            state.apply(action)
+        if obs != plan.checked:
+            if state.observation(seat) != obs:
+                raise ValueError("not a tiercon observation: it differs from the replay of its deal_history")
+            plan.checked = copy.deepcopy(obs)
+        return state
