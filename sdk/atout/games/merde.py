@@ -138,7 +138,9 @@ class MerdeState(State):
 
     # -- the deal -----------------------------------------------------------------------------
 
-    def _start_deal(self) -> None:
+    def _start_deal(self, deck: list[str] | None = None) -> None:
+        """Deal the next deal: from ``deck`` when given (only :meth:`_at_deal` gives one, and
+        then ``_next_deck`` neither shuffles nor counts it), else from ``_next_deck``."""
         n = self.players
         self.deal += 1
         # the deal's first action is the next one (_start_deal runs inside the previous deal's
@@ -148,7 +150,8 @@ class MerdeState(State):
         self.dealer = dealer = (self.dealer + 1) % n
         size = self.deal  # deal i gives i cards to everyone
         dealt = n * size
-        deck = self._next_deck(dealt + 1)  # the hands and the card turned for trump: the rest is unused
+        if deck is None:  # the hands and the card turned for trump: the rest is unused
+            deck = self._next_deck(dealt + 1)
         # One card at a time from the top, starting with the player to the dealer's left: card k
         # goes to seat (dealer + 1 + k) % n, so seat s gets every n-th card from its offset.
         # A hand is kept as its "play C" moves, all of them under ALL and split by suit.
@@ -228,13 +231,12 @@ class MerdeState(State):
         state.deal = deal - 1  # _start_deal moves both on by one
         state.dealer = (dealer - 1) % n
         state.first_dealer = (dealer - deal + 1) % n
-        state._decks = [deck]
         state.totals = totals
         state.last_deal = last_deal
         if last_trick:
             state._last_trick = (last_trick[0][0], [PLAY[card] for _, card in last_trick])
         state.last_trick_winner = last_trick_winner
-        state._start_deal()
+        state._start_deal(deck)
         return state
 
     # -- actions ------------------------------------------------------------------------------
@@ -464,7 +466,8 @@ class _CachedDeal(HiddenDeal):
     and their cumulative weights: a draw is then a binary search per group, where
     ``HiddenDeal.sample`` lists every split of a group's cards again at each draw (hundreds
     when a suit a seat is void in spreads over four hands and the stock). The same
-    distribution, exactly: the weights are HiddenDeal's own counts."""
+    distribution, exactly: the weights are HiddenDeal's own counts. Unlike HiddenDeal's, the
+    cards of a slot come in no particular order (the caller shuffles where order matters)."""
 
     def __init__(
         self, cards: Sequence[str], counts: Sequence[int], allowed: Callable[[str], Iterable[int]]
@@ -493,7 +496,8 @@ class _CachedDeal(HiddenDeal):
                 afters, bounds = entry
                 left = afters[bisect_right(bounds, rng.randrange(bounds[-1]))]
             cards = list(members)
-            shuffle(cards, rng)
+            if sum(1 for slot in slots if room[slot] != left[slot]) > 1:
+                shuffle(cards, rng)  # which of them go where (all to one slot: no need)
             at = 0
             for slot in slots:
                 k = room[slot] - left[slot]
