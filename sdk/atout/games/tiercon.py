@@ -10,6 +10,15 @@ reaches 501 points.
 
 The stock is a list, top card first; the face-up card is kept apart (``_turned``) and is
 drawn last. ``stock`` in the observation always counts the face-up card too.
+
+Sampling worlds (:meth:`Tiercon.sample_state`, docs/rules/tiercon.md): the hidden cards lie in
+slots, each seat's nine dealt cards, each card a seat drew (one slot per draw: when a card came
+in decides which obligations it was under) and the face-down stock. The deal history says when
+each played, exchanged or announced card was last in its hand and which cards a seat could not
+hold at a trick (not following, not trumping, not beating once the stock is empty: judged
+without the trump jack) or when it announced a sequence (not its neighbours); so each card may
+have come in through an interval of its seat's slots (:func:`_plan`). :class:`_Chain` counts
+and draws those deals uniformly; the deck is rebuilt (the same cut) and the history replayed.
 """
 
 from __future__ import annotations
