@@ -24,9 +24,10 @@ import atout.bots
 from atout.bot import Bot, Observation
 from atout.games import GAMES
 from atout_arena.core.match import Answer, DecisionAsk, MatchSetup, SeatBot, Step, legality_check
+from atout_arena.core.models import Match
 from atout_arena.core.vocabulary import Fault, PlayedBy
 from atout_arena.services.bots import bot_name_problem, is_house
-from atout_arena.services.competitions import CompetitionError, CompetitionSpec
+from atout_arena.services.competitions import CompetitionError, CompetitionSpec, entrants
 from atout_arena.services.practice import (
     HOUSE_KINDS,
     HouseNameError,
@@ -100,6 +101,66 @@ def test_a_test_names_a_boss_as_b_and_a_kind_as_its_field(sessions, make_bot) ->
             ("house-fool-pimc-small-1", "heuristic", "plays fool, not merde")):
         with pytest.raises(CompetitionError, match=message):
             create_test(sessions, a=a.name, b=b, spec=spec, field=field)
+
+
+def test_a_ladder_seats_a_boss_that_is_always_there(sessions, make_bot) -> None:
+    from atout_arena.services.ladders import create_ladder, tick
+
+    a = make_bot("boss-ladder")[0]
+    spec = CompetitionSpec.of("tiercon")
+    ladder_id = create_ladder(sessions, name=f"boss-{a.id}", spec=spec,
+                              bots=[a.name, "house-tiercon-pimc-small-1"], target_in_flight=2, seed=3)
+    first = tick(sessions, ladder_id, lambda: {a.id})  # only a is connected: the boss needs no stream
+    assert len(first.match_ids) == 2
+    with sessions() as session:
+        seats = {(s.bot_id, s.seat) for m in first.match_ids for s in session.get(Match, m).seats}
+    assert {bot for bot, _ in seats} == {a.id, _house_id(sessions, "house-tiercon-pimc-small-1")}
+    for bots, message in (([a.name, "house-fool-pimc-small-1"], "plays fool, not tiercon"),
+                          ([a.name, "house-tiercon-huge-1"], f"unknown house bot kind 'huge'; {KINDS_LINE}")):
+        with pytest.raises(CompetitionError, match=message):
+            create_ladder(sessions, name=f"bad-boss-{a.id}", spec=spec, bots=bots)
+
+
+def test_a_tournament_seats_bosses_by_name_and_never_waits_for_them(sessions, make_bot, redis_client) -> None:
+    from atout_arena.services.tournaments import create_tournament, not_connected
+
+    a, b = (make_bot("boss-cup")[0] for _ in range(2))
+    tid = create_tournament(sessions, name="boss cup", game="merde", players=3, options={"deals": 1},
+                            bots=[a.name, b.name, "house-merde-ismcts-1", "house-merde-1"])
+    absent = not_connected(sessions, redis_client, tid)
+    assert absent == [a.name, b.name]  # the house bots are always there
+    with sessions() as session, pytest.raises(CompetitionError, match="house bots play practice matches"):
+        entrants(session, [a.name, "house-merde-1"])  # a league's members: no house bots
+
+
+def test_practice_seats_house_bots_of_the_kind_asked(sessions, make_bot) -> None:
+    from atout_arena.services.humans import human_for
+    from atout_arena.services.practice import PracticeError, start_practice
+
+    bot = make_bot("boss-practice")[0]
+    match_id = start_practice(sessions, bot.name, "merde", players=3, seat=0, house="pimc-large")
+    assert _seat_names(sessions, match_id) == [bot.name, *(f"house-merde-pimc-large-{n}" for n in (1, 2))]
+    me = human_for(sessions, bot)
+    alone = start_practice(sessions, bot.id, "tiercon", seat=1, human=me.id, house="ismcts", with_bot=False)
+    assert _seat_names(sessions, alone) == ["house-tiercon-ismcts-1", me.name]
+    with pytest.raises(PracticeError, match=f"^unknown house bot kind 'huge'; {KINDS_LINE}$"):
+        start_practice(sessions, bot.name, "merde", house="huge")
+
+
+def _house_id(sessions: Any, name: str) -> int:
+    from atout_arena.services.practice import register_house_bots
+
+    (bot_id,) = register_house_bots(sessions, [name])
+    return bot_id
+
+
+def _seat_names(sessions: Any, match_id: int) -> list[str]:
+    from atout_arena.core.models import Bot as BotRow
+    from atout_arena.core.models import Match
+
+    with sessions() as session:
+        match = session.get(Match, match_id)
+        return [session.get(BotRow, s.bot_id).name for s in sorted(match.seats, key=lambda s: s.seat)]
 
 
 def _table_names(sessions: Any, test_id: int) -> list[str]:
