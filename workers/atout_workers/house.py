@@ -137,15 +137,15 @@ class HouseAsker:
         late = self.late.pop(ask.seat, None)
         if late is not None:  # its last search overran: the bot is busy until it ends
             await asyncio.gather(late, return_exceptions=True)
-        budget = budget_ms(ask.deadline_ms) - _ms(started)
+        budget = budget_ms(ask.deadline_ms)
 
         def think() -> str:
-            left = budget - _ms(started)  # less the wait for a thread
+            left = budget - _ms(started)  # less the waits: for its last search, for a thread
             return self._act(ask, max(1, int(left)))
 
         timeout = (ask.deadline_ms - _ms(started)) / 1000
         late_by = (f"house bot: no answer within {ask.deadline_ms} ms "
-                   f"(its budget {budget_ms(ask.deadline_ms)} ms)")
+                   f"(its budget {budget} ms)")
         if timeout <= 0:  # its last search took this one's time too
             return Answer(None, _ms(started), Fault.TIMEOUT, late_by)
         future: asyncio.Future[str] = asyncio.wrap_future(search_pool().submit(think))
