@@ -129,7 +129,7 @@ def test_builtin_specs_with_parameters() -> None:
     assert load_bot("pimc") is PimcBot and bot_factory("ismcts") is IsmctsBot
     bot = load_bot("pimc:worlds=64,rollout=heuristic")()
     assert isinstance(bot, PimcBot)
-    assert bot.params == {"worlds": 64, "playouts": 1, "time_ms": 400, "rollout": "heuristic"}
+    assert bot.params == {"worlds": 64, "playouts": 1, "time_ms": 300, "rollout": "heuristic"}
     other = bot_factory("ismcts: iterations=2000 , exploration=1.5")()
     assert isinstance(other, IsmctsBot)
     assert other.params["iterations"] == 2000 and other.params["exploration"] == 1.5
@@ -140,7 +140,7 @@ def test_builtin_specs_with_parameters() -> None:
     ("spec", "message"),
     [
         ("pimc:wrolds=3", "unknown key 'wrolds'; pimc takes worlds (default 24), playouts (default 1), "
-                          "time_ms (default 400), rollout (random or heuristic; default random)"),
+                          "time_ms (default 300), rollout (random or heuristic; default random)"),
         ("pimc:worlds=many", "worlds must be an integer >= 0, not 'many'; pimc takes worlds"),
         ("pimc:playouts=0", "playouts must be an integer >= 1, not 0; pimc takes"),
         ("pimc:rollout=smart", "rollout must be random or heuristic, not 'smart'"),

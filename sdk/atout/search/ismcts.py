@@ -49,7 +49,7 @@ class IsmctsBot(SearchBot):
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("iterations", int, 500, "iterations (one sampled world each) per decision "
               "(0: as many as time_ms allows)", minimum=0),
-        Param("time_ms", int, 400, "the most milliseconds a decision searches (0: no limit)", minimum=0),
+        Param("time_ms", int, 300, "the most milliseconds a decision searches (0: no limit)", minimum=0),
         Param("exploration", float, 0.7, "UCB1's exploration constant (rewards are in [0, 1])", minimum=0),
         ROLLOUT,
     )  # fmt: skip

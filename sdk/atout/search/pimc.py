@@ -33,7 +33,7 @@ class PimcBot(SearchBot):
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("worlds", int, 24, "worlds sampled per decision (0: as many as time_ms allows)", minimum=0),
         Param("playouts", int, 1, "playouts per legal action and world", minimum=1),
-        Param("time_ms", int, 400, "the most milliseconds a decision searches (0: no limit)", minimum=0),
+        Param("time_ms", int, 300, "the most milliseconds a decision searches (0: no limit)", minimum=0),
         ROLLOUT,
     )
 
