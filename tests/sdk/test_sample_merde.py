@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+import threading
 from collections import Counter
 from typing import Any
 
@@ -20,7 +21,7 @@ from scipy.stats import chisquare
 
 from atout.bot import Observation
 from atout.bots import MerdeHeuristicBot
-from atout.games import IllegalAction, new_game
+from atout.games import IllegalAction, merde, new_game
 from atout.games.merde import DECK, Merde, MerdeState
 
 
@@ -189,6 +190,32 @@ def test_an_observation_equal_in_its_cheap_key_but_not_in_full_gets_its_own_worl
     assert game.sample_state(other, rng).observation(1)["scores"] == [3, 1, 4, 1]
     observation["scores"][0] = 7  # the caller's dict, changed after a call
     assert game.sample_state(observation, rng).observation(1)["scores"] == [7, 0, 0, 0]
+
+
+def test_the_work_kept_per_observation_is_bounded_and_shared_by_threads() -> None:
+    game = Merde(players=3)
+    observations = []
+    for seed in range(80):  # 80 first-deal observations, all different
+        observations.append(as_sent(game.new_state(seed=seed), seed % 3))
+
+    wrong: list[Any] = []
+
+    def draw(part: list[dict[str, Any]]) -> None:
+        rng = random.Random(len(part))
+        try:
+            for observation in part:
+                if game.sample_state(observation, rng).observation(observation["seat"]) != observation:
+                    wrong.append(observation)
+        except Exception as exc:  # reported below, on the test's thread
+            wrong.append(exc)
+
+    threads = [threading.Thread(target=draw, args=(observations[i::4],)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+    assert 0 < len(merde._WORLDS) <= merde._WORLDS_KEPT == 64
 
 
 # -- uniformity ---------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import copy
 import random
+import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from enum import StrEnum
@@ -661,6 +662,7 @@ class _Worlds:
 # observation equals the one asked about. A search bot samples many worlds per decision.
 _WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
 _WORLDS_KEPT = 64
+_WORLDS_LOCK = threading.Lock()  # for its changes: bots may sample on several threads
 
 
 class Merde(Game[MerdeState]):
@@ -727,9 +729,10 @@ class Merde(Game[MerdeState]):
             mine = copy.deepcopy(observation)
             worlds = _Worlds(self, mine)
             if key:
-                if len(_WORLDS) >= _WORLDS_KEPT:
-                    del _WORLDS[next(iter(_WORLDS))]  # the oldest
-                _WORLDS[key] = (mine, worlds)
+                with _WORLDS_LOCK:
+                    if len(_WORLDS) >= _WORLDS_KEPT:
+                        del _WORLDS[next(iter(_WORLDS))]  # the oldest
+                    _WORLDS[key] = (mine, worlds)
         return worlds.draw(self, rng)
 
     def _check_options(self, values: dict[str, Any]) -> None:
