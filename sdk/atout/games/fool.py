@@ -887,6 +887,14 @@ class _Worlds:
                 self._g[i][lr] = sum(w for _, w in self._splits(i, lr))
         if self._g[0][nlow] == 0:
             raise Inconsistent("no deal of the hidden cards fits this fool observation")
+        # the consistent deals, as sets of cards per slot (each dealt hand, each draw, the stock)
+        self.count = self.models[seat].ways(0, 0) * self._g[0][nlow]
+        # where each seat's dealt cards go in the deck (the turned card apart), and each draw's
+        last = dealt if size else dealt - 1  # with no stock, the turned card is the last dealt
+        self.dealt_places = [[i for i in range(last) if (dealer + 1 + i) % n == s] for s in range(n)]
+        self.draw_places = [
+            [dealt + 1 + g for g in range(g0, g0 + d) if g < size - 1] for _, d, _, g0 in draws]
+        self._split_memo: dict[tuple[int, int], tuple[list[int], list[int]]] = {}
 
     def _splits(self, i: int, lr: int) -> list[tuple[int, int]]:
         """(low cards for seat others[i], weight) with ``lr`` low cards left."""
@@ -896,13 +904,21 @@ class _Worlds:
         return [(x, comb(lr, x) * comb(nr, h - x) * model.ways(x, h - x) * after[lr - x])
                 for x in range(max(0, h - nr), min(h, lr) + 1)]
 
+    def _low_for(self, i: int, lr: int, rng: random.Random) -> int:
+        """How many of the ``lr`` low cards left seat others[i] holds, drawn by their deals."""
+        got = self._split_memo.get((i, lr))
+        if got is None:
+            splits = self._splits(i, lr)
+            got = self._split_memo[i, lr] = ([x for x, _ in splits], [w for _, w in splits])
+        xs, weights = got
+        return xs[0] if len(xs) == 1 else xs[_pick(weights, rng)]
+
     def draw(self, rng: random.Random) -> FoolState:
         n, dealer, dealt, size = self.game.players, self.dealer, self.dealt, self.stock_size
         low, plain = list(self.hidden_low), list(self.hidden_plain)
         blocks: list[list[list[str]]] = [[] for _ in range(n)]
         for i, s in enumerate(self.others):
-            splits = self._splits(i, len(low))
-            x = splits[_pick([w for _, w in splits], rng)][0]
+            x = self._low_for(i, len(low), rng)
             held = self.held[s]
             blocks[s] = self.models[s].sample(_take(low, x, rng), _take(plain, held - x, rng), rng)
         blocks[self.seat] = self.models[self.seat].sample([], [], rng)
@@ -910,19 +926,17 @@ class _Worlds:
         for s in range(n):
             cards = blocks[s][0] + [c for c in self.fixed_dealt[s] if c != self.trump_card or size]
             shuffle(cards, rng)
-            places = [i for i in range(dealt) if (dealer + 1 + i) % n == s and (size or i != dealt - 1)]
-            for i, c in zip(places, cards, strict=True):
+            for i, c in zip(self.dealt_places[s], cards, strict=True):
                 deck[i] = c
         if size:
             deck[dealt] = self.trump_card
         else:
             deck[dealt - 1] = self.trump_card
         nth = [0] * n
-        for s, d, _, g0 in self.draws:
+        for (s, *_), places in zip(self.draws, self.draw_places, strict=True):
             nth[s] += 1
             cards = blocks[s][nth[s]]
             shuffle(cards, rng)
-            places = [dealt + 1 + g for g in range(g0, g0 + d) if g < size - 1]
             for i, c in zip(places, cards, strict=True):
                 deck[i] = c
         rest = low + plain
