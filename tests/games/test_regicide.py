@@ -627,12 +627,17 @@ def test_observation_after_a_trick_and_a_deal() -> None:
     obs = state.observation(2)
     assert obs["trick"] == [] and obs["last_trick"] == [[3, "As"], [0, "Ac"], [1, "Ad"], [2, "Ah"]]
     assert obs["last_trick_winner"] == 0 and obs["choice"] is True
+    assert obs["deal_history"] == [[3, "pass"], [0, "open"], [3, "play As"], [0, "play Ac"],
+                                   [1, "play Ad"], [2, "play Ah"]]
     state.apply("keep")
     while state.deal == 1:
         state.apply(state.legal_actions()[0])
     obs = state.observation(2)
     assert obs["deal"] == 2 and obs["last_deal"]["total"] == [10, 0, 0, 0]
     assert obs["last_trick"] == [] and obs["tricks_won"] == [0, 0, 0, 0]
+    assert obs["deal_history"] == []  # the new deal's actions only
+    state.apply("pass")
+    assert state.observation(2)["deal_history"] == [[0, "pass"]]
     assert cards_shown(obs) == set(obs["hand"])
 
 

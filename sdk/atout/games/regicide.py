@@ -14,15 +14,43 @@ Phases of a deal, each with its actions:
 - ``"play"``: ``play C``;
 - ``"choose"``: the winner of a trick who did not lead it, before leading the next one,
   plays ``keep``, ``trump S``, ``invert`` or ``trump S invert``.
+
+Sampling worlds (:meth:`Regicide.sample_state`): the cards a seat has not seen lie in the
+other seats' hands and, before the trump is opened, in the stock (its top card is the one the
+opener will turn), or, once the rest is dealt, among the cards set aside (2 with 4 players).
+Those are the slots of an :class:`~atout.games.sampling.HiddenDeal`, each of the size the
+observation shows (a hand's size less the turned card, which its opener holds where everyone
+saw it go). The one obligation of play is following suit: a seat that played a card of another
+suit (not a joker) to a trick led by a suit card had none of the led suit then, and since no
+card is drawn during play, none of its hidden cards is of that suit. Every deal consistent
+with that is equally likely; the stock's order is a uniform shuffle. The deck is laid out so
+that the engine deals exactly that deal (which of a seat's cards came in its first nine is
+seen by nobody, so it is arbitrary), the deal's actions (``deal_history``) are replayed with
+``apply``, and what earlier deals left (deal number, dealer, totals, carried points,
+``last_deal``) is carried over; later deals are shuffled by a seed drawn from ``rng``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import random
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
-from .core import JOKERS, SUIT_NAMES, SUIT_SYMBOLS, SUITS, Game, Option, State, card_text, cards_text
+from .core import (
+    JOKERS,
+    SUIT_NAMES,
+    SUIT_SYMBOLS,
+    SUITS,
+    Game,
+    IllegalAction,
+    Option,
+    State,
+    card_text,
+    cards_text,
+)
+from .sampling import HiddenDeal
 
 
 class Phase(StrEnum):
@@ -106,6 +134,30 @@ class RegicideState(State):
         self.last_deal: dict[str, Any] | None = None
         self._start_deal()
 
+    @staticmethod
+    def _resume(
+        game: Regicide,
+        seed: int,
+        deck: Sequence[str],
+        dealer: int,
+        deal: int,
+        totals: Sequence[int],
+        carry: int,
+        last_deal: dict[str, Any] | None,
+    ) -> RegicideState:
+        """A private construction path (for :meth:`Regicide.sample_state`): a game whose
+        current deal is deal number ``deal``, dealt by ``dealer`` from ``deck``, with the
+        ``totals``, ``carry`` and ``last_deal`` that the earlier deals left; later deals are
+        shuffled by ``seed``. Its ``history`` starts with this deal."""
+        state = game.new_state(seed=seed, decks=[deck], dealer=dealer)
+        # The first deal of a new state is dealt by its first dealer, so only its number and
+        # what the earlier deals left change.
+        state.deal = deal
+        state.totals = list(totals)
+        state.carry = carry
+        state.last_deal = last_deal
+        return state
+
     # -- the deal --------------------------------------------------------------------------
 
     def _start_deal(self) -> None:
@@ -114,6 +166,8 @@ class RegicideState(State):
         if self.deal > 1:
             # Later deals are dealt by the player to the left of the previous dealer.
             self.dealer = (self.dealer + 1) % n
+        # Where this deal's actions start in the history: the observation's deal_history.
+        self._deal_start = len(self.history)
         deck = self._next_deck()
         hands: list[list[str]] = [[] for _ in range(n)]
         for i in range(FIRST_HAND * n):
@@ -391,6 +445,9 @@ class RegicideState(State):
             "last_deal": None
             if self.last_deal is None
             else {k: list(v) if isinstance(v, list) else v for k, v in self.last_deal.items()},
+            # Every action is public: the deal's actions so far, [seat, action] in order (a
+            # seat's past failures to follow suit are only visible here).
+            "deal_history": [[s, a] for s, a in self.history[self._deal_start :]],
         }
 
     def _locations(self) -> dict[str, list[str]]:
@@ -429,6 +486,123 @@ class RegicideState(State):
         if self.current_player is None:
             lines.append("Game over; ranking: " + " ".join(str(p) for p in self.ranking))
         return "\n".join(lines)
+
+
+# -- sampling worlds -------------------------------------------------------------------------
+
+_OBSERVATION_KEYS = frozenset((
+    "game", "seat", "players", "teams", "deal", "dealer", "phase", "current_player", "hand",
+    "hand_sizes", "hand_size", "stock", "aside", "passes", "opener", "turned", "trump",
+    "inverted", "trick", "last_trick", "last_trick_winner", "choice", "tricks_won",
+    "team_tricks_won", "scores", "carry", "last_deal", "deal_history",
+))
+
+
+class _Plan(NamedTuple):
+    """How to deal one observation's worlds: draw ``deal``, put the cards of its slot ``i`` at
+    the deck positions ``slots[i]``, the known cards already lying in ``template``."""
+
+    deal: HiddenDeal
+    template: tuple[str, ...]  # the deck, "" where a drawn card goes
+    slots: tuple[tuple[int, ...], ...]
+
+
+def _rest_order(players: int, dealer: int, opener: int) -> list[int]:
+    """The seats that receive the stock's cards after the turned one, in order (as
+    ``RegicideState._deal_rest`` deals them)."""
+    size = len(DECK) // players
+    held = [FIRST_HAND + (s == opener) for s in range(players)]
+    order: list[int] = []
+    while any(h < size for h in held):
+        for offset in range(1, players + 1):
+            seat = (dealer + offset) % players
+            if held[seat] < size:
+                order.append(seat)
+                held[seat] += 1
+    return order
+
+
+@lru_cache(maxsize=256)
+def _plan(
+    players: int,
+    seat: int,
+    dealer: int,
+    hand: tuple[str, ...],
+    turned: str | None,
+    history: tuple[tuple[int, str], ...],
+) -> _Plan:
+    """The slots, constraints and deck layout of an observation (cached: a search bot samples
+    many worlds of one observation). Raises ValueError when they cannot fit together."""
+    n = players
+    played: list[list[str]] = [[] for _ in range(n)]
+    voids: list[set[str]] = [set() for _ in range(n)]
+    opener: int | None = None
+    dealt = False  # the rest of the stock dealt
+    trick: list[str] = []
+    for who, action in history:
+        if not (isinstance(who, int) and 0 <= who < n and isinstance(action, str)):
+            raise ValueError(f"deal_history holds {[who, action]!r}, not a [seat, action] pair")
+        if action == "open":
+            opener = who
+            dealt = turned not in JOKERS
+        elif opener is not None and not dealt:
+            dealt = True  # the opener named the trump after turning a joker
+        if action.startswith("play "):
+            card = action[5:]
+            if card not in _HAND_ORDER:
+                raise ValueError(f"deal_history plays {card!r}, not a card of régicide")
+            # Following suit is the one obligation: a suit card of another suit played to a
+            # suit card led means none of the led suit was left (a joker may always be played).
+            if trick and trick[0] not in JOKERS and card not in JOKERS and card[1] != trick[0][1]:
+                voids[who].add(trick[0][1])
+            trick.append(card)
+            if len(trick) == n:
+                trick = []
+            played[who].append(card)
+    if (opener is None) != (turned is None) or (turned is not None and turned not in _HAND_ORDER):
+        raise ValueError(f"turned {turned!r} does not fit the deal's history (opener {opener!r})")
+    # The deck positions each seat's cards come from: the first nine, then the stock's.
+    first = FIRST_HAND * n
+    positions = [[k * n + (s - dealer - 1) % n for k in range(FIRST_HAND)] for s in range(n)]
+    rest: list[int] = []  # positions of the stock (before the deal's rest) or of the aside
+    if dealt:
+        assert opener is not None
+        order = _rest_order(n, dealer, opener)
+        for i, s in enumerate(order):
+            positions[s].append(first + 1 + i)
+        rest = list(range(first + 1 + len(order), len(DECK)))
+    else:
+        rest = list(range(first + (opener is not None), len(DECK)))
+    template = [""] * len(DECK)
+    if turned is not None:
+        template[first] = turned
+    seen = set() if turned is None else {turned}
+    slots: list[tuple[int, ...]] = []
+    slot_seats: list[int | None] = []
+    for s in range(n):
+        known = [c for c in (played[s] + list(hand) if s == seat else played[s]) if c != turned]
+        if len(known) > len(positions[s]) or (s == seat and len(known) != len(positions[s])):
+            raise ValueError(f"seat {s} holds and played {len(known) + (s == opener)} cards this deal,"
+                             f" but the deal gives it {len(positions[s]) + (s == opener)}")
+        for p, card in zip(positions[s], known, strict=False):
+            if card in seen or card not in _HAND_ORDER:
+                raise ValueError(f"the observation shows {card!r} twice or it is not a card of régicide")
+            seen.add(card)
+            template[p] = card
+        if s != seat:
+            slots.append(tuple(positions[s][len(known):]))
+            slot_seats.append(s)
+    if rest:
+        slots.append(tuple(rest))
+        slot_seats.append(None)
+    hidden = [c for c in DECK if c not in seen]
+    allowed: dict[str, list[int]] = {}
+    if any(voids):
+        for card in hidden:
+            if card not in JOKERS:
+                allowed[card] = [i for i, s in enumerate(slot_seats) if s is None or card[1] not in voids[s]]
+    deal = HiddenDeal(hidden, [len(p) for p in slots], allowed)
+    return _Plan(deal, tuple(template), tuple(slots))
 
 
 class Regicide(Game[RegicideState]):
@@ -475,6 +649,64 @@ class Regicide(Game[RegicideState]):
         if players is None and options.get("teams") is True:
             players = 4
         super().__init__(players, **options)
+
+    def sample_state(self, observation: dict[str, Any], rng: random.Random) -> RegicideState:
+        """A world the observing seat cannot tell from the real one (see the module's text,
+        "Sampling worlds"): the hidden cards drawn uniformly among the deals in which the
+        deal's history replays legally, so ``observation(seat)`` of the result equals
+        ``observation``. Raises ValueError when ``observation`` is not one of this game (or
+        :class:`~atout.games.sampling.Inconsistent`, a ValueError, when no deal fits it)."""
+        obs = observation
+        if not isinstance(obs, Mapping) or obs.get("game") != "regicide":
+            game = obs.get("game") if isinstance(obs, Mapping) else type(obs).__name__
+            raise ValueError(f"not a regicide observation (game {game!r})")
+        missing = _OBSERVATION_KEYS.difference(obs)
+        if missing:
+            raise ValueError(f"the regicide observation lacks {', '.join(sorted(missing))}")
+        if obs["players"] != self.players or (obs["teams"] is not None) != self.options["teams"]:
+            raise ValueError(
+                f"an observation of {obs['players']} players (teams: {obs['teams'] is not None}) for a game"
+                f" of {self.players} (teams: {self.options['teams']})")
+        seat = obs["seat"]
+        try:
+            plan = _plan(self.players, seat, obs["dealer"], tuple(obs["hand"]), obs["turned"],
+                         tuple(map(tuple, obs["deal_history"])))
+            deal, dealer, carry = obs["deal"], obs["dealer"], obs["carry"]
+            scores, last = obs["scores"], obs["last_deal"]
+            teams = self.options["teams"]
+            totals = [scores[0], scores[1]] if teams else list(scores)
+            if obs["phase"] == PHASE_OVER:
+                # The game ended with this deal: replaying it scores it again, so start from
+                # the totals before it (that deal awarded points, so nothing was carried after).
+                award = last["total"][:2] if teams else list(last["total"])
+                tricks = last["tricks"]
+                most = max(tricks[0] + tricks[2], tricks[1] + tricks[3]) if teams else max(tricks)
+                totals = [t - a for t, a in zip(totals, award, strict=True)]
+                carry = max(award) - most
+                last = None  # replaced by that deal's result
+            elif last is not None:
+                last = {k: list(v) if isinstance(v, list) else v for k, v in last.items()}
+        except (TypeError, KeyError, IndexError, AttributeError) as exc:
+            raise ValueError(f"malformed regicide observation: {exc}") from None
+        hands = plan.deal.sample(rng)
+        deck = list(plan.template)
+        for places, cards in zip(plan.slots, hands, strict=True):
+            for place, card in zip(places, cards, strict=True):
+                deck[place] = card
+        state = RegicideState._resume(self, rng.getrandbits(64), deck, dealer, deal, totals, carry, last)
+        for who, action in obs["deal_history"]:
+            try:
+                if state.current_player != who:
+                    raise IllegalAction(f"seat {state.current_player} is to act, not seat {who}")
+                state.apply(action)
+            except IllegalAction as exc:
+                raise ValueError(f"the observation's deal_history does not replay: {exc}") from None
+        if state.observation(seat) != obs:
+            got = state.observation(seat)
+            wrong = sorted(k for k in _OBSERVATION_KEYS if got[k] != obs[k])
+            raise ValueError(
+                f"the regicide observation does not follow from its deal_history: {', '.join(wrong)}")
+        return state
 
     def _check_options(self, values: dict[str, Any]) -> None:
         if values["teams"] and values["players"] != 4:
