@@ -193,3 +193,17 @@ def test_a_state_whose_class_copies_itself_is_deep_copied() -> None:
 
     twin = Custom(new_game("merde")).clone()
     assert isinstance(twin, Custom) and twin.hand == ["copied by __deepcopy__"]
+
+
+@pytest.mark.parametrize(
+    ("game_id", "tables"), [("merde", ("_strengths", "_strength")), ("tiercon", ("_strength", "_points"))]
+)
+def test_read_only_tables_are_shared_not_copied(game_id: str, tables: tuple[str, ...]) -> None:
+    # the module's precomputed tables a state points into (State._shared_tables) are the same
+    # objects in a clone; tiercon's finished tricks are tuples, shared too
+    for state in positions(game_id, GAMES[game_id].default_players, 4, seed=9)[1:]:
+        twin = state.clone()
+        for name in tables:
+            assert getattr(twin, name) is getattr(state, name)
+        if game_id == "tiercon":
+            assert all(a is b for a, b in zip(twin._tricks, state._tricks, strict=True))  # type: ignore[attr-defined]
