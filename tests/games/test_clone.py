@@ -78,15 +78,14 @@ def test_a_clone_played_on_never_changes_the_original(game_id: str, players: int
 
 @pytest.mark.parametrize(("game_id", "players"), CASES)
 def test_a_clone_plays_as_a_deepcopy_does(game_id: str, players: int) -> None:
-    # a deepcopy, a clone and a clone of that clone, continued with the same random choices,
-    # offer the same actions and show the acting seat the same observation at every step, and
-    # every seat the same at the end (their generators too, in the same state)
+    # a deepcopy, a clone, a clone of that clone, and the original after it was cloned (its
+    # generator became a lazy copy of itself), continued with the same random choices, offer
+    # the same actions and show the acting seat the same observation at every step, and every
+    # seat the same at the end (their generators too, in the same state)
     for k, state in enumerate(positions(game_id, players, 6, seed=100 + players)):
         deep = copy.deepcopy(state, {id(state.game): state.game})
-        copies = [deep, state.clone()]
-        copies.append(copies[1].clone())
-        if not state.is_terminal:
-            state.apply(state.legal_actions()[0])  # the original moves on, which changes nothing
+        twin = state.clone()
+        copies = [deep, twin, twin.clone(), state]
         rngs = [random.Random(k) for _ in copies]
         for _ in range(300):
             if deep.is_terminal:
@@ -96,8 +95,8 @@ def test_a_clone_plays_as_a_deepcopy_does(game_id: str, players: int) -> None:
             for c, r in zip(copies, rngs, strict=True):
                 assert c.legal_actions() == legal and c.observation(c.current_player) == seen  # type: ignore[arg-type]
                 c.apply(r.choice(legal))
-        assert view(copies[1]) == view(deep) and view(copies[2]) == view(deep)
-        assert [c._rng.getstate() for c in copies[1:]] == [deep._rng.getstate()] * 2
+        assert all(view(c) == view(deep) for c in copies[1:])
+        assert [c._rng.getstate() for c in copies[1:]] == [deep._rng.getstate()] * 3
 
 
 class Colour(Enum):
