@@ -4,6 +4,7 @@ better than random; built-in bot specs with parameters (``pimc:worlds=64``)."""
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from math import comb
 from typing import Any
@@ -129,7 +130,7 @@ def test_builtin_specs_with_parameters() -> None:
     assert load_bot("pimc") is PimcBot and bot_factory("ismcts") is IsmctsBot
     bot = load_bot("pimc:worlds=64,rollout=heuristic")()
     assert isinstance(bot, PimcBot)
-    assert bot.params == {"worlds": 64, "playouts": 1, "time_ms": 300, "rollout": "heuristic"}
+    assert bot.params == {"worlds": 64, "playouts": 1, "time_ms": 400, "rollout": "heuristic"}
     other = bot_factory("ismcts: iterations=2000 , exploration=1.5")()
     assert isinstance(other, IsmctsBot)
     assert other.params["iterations"] == 2000 and other.params["exploration"] == 1.5
@@ -140,7 +141,7 @@ def test_builtin_specs_with_parameters() -> None:
     ("spec", "message"),
     [
         ("pimc:wrolds=3", "unknown key 'wrolds'; pimc takes worlds (default 24), playouts (default 1), "
-                          "time_ms (default 300), rollout (random or heuristic; default random)"),
+                          "time_ms (default 400), rollout (random or heuristic; default random)"),
         ("pimc:worlds=many", "worlds must be an integer >= 0, not 'many'; pimc takes worlds"),
         ("pimc:playouts=0", "playouts must be an integer >= 1, not 0; pimc takes"),
         ("pimc:rollout=smart", "rollout must be random or heuristic, not 'smart'"),
@@ -233,18 +234,19 @@ def test_the_search_stops_when_its_time_is_up(cls: Callable[..., SearchBot]) -> 
     state, observation = a_decision()
     unbounded = "worlds" if cls is PimcBot else "iterations"
     bot = searcher(cls, state, **{unbounded: 0, "time_ms": 50})
-    bot.clock = FakeClock(0.010)  # 10 ms a reading
+    bot.cpu_clock = FakeClock(0.010)  # time_ms counts the thread's CPU time: 10 ms a reading
+    bot.clock = wall = FakeClock(0.010)
     bot.act(observation)
     # Read at the start (10 ms), then after each world or iteration: 10, 20, 30, 40 ms spent go
-    # on, 50 ms stops: five done.
-    assert bot.stats["last"] == 5
-    # The observation's deadline: at most half of it (30 ms here): three done.
-    bot.clock = FakeClock(0.010)
+    # on, 50 ms stops: five done. No deadline: the wall clock is not read.
+    assert bot.stats["last"] == 5 and wall.now == 0
+    # The observation's deadline (wall time): at most half of it (30 ms here): three done.
+    bot.cpu_clock, bot.clock = FakeClock(0.010), FakeClock(0.010)
     bot.act(Observation(observation.raw, observation.legal_actions, deadline_ms=60))
     assert bot.stats["last"] == 3
     # a count budget stops first when it is smaller
     bot = searcher(cls, state, **{unbounded: 3, "time_ms": 50})
-    bot.clock = FakeClock(0.001)
+    bot.cpu_clock = FakeClock(0.001)
     bot.act(observation)
     assert bot.stats["last"] == 3
 
@@ -254,13 +256,12 @@ def test_the_real_clock_ends_a_search_without_a_count(cls: Callable[..., SearchB
     state, observation = a_decision()
     unbounded = "worlds" if cls is PimcBot else "iterations"
     bot = searcher(cls, state, **{unbounded: 0, "time_ms": 30})
-    clock = bot.clock
-    started = clock()
+    cpu_started, wall_started = time.thread_time(), time.perf_counter()
     bot.act(observation)
-    elapsed = clock() - started
-    # It stopped by itself, after at least 30 ms; past them by at most the one world or iteration
-    # it had begun (a few milliseconds here, but this machine is shared: a second is a hang).
-    assert 0.030 <= elapsed < 1.0 and bot.stats["last"] >= 1
+    cpu, wall = time.thread_time() - cpu_started, time.perf_counter() - wall_started
+    # It stopped by itself, after 30 ms of CPU time and one world or iteration more at most (a
+    # few milliseconds; wall time is longer on a shared machine: 5 s would be a hang).
+    assert cpu >= 0.030 and wall < 5.0 and bot.stats["last"] >= 1
 
 
 def test_one_legal_action_is_answered_without_a_search() -> None:

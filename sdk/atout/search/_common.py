@@ -179,6 +179,11 @@ class SearchBot(Bot):
     is answered at once. Every decision draws its own generator from ``self.rng``, so a seeded
     bot given the same observations answers the same actions, as long as a count budget, not
     the clock, ends its searches.
+
+    Two clocks end a search: ``time_ms`` counts the CPU time of the deciding thread
+    (``time.thread_time``: other processes on a loaded machine do not make it run out, so a
+    local game stays reproducible), and the decision's deadline, when the arena gives one,
+    counts wall time (``time.perf_counter``): at most :data:`DEADLINE_SHARE` of it.
     """
 
     NAME: ClassVar[str] = ""
@@ -193,8 +198,12 @@ class SearchBot(Bot):
         self.params = {p.name: p.check(params[p.name]) if p.name in params else p.default
                        for p in self.PARAMS}  # fmt: skip
         self.sampler: Sampler = sampler or default_sampler
-        self.clock: Callable[[], float] = time.perf_counter  # seconds; a test may give its own
+        # seconds: the wall clock (the deadline's) and the thread's CPU clock (time_ms's); a test
+        # may give its own
+        self.clock: Callable[[], float] = time.perf_counter
+        self.cpu_clock: Callable[[], float] = time.thread_time
         self._games: dict[tuple[str, int, str], Game[State]] = {}
+        self._started = (0.0, 0.0)  # the decision's start: (CPU clock, wall clock)
         # How the searches went, for tests and notes: decisions searched, worlds sampled, worlds
         # that did not fit the observation, decisions played by the fallback, and the worlds
         # (pimc) or iterations (ismcts) the last search completed.
@@ -222,13 +231,22 @@ class SearchBot(Bot):
             self._games[key] = game
         return game
 
-    def time_limit(self, observation: Observation, time_ms: float) -> float:
-        """Seconds this decision may search: ``time_ms`` (0: no limit of its own), and at most
-        :data:`DEADLINE_SHARE` of the observation's deadline when it has one."""
-        limit = time_ms / 1000.0 if time_ms > 0 else math.inf
-        if observation.deadline_ms:
-            limit = min(limit, observation.deadline_ms * DEADLINE_SHARE / 1000.0)
-        return limit
+    def timer(self, observation: Observation, time_ms: float) -> Callable[[], bool]:
+        """``time_up()`` for this decision: true once the thread has spent ``time_ms`` of CPU time
+        (0: no limit of its own) since the decision began, or :data:`DEADLINE_SHARE` of the
+        observation's deadline (wall time) when it has one. A clock without a limit is not read."""
+        cpu_limit = time_ms / 1000.0 if time_ms > 0 else math.inf
+        deadline = observation.deadline_ms
+        wall_limit = deadline * DEADLINE_SHARE / 1000.0 if deadline else math.inf
+        cpu, wall = self.cpu_clock, self.clock
+        cpu_started, wall_started = self._started
+
+        def time_up() -> bool:
+            return (cpu_limit < math.inf and cpu() - cpu_started >= cpu_limit) or (
+                wall_limit < math.inf and wall() - wall_started >= wall_limit
+            )
+
+        return time_up
 
     def rollout_for(self, game: Game[State]) -> Rollout:
         if self.params.get("rollout") == "heuristic":
@@ -252,12 +270,13 @@ class SearchBot(Bot):
         legal = observation.legal_actions
         if len(legal) == 1:
             return legal[0]
-        started = self.clock()
+        self._started = (self.cpu_clock() if self.params.get("time_ms") else 0.0,
+                         self.clock() if observation.deadline_ms else 0.0)  # fmt: skip
         rng = random.Random(self.rng.getrandbits(64))
         game = self.game_for(observation)
         self.stats["searches"] += 1
         try:
-            return self.search(game, observation, rng, started)
+            return self.search(game, observation, rng)
         except (NotImplementedError, ValueError, IllegalAction) as exc:
             # No world to search (no sampler for this game, or one that fails here): the game's
             # heuristic bot answers, so that a match goes on; the log says why, once per bot.
@@ -276,7 +295,7 @@ class SearchBot(Bot):
         action = str(bot.act(observation))
         return action if action in observation.legal_actions else observation.legal_actions[0]
 
-    def search(self, game: Game[State], observation: Observation, rng: random.Random, started: float) -> str:
+    def search(self, game: Game[State], observation: Observation, rng: random.Random) -> str:
         raise NotImplementedError
 
 

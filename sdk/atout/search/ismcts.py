@@ -39,8 +39,8 @@ class _Node:
 class IsmctsBot(SearchBot):
     """SO-ISMCTS: ``iterations`` determinized iterations, UCB1 with availability counts and
     exploration constant ``exploration``, random playouts (or the heuristic bot's,
-    ``rollout=heuristic``) to the end of the deal. The search stops early once ``time_ms``
-    (0: no limit) or half the decision's deadline is spent.
+    ``rollout=heuristic``) to the end of the deal. The search stops early once the thread has
+    spent ``time_ms`` of CPU time (0: no limit) or half the decision's deadline has passed.
 
     ``IsmctsBot(iterations=2000)``; ``sampler`` replaces ``game.sample_state``.
     """
@@ -49,7 +49,7 @@ class IsmctsBot(SearchBot):
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("iterations", int, 500, "iterations (one sampled world each) per decision "
               "(0: as many as time_ms allows)", minimum=0),
-        Param("time_ms", int, 300, "the most milliseconds a decision searches (0: no limit)", minimum=0),
+        Param("time_ms", int, 400, "the most CPU milliseconds a decision searches (0: no limit)", minimum=0),
         Param("exploration", float, 0.7, "UCB1's exploration constant (rewards are in [0, 1])", minimum=0),
         ROLLOUT,
     )  # fmt: skip
@@ -59,19 +59,18 @@ class IsmctsBot(SearchBot):
         if not self.params["iterations"] and not self.params["time_ms"]:
             raise ValueError("ismcts needs a bound: iterations or time_ms above 0")
 
-    def search(self, game: Game[State], observation: Observation, rng: random.Random, started: float) -> str:
+    def search(self, game: Game[State], observation: Observation, rng: random.Random) -> str:
         legal = observation.legal_actions
         seat: int = observation["seat"]
         iterations: int = self.params["iterations"]
         c: float = self.params["exploration"]
-        limit = self.time_limit(observation, self.params["time_ms"])
+        time_up = self.timer(observation, self.params["time_ms"])
         rollout = self.rollout_for(game)
-        clock = self.clock
         log, sqrt = math.log, math.sqrt
         root = _Node(seat)
         done = 0
         while not iterations or done < iterations:
-            if done and clock() - started >= limit:
+            if done and time_up():
                 break
             state = self.sample(game, observation, rng)
             if state is None:

@@ -23,8 +23,9 @@ from ._common import ROLLOUT, Param, Sampler, SearchBot, best_index, playout_val
 
 class PimcBot(SearchBot):
     """PIMC: ``worlds`` sampled worlds, ``playouts`` playouts per legal action and world, the
-    best mean value played. The search stops early, with the worlds it finished, once
-    ``time_ms`` (0: no limit) or half the decision's deadline is spent; it always finishes one.
+    best mean value played. The search stops early, with the worlds it finished, once the
+    thread has spent ``time_ms`` of CPU time (0: no limit) or half the decision's deadline has
+    passed; it always finishes one.
 
     ``PimcBot(worlds=64, rollout="heuristic")``; ``sampler`` replaces ``game.sample_state``.
     """
@@ -33,7 +34,7 @@ class PimcBot(SearchBot):
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param("worlds", int, 24, "worlds sampled per decision (0: as many as time_ms allows)", minimum=0),
         Param("playouts", int, 1, "playouts per legal action and world", minimum=1),
-        Param("time_ms", int, 300, "the most milliseconds a decision searches (0: no limit)", minimum=0),
+        Param("time_ms", int, 400, "the most CPU milliseconds a decision searches (0: no limit)", minimum=0),
         ROLLOUT,
     )
 
@@ -42,19 +43,18 @@ class PimcBot(SearchBot):
         if not self.params["worlds"] and not self.params["time_ms"]:
             raise ValueError("pimc needs a bound: worlds or time_ms above 0")
 
-    def search(self, game: Game[State], observation: Observation, rng: random.Random, started: float) -> str:
+    def search(self, game: Game[State], observation: Observation, rng: random.Random) -> str:
         legal = observation.legal_actions
         seat: int = observation["seat"]
         worlds: int = self.params["worlds"]
         playouts: int = self.params["playouts"]
-        limit = self.time_limit(observation, self.params["time_ms"])
+        time_up = self.timer(observation, self.params["time_ms"])
         rollout = self.rollout_for(game)
-        clock = self.clock
         totals = [0.0] * len(legal)
         done = 0  # worlds whose every action was played out
         last = len(legal) - 1
         while not worlds or done < worlds:
-            if done and clock() - started >= limit:
+            if done and time_up():
                 break
             world = self.sample(game, observation, rng)
             if world is None:
