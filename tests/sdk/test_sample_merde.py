@@ -66,15 +66,15 @@ def bot_action(bot: MerdeHeuristicBot | None, state: MerdeState, rng: random.Ran
 
 
 CONFIGS: list[tuple[int, dict[str, Any], int]] = [
-    # (players, options, positions)
-    (3, {}, 90),
-    (3, {"deals": 17}, 60),
-    (4, {}, 90),
-    (4, {"deals": 6, "zero_bid": "five_plus_tricks"}, 90),
-    (5, {"zero_bid": "five_plus_tricks"}, 90),
-    (6, {}, 90),
-    (7, {}, 90),
-    (7, {"deals": 3}, 60),
+    # (players, options, positions): two observations each, three worlds of each
+    (3, {}, 150),
+    (3, {"deals": 17}, 100),
+    (4, {}, 150),
+    (4, {"deals": 6, "zero_bid": "five_plus_tricks"}, 150),
+    (5, {"zero_bid": "five_plus_tricks"}, 150),
+    (6, {}, 150),
+    (7, {}, 150),
+    (7, {"deals": 3}, 100),
 ]
 
 
