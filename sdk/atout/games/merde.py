@@ -573,14 +573,16 @@ class _Worlds:
     """The worlds consistent with one observation, worked out once and drawn many times.
 
     The hidden cards are every card the seat has not seen (it has seen its hand, the turned
-    card and the cards played in this deal). Their slots are the other seats' hands as they are now and the
-    stock (the cards dealt to nobody and not turned). A seat that did not follow suit at a
-    trick of this deal held none of the suit led then; since a hand only loses cards during a
-    deal, none of its hidden cards is of that suit: those cards may only lie in the other
-    slots. Following suit is the only obligation of merde (no duty to trump or to beat), so
-    these are all the constraints the deal history implies. A seat's hand at the deal's start
-    is then its hidden cards plus those it played; the deck is built so that dealing it from
-    the dealer's left gives exactly those hands, then the turned card, then the stock.
+    card and the cards played in this deal). They lie in the other seats' hands as they are
+    now and in the stock (the cards dealt to nobody and not turned). A seat that did not
+    follow suit at a trick of this deal held none of the suit led then; since a hand only
+    loses cards during a deal, none of its hidden cards is of that suit. Following suit is
+    merde's only obligation (no duty to trump or to beat), so these are all the constraints
+    the deal history implies. The seats with such a void get a slot each in :class:`_VoidDeal`;
+    the other hands and the stock share one (no constraint tells them apart). A seat's hand at
+    the deal's start is then its hidden cards plus those it played; the deck is built so that
+    dealing it from the dealer's left gives exactly those hands, then the turned card, then
+    the stock.
     """
 
     def __init__(self, game: Merde, observation: dict[str, Any]) -> None:
