@@ -281,3 +281,22 @@ def test_without_a_sampler_the_heuristic_bot_answers() -> None:
     bot.sampler = broken
     assert bot.act(observation) in observation.legal_actions
     assert bot.stats["fallbacks"] == 1
+
+
+def test_heuristic_rollouts_play_the_heuristic_bot_to_the_deal_end() -> None:
+    from atout.bots import MerdeHeuristicBot
+    from atout.search import HeuristicRollout
+
+    game = new_game("merde", players=4, deals=4)
+    state = game.new_state(seed=6)
+    for _ in range(2):  # two deals played: the third begins
+        random_rollout(state, random.Random(1))
+    start = state.clone()
+    HeuristicRollout(game)(state, random.Random(2))
+    assert state._deals_started == start._deals_started + 1 and not state.is_terminal  # not further
+    replay = start.clone()
+    for seat, action in state.history[len(start.history):]:
+        bot = MerdeHeuristicBot()  # merde's heuristic bot draws nothing and remembers nothing
+        assert bot.act(Observation(replay.observation(seat), replay.legal_actions())) == action
+        replay.apply(action)
+    assert PimcBot(rollout="heuristic").rollout_for(game).__class__ is HeuristicRollout
