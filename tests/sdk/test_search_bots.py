@@ -300,3 +300,46 @@ def test_heuristic_rollouts_play_the_heuristic_bot_to_the_deal_end() -> None:
         assert bot.act(Observation(replay.observation(seat), replay.legal_actions())) == action
         replay.apply(action)
     assert PimcBot(rollout="heuristic").rollout_for(game).__class__ is HeuristicRollout
+
+
+def test_run_plays_a_search_bot_from_its_spec(arena: tuple[Any, int]) -> None:
+    """``atout-bot run pimc:...``'s path: the spec loaded, a real runner, a decision from the
+    fake arena answered by a search in sampled worlds (the engine's sampler)."""
+    import json
+
+    from fake_arena import RunnerThread
+
+    from atout.v1 import atout_pb2 as pb
+
+    servicer, port = arena
+    game = new_game("tiercon")
+    state = game.new_state(seed=3)
+    rng = random.Random(3)
+    while len(state.legal_actions()) < 3 or len(state.history) < 6:
+        state.apply(rng.choice(state.legal_actions()))
+    seat = state.current_player
+    assert seat is not None
+    runner = RunnerThread(load_bot("pimc:worlds=4,time_ms=0"), port)
+    try:
+        conn = servicer.next_connection()
+        conn.send(match_start=pb.MatchStart(match_id="m", game="tiercon", seat=seat, players=2))
+        conn.send(decision=pb.DecisionRequest(
+            request_id="r", match_id="m", game="tiercon", seat=seat, deadline_ms=5000,
+            observation_json=json.dumps(state.observation(seat)), legal_actions=state.legal_actions(),
+        ))  # fmt: skip
+        answer = conn.expect("action", timeout=20)
+    finally:
+        runner.stop()
+    assert answer.action in state.legal_actions()
+    assert answer.note.decode().startswith("pimc: 4 worlds, value ")
+
+
+def test_match_and_validate_take_search_specs(capsys: pytest.CaptureFixture[str]) -> None:
+    # merde of one deal (one card each): whole commands, cheaply
+    argv = ["--game", "merde", "--option", "deals=1"]
+    assert main(["match", "pimc:worlds=4,time_ms=0", "heuristic", *argv, "--games", "8", "--players", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "pimc:worlds=4,time_ms=0 (A) vs heuristic (B): merde, 3 players" in out and "games 6" in out
+    assert main(["validate", "ismcts:iterations=20,time_ms=0", *argv, "--games", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "exceptions       0" in out and "illegal actions  0" in out and "same seed        yes" in out
