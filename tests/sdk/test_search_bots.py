@@ -337,7 +337,7 @@ def test_run_plays_a_search_bot_from_its_spec(arena: tuple[Any, int]) -> None:
 def test_match_and_validate_take_search_specs(capsys: pytest.CaptureFixture[str]) -> None:
     # merde of one deal (one card each): whole commands, cheaply
     argv = ["--game", "merde", "--option", "deals=1"]
-    assert main(["match", "pimc:worlds=4,time_ms=0", "heuristic", *argv, "--games", "8", "--players", "3"]) == 0
+    assert main(["match", "pimc:worlds=4,time_ms=0", "heuristic", *argv, "--games", "8", "--players=3"]) == 0
     out = capsys.readouterr().out
     assert "pimc:worlds=4,time_ms=0 (A) vs heuristic (B): merde, 3 players" in out and "games 6" in out
     assert main(["validate", "ismcts:iterations=20,time_ms=0", *argv, "--games", "1"]) == 0
