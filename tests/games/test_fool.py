@@ -569,3 +569,18 @@ def test_random_play_never_meets_a_repetition_in_a_thousand_games() -> None:
         while not state.is_terminal:
             state.apply(rng.choice(state.legal_actions()))
         assert state.fool is not None or not any(state.hands), seed
+
+
+def test_observation_carries_the_whole_game_as_deal_history() -> None:
+    """fool is one deal: every seat's ``deal_history`` is the game's history, [seat, action]."""
+    import random
+
+    state = new_game("fool", players=3).new_state(seed=11)
+    rng = random.Random(11)
+    assert state.observation(0)["deal_history"] == []
+    while not state.is_terminal:
+        state.apply(rng.choice(state.legal_actions()))
+        if len(state.history) % 17 == 0:
+            for seat in range(3):
+                assert state.observation(seat)["deal_history"] == [[s, a] for s, a in state.history]
+    assert state.observation(2)["deal_history"] == [[s, a] for s, a in state.history]

@@ -12,6 +12,15 @@ player is a loser and shares place 2 (RULES.md, **Result (revised)**).
 Phases: ``"attack"`` (the attacker leads the bout's first card), ``"defend"`` (the defender
 answers the one uncovered attack card), ``"add"`` (a player is asked to add or pass; also
 after ``take``), ``"over"``.
+
+Sampling worlds (:meth:`Fool.sample_state`, docs/rules/fool.md "Sampling worlds"): the hidden
+cards lie in slots (each seat's dealt hand, each batch a seat drew after a bout, the stock not
+yet drawn); a card a seat played first came from one of its slots filled before; seen cards (a
+defender's pick-up, the first-attack card, the turned card) are where they were seen; the
+first-attack card rules lower cards out of every dealt hand. Nobody is obliged to beat or add,
+so nothing else constrains the deal. Decks are drawn uniformly among the consistent ones
+(:class:`_Worlds`), the stock's undrawn order at random, and the observation's
+``deal_history`` replayed on them.
 """
 
 from __future__ import annotations
