@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=2.0, help="CPU time per measurement (default 2)")
+    parser.add_argument("--seconds", type=float, default=1.5, help="CPU time per measurement (default 1.5)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved slices per measurement")
     parser.add_argument("--games", default=DEFAULT_CASES, help=f"game:players,... (default {DEFAULT_CASES})")
     parser.add_argument("--all-seats", action="store_true", help="every seat count of those games")
