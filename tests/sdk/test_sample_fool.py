@@ -362,3 +362,41 @@ def test_a_malformed_observation_is_refused_in_one_line() -> None:
     assert "'2c' is not in this game's 36-card deck" in messages["a card of the other deck"]
     with pytest.raises(ValueError, match="3-player game; this fool game has 4 players"):
         new_game("fool", players=4).sample_state(good, rng)
+
+
+def test_the_work_per_observation_is_done_once_and_the_cache_stays_small(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import atout.games.fool as fool
+
+    built = []
+
+    class Counting(fool._Worlds):
+        def __init__(self, game: Any, obs: dict[str, Any]) -> None:
+            built.append(obs["seat"])
+            super().__init__(game, obs)
+
+    monkeypatch.setattr(fool, "_Worlds", Counting)
+    monkeypatch.setattr(fool, "_WORLDS", {})
+    game = new_game("fool", players=4)
+    real = game.new_state(seed=2)
+    rng = random.Random(2)
+    for _ in range(25):
+        real.apply(rng.choice(real.legal_actions()))
+    obs = json.loads(json.dumps(real.observation(1)))
+    for _ in range(5):
+        game.sample_state(json.loads(json.dumps(obs)), rng)
+    assert built == [1]  # one count for five worlds of an equal observation
+    mine = json.loads(json.dumps(obs))
+    game.sample_state(mine, rng)
+    mine["deal_history"].pop()  # the caller changes its dict: the kept copy does not change
+    mine["deal_history"].append([0, "pass"])
+    assert game.sample_state(obs, rng).observation(1) == obs and built == [1]
+    with pytest.raises(ValueError):
+        game.sample_state(mine, rng)  # same key, another observation: counted afresh, refused
+    assert built == [1, 1]
+    for _ in range(20):
+        real.apply(rng.choice(real.legal_actions()))
+        if real.is_terminal:
+            break
+        game.sample_state(real.observation(real.current_player), rng)
+    assert len(fool._WORLDS) <= fool._WORLDS_KEPT
