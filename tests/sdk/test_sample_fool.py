@@ -396,7 +396,7 @@ def test_the_work_per_observation_is_done_once_and_the_cache_stays_small(
     assert built == [1, 1]
     for _ in range(20):
         real.apply(rng.choice(real.legal_actions()))
-        if real.is_terminal:
+        if real.current_player is None:
             break
         game.sample_state(real.observation(real.current_player), rng)
     assert len(fool._WORLDS) <= fool._WORLDS_KEPT
