@@ -97,18 +97,21 @@ def random_player(state: TierconState, rng: random.Random) -> str:
 
 
 def positions(seeds: range, heuristic: bool) -> list[tuple[TierconState, random.Random]]:
-    """Games played by two random bots or two heuristic ones, each stopped at a random ply
-    (some after the game's end)."""
+    """Games played by two random bots or two heuristic ones, each kept at five random plies
+    (one game in four also at its end)."""
     out = []
     for seed in seeds:
         rng = random.Random(seed)
         players = [heuristic_player(seed), heuristic_player(seed + 1)] if heuristic else [random_player] * 2
         state = GAME.new_state(seed=seed)
-        stop = rng.randrange(220)
-        while not state.is_terminal and len(state.history) < stop:
+        stops = {rng.randrange(180) for _ in range(5)} | ({10_000} if seed % 4 == 0 else set())
+        while True:
+            if len(state.history) in stops or state.is_terminal:
+                out.append((state.clone(), random.Random(len(out))))
+            if state.is_terminal or len(state.history) > max(stops):
+                break
             assert state.current_player is not None
             state.apply(players[state.current_player](state, rng))
-        out.append((state, rng))
     return out
 
 
@@ -116,7 +119,7 @@ def positions(seeds: range, heuristic: bool) -> list[tuple[TierconState, random.
 def test_sampled_worlds_are_consistent_legal_and_varied(heuristic: bool) -> None:
     checked = varied = hidden = 0
     phases: Counter[str] = Counter()
-    for state, rng in positions(range(0 if heuristic else 10_000, 500 if heuristic else 10_500), heuristic):
+    for state, rng in positions(range(0 if heuristic else 10_000, 100 if heuristic else 10_100), heuristic):
         acting = state.current_player if state.current_player is not None else 0
         for seat in (acting, 1 - acting):
             observation = json.loads(json.dumps(state.observation(seat)))
@@ -136,7 +139,7 @@ def test_sampled_worlds_are_consistent_legal_and_varied(heuristic: bool) -> None
             if state._stock and set(real[0]) - set(state._revealed):
                 hidden += 1
                 varied += differs
-    assert checked >= 2000 and min(phases.values()) >= 10, (checked, phases)
+    assert checked >= 1800 and min(phases.values()) >= 10, (checked, phases)
     # two samples of a position give the real deal twice only where nearly everything is known
     assert varied >= 0.95 * hidden, (varied, hidden)
 

@@ -978,15 +978,16 @@ class Tiercon(Game[TierconState]):
             raise ValueError(f"not a tiercon observation: missing key(s) {', '.join(sorted(missing))}")
         seat, dealer, trump_card, hand = obs["seat"], obs["dealer"], obs["trump_card"], obs["hand"]
         history = obs["deal_history"]
-        if seat not in (0, 1) or dealer not in (0, 1) or trump_card not in SORT_KEY:
-            raise ValueError("not a tiercon observation: seat, dealer or trump_card is not valid")
-        if (
-            not isinstance(hand, list)
-            or not all(c in SORT_KEY for c in hand)
-            or not isinstance(history, list)
-        ):
-            raise ValueError("not a tiercon observation: hand or deal_history is not valid")
-        plan = _plan(seat, dealer, trump_card, tuple(hand), tuple(map(tuple, history)))
+        try:
+            if seat not in (0, 1) or dealer not in (0, 1) or trump_card not in SORT_KEY:
+                raise ValueError("not a tiercon observation: seat, dealer or trump_card is not valid")
+            if not all(c in SORT_KEY for c in hand) or not isinstance(history, list):
+                raise ValueError("not a tiercon observation: hand or deal_history is not valid")
+            plan = _plan(seat, dealer, trump_card, tuple(hand), tuple(map(tuple, history)))
+        except TypeError:  # something unhashable or not iterable where cards or actions belong
+            raise ValueError(
+                "not a tiercon observation: hand, trump_card or deal_history is not valid"
+            ) from None
         state = self.new_state(seed=rng.getrandbits(64), decks=[plan.fill(rng)], dealer=dealer)
         totals, last_deal = obs["scores"], obs["last_deal"]
         if obs["phase"] == PHASE_OVER and last_deal is not None:  # the last deal is in the history
