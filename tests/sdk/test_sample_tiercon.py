@@ -99,7 +99,7 @@ def random_player(state: TierconState, rng: random.Random) -> str:
 def positions(seeds: range, heuristic: bool) -> list[tuple[TierconState, random.Random]]:
     """Games played by two random bots or two heuristic ones, each kept at five random plies
     (one game in four also at its end)."""
-    out = []
+    out: list[tuple[TierconState, random.Random]] = []
     for seed in seeds:
         rng = random.Random(seed)
         players = [heuristic_player(seed), heuristic_player(seed + 1)] if heuristic else [random_player] * 2
@@ -107,7 +107,9 @@ def positions(seeds: range, heuristic: bool) -> list[tuple[TierconState, random.
         stops = {rng.randrange(180) for _ in range(5)} | ({10_000} if seed % 4 == 0 else set())
         while True:
             if len(state.history) in stops or state.is_terminal:
-                out.append((state.clone(), random.Random(len(out))))
+                kept = state.clone()
+                assert isinstance(kept, TierconState)
+                out.append((kept, random.Random(len(out))))
             if state.is_terminal or len(state.history) > max(stops):
                 break
             assert state.current_player is not None
