@@ -1,0 +1,90 @@
+"""The ladder of bosses, measured: each step an SPRT of the stronger boss against the one below,
+and each boss's Elo against ``random``, per game (issue 36; docs/bots.md shows the figures).
+
+    .venv/bin/python scripts/boss_ladder.py --game tiercon:2 --game fool:2
+    .venv/bin/python scripts/boss_ladder.py --game merde:4 --option merde:deals=3 --max-games 400
+
+Every figure comes from ``atout-bot test`` (its ``--json``), run as a separate process with the
+command printed beside the result, so each line can be measured again by hand. The bosses are
+the arena's house kinds (``atout_arena.services.practice.HOUSE_KINDS``: the same SDK specs the
+arena seats). A step is held when its SPRT (elo0 0, elo1 50, alpha = beta = 0.05) accepts H1;
+``H0`` or ``inconclusive`` (``--max-games`` reached) are printed as they are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from atout_arena.services.practice import HOUSE_KINDS
+
+ROOT = Path(__file__).resolve().parent.parent
+BOT = str(ROOT / ".venv" / "bin" / "atout-bot")
+
+# (stronger, weaker): the ladder's steps, then where ISMCTS lands
+STEPS = [("heuristic", "random"), ("pimc-small", "heuristic"), ("pimc-large", "pimc-small"),
+         ("ismcts", "heuristic"), ("ismcts", "pimc-small")]
+
+
+def spec(kind: str) -> str:
+    return "random" if kind == "random" else HOUSE_KINDS[kind].spec
+
+
+def run(a: str, b: str, game: str, players: int, options: list[str], max_games: int,
+        sprt: bool = True) -> tuple[str, dict]:
+    command = [BOT, "test", spec(a), spec(b), "--game", game, "--players", str(players),
+               "--games", str(max_games), "--json"]
+    if sprt:
+        command += ["--sprt", "0,50"]
+    for option in options:
+        command += ["--option", option]
+    started = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{shlex.join(command)} failed: {done.stderr.strip().splitlines()[-1:]}")
+    result = json.loads(done.stdout)
+    result["wall_s"] = round(time.monotonic() - started, 1)
+    shown = shlex.join(["atout-bot", *command[1:]])
+    return shown, result
+
+
+def line(kind: str, result: dict) -> str:
+    low, high = result["elo_ci95"]
+    elo = "∞" if result["elo"] is None else f"{result['elo']:.0f}"
+    return (f"{kind}: {result.get('result') or '-'} after {result['games']} games, Elo {elo} "
+            f"[{low:.0f}, {high:.0f}], {result['wall_s']} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", action="append", required=True,
+                        help="GAME:PLAYERS, e.g. tiercon:2 (repeat for more)")
+    parser.add_argument("--option", action="append", default=[],
+                        help="GAME:K=V, a game option for that game's matches (repeat)")
+    parser.add_argument("--max-games", type=int, default=600, help="games at most per SPRT (default 600)")
+    parser.add_argument("--steps", default="all", help="'all', or indices into the steps, e.g. 0,1")
+    parser.add_argument("--no-elo", action="store_true", help="skip each boss against random")
+    args = parser.parse_args(argv)
+    steps = STEPS if args.steps == "all" else [STEPS[int(i)] for i in args.steps.split(",")]
+    for entry in args.game:
+        game, _, players_text = entry.partition(":")
+        players = int(players_text or 2)
+        options = [o.split(":", 1)[1] for o in args.option if o.split(":", 1)[0] == game]
+        print(f"## {game}, {players} players{' (' + ', '.join(options) + ')' if options else ''}", flush=True)
+        for stronger, weaker in steps:
+            command, result = run(stronger, weaker, game, players, options, args.max_games)
+            print(f"- {line(f'{stronger} > {weaker}', result)}\n  `{command}`", flush=True)
+        if not args.no_elo:
+            for kind in ("heuristic", "pimc-small", "pimc-large", "ismcts"):
+                command, result = run(kind, "random", game, players, options, args.max_games)
+                print(f"- {line(f'{kind} vs random', result)}\n  `{command}`", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
