@@ -14,46 +14,16 @@ import pytest
 from atout import Bot, MatchInfo, Observation
 from atout.bots import BOTS, RandomBot, bot_factory
 from atout.cli import main
-from atout.games import Game, State, new_game
+from atout.games import GAMES, Game, State, new_game
 from atout.loading import BotLoadError, load_bot
+from atout.local import play
 from atout.search import IsmctsBot, PimcBot, SearchBot, playout_values, random_rollout
 
 
-def has_sampler(game_id: str) -> bool:
-    """Whether the game's engine implements ``sample_state`` (the four are getting theirs)."""
-    return type(new_game(game_id)).sample_state is not Game.sample_state
-
-
-class Table:
-    """Plays one game as atout.local.play does (bots seeded ``seed/seat``), keeping the real state
-    where an oracle sampler can copy it: a search bot of a game whose engine cannot sample yet
-    searches the real deal (a perfect-information world, fine for legality and timing)."""
-
-    def __init__(self, game_id: str, bots: Sequence[Bot], seed: int, **options: Any) -> None:
-        self.game = new_game(game_id, players=len(bots), **options)
-        self.state = self.game.new_state(seed=seed)
-        self.bots = bots
-        self.think: list[float] = []
-        for seat, bot in enumerate(bots):
-            bot.match = MatchInfo("search-test", game_id, seat, len(bots), dict(self.game.options))
-            bot.rng.seed(f"{seed}/{seat}")
-            if isinstance(bot, SearchBot) and not has_sampler(game_id):
-                bot.sampler = self.oracle
-
-    def oracle(self, game: Game[State], observation: dict[str, Any], rng: random.Random) -> State:
-        assert observation == self.state.observation(observation["seat"])
-        return self.state.clone()
-
-    def play(self) -> State:
-        state = self.state
-        while not state.is_terminal:
-            seat = state.current_player
-            assert seat is not None
-            legal = state.legal_actions()
-            action = self.bots[seat].act(Observation(state.observation(seat), legal))
-            assert action in legal, f"seat {seat} answered {action!r}, not one of {legal}"
-            state.apply(action)
-        return state
+def test_every_game_samples_its_worlds() -> None:
+    # the search bots' default sampler: the engine's own, which every game implements
+    for game_id, cls in GAMES.items():
+        assert cls.sample_state is not Game.sample_state, game_id
 
 
 def search_bots(bots: Sequence[Bot]) -> list[SearchBot]:
@@ -82,8 +52,8 @@ def test_whole_games_legal_and_reproducible(game: str, players: int, options: di
         ]
 
     first_bots, second_bots = bots(), bots()
-    first = Table(game, first_bots, seed=5, **options).play()
-    second = Table(game, second_bots, seed=5, **options).play()
+    first = play(game, first_bots, seed=5, **options)  # each bot seeded "5/<seat>"
+    second = play(game, second_bots, seed=5, **options)
     assert first.history == second.history  # the same seed: the same actions
     for bot in search_bots(first_bots):
         assert bot.stats["searches"] > 0
@@ -92,8 +62,8 @@ def test_whole_games_legal_and_reproducible(game: str, players: int, options: di
 
 
 def test_a_different_seed_plays_differently() -> None:
-    tables = [Table("fool", [PimcBot(worlds=2, time_ms=0), RandomBot()], seed=s) for s in (1, 2)]
-    assert tables[0].play().history != tables[1].play().history
+    games = [play("fool", [PimcBot(worlds=2, time_ms=0), RandomBot()], seed=s) for s in (1, 2)]
+    assert games[0].history != games[1].history
 
 
 # -- what a playout is worth -----------------------------------------------------------------
@@ -191,8 +161,8 @@ def test_small_pimc_beats_random_at_tiercon() -> None:
         bots: list[Bot] = [PimcBot(worlds=2, time_ms=0), RandomBot()]
         if g % 2:
             bots.reverse()
-        state = Table("tiercon", bots, seed=100 + g).play()
-        wins += state.ranking[g % 2] == 1 and state.ranking[1 - g % 2] == 2
+        result = play("tiercon", bots, seed=100 + g)
+        wins += result.ranking[g % 2] == 1 and result.ranking[1 - g % 2] == 2
     assert wins >= needed
 
 
