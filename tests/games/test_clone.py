@@ -206,3 +206,16 @@ def test_read_only_tables_are_shared_not_copied(game_id: str, tables: tuple[str,
             assert getattr(twin, name) is getattr(state, name)
         if game_id == "tiercon":
             assert all(a is b for a, b in zip(twin._tricks, state._tricks, strict=True))  # type: ignore[attr-defined]
+
+
+def test_the_original_generator_turns_lazy_only_when_nothing_else_holds_it() -> None:
+    # once cloned, a state's own generator is a lazy copy of itself, so that its next clones
+    # share one snapshot; a generator someone else holds too stays the very same object
+    state = new_game("merde").new_state(seed=4)
+    first = state.clone()
+    assert type(state._rng) is _LazyRandom and type(first._rng) is _LazyRandom
+    assert state.clone()._rng._snapshot is state._rng._snapshot  # type: ignore[attr-defined]
+    held = random.Random(8)
+    state._rng = held
+    state.clone()
+    assert state._rng is held

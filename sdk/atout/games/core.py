@@ -566,11 +566,27 @@ class _LazyRandom(random.Random):
         return random.Random, (), self.getstate()
 
 
-def _held_only_here(value: Any) -> bool:
-    """Whether nothing but one attribute holds ``value`` (CPython's reference count: that
-    attribute, the caller's variable and this call's argument)."""
+def _references(value: Any) -> int:
+    """CPython's reference count of ``value`` (-1 in a Python without one)."""
     count = getattr(sys, "getrefcount", None)
-    return count is not None and count(value) <= 4  # the 4th: this function's own parameter
+    return -1 if count is None else count(value)
+
+
+class _Holder:
+    __slots__ = ("held",)
+    held: object
+
+
+def _sole_references() -> int:
+    """What :func:`_references` says, called as State.clone calls it, of a value that nothing
+    but one attribute holds (the attribute, a variable, the arguments: 4 in CPython 3.11)."""
+    holder = _Holder()
+    holder.held = object()
+    value = holder.held
+    return _references(value)
+
+
+_SOLE_REFERENCES = _sole_references()
 
 
 def _clone_random(value: random.Random, memo: dict[int, Any]) -> random.Random:
@@ -826,9 +842,9 @@ class State:
             if type(value) in _IMMUTABLE:
                 setattr(new, name, value)
                 continue
-            if type(value) is random.Random and _held_only_here(value):
-                # the original's generator becomes a lazy copy of itself too, so that the next
-                # clones of this state share its snapshot instead of taking one each
+            if type(value) is random.Random and _references(value) == _SOLE_REFERENCES != -1:
+                # the original's generator, when nothing else holds it, becomes a lazy copy of
+                # itself too, so that the next clones of this state share its snapshot
                 value = _LazyRandom.of(value.getstate())
                 setattr(self, name, value)
             setattr(new, name, _clone_value(value, memo))
