@@ -151,14 +151,15 @@ def test_keyword_parameters_are_checked() -> None:
 
 @pytest.mark.slow
 def test_small_pimc_beats_random_at_tiercon() -> None:
-    # 20 games, PIMC in seat 0 then seat 1 alternately. Were it no better than random, it would
-    # win each game with probability at most 1/2 (a draw is no win), and 17 wins or more out of
-    # 20 with probability sum(C(20, k), k >= 17) / 2^20 = 1351 / 1048576 = 0.13%.
+    # 20 games, PIMC (4 worlds a decision: it wins 19 of these 20) in seat 0, then seat 1,
+    # alternately. Were it no better than random, it would win each game with probability at most
+    # 1/2 (a draw is no win), and 17 wins or more out of 20 with probability
+    # sum(C(20, k), k >= 17) / 2^20 = 1351 / 1048576 = 0.13%.
     games, needed = 20, 17
     assert sum(comb(games, k) for k in range(needed, games + 1)) / 2**games < 0.0013
     wins = 0
     for g in range(games):
-        bots: list[Bot] = [PimcBot(worlds=2, time_ms=0), RandomBot()]
+        bots: list[Bot] = [PimcBot(worlds=4, time_ms=0), RandomBot()]
         if g % 2:
             bots.reverse()
         result = play("tiercon", bots, seed=100 + g)
