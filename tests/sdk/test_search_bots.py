@@ -111,10 +111,10 @@ def test_builtin_specs_with_parameters() -> None:
     ("spec", "message"),
     [
         ("pimc:wrolds=3", "unknown key 'wrolds'; pimc takes worlds (default 24), playouts (default 1), "
-                          "time_ms (default 400), rollout (random or heuristic; default random)"),
+                          "time_ms (default 400), rollout (auto or random or heuristic; default auto)"),
         ("pimc:worlds=many", "worlds must be an integer >= 0, not 'many'; pimc takes worlds"),
         ("pimc:playouts=0", "playouts must be an integer >= 1, not 0; pimc takes"),
-        ("pimc:rollout=smart", "rollout must be random or heuristic, not 'smart'"),
+        ("pimc:rollout=smart", "rollout must be auto or random or heuristic, not 'smart'"),
         ("pimc:worlds", "'worlds' is not key=value; pimc takes"),
         ("pimc:worlds=1,worlds=2", "'worlds' is given twice"),
         ("pimc:worlds=0,time_ms=0", "pimc needs a bound: worlds or time_ms above 0"),
@@ -314,3 +314,40 @@ def test_match_and_validate_take_search_specs(capsys: pytest.CaptureFixture[str]
     assert main(["validate", "ismcts:iterations=20,time_ms=0", *argv, "--games", "1"]) == 0
     out = capsys.readouterr().out
     assert "exceptions       0" in out and "illegal actions  0" in out and "same seed        yes" in out
+
+
+def test_rollout_auto_plays_the_heuristic_in_regicide_and_random_elsewhere() -> None:
+    """Régicide's random playouts cannot value its rule changes: pimc with them lost to the
+    heuristic bot (25% of 12 games), with heuristic playouts it won 12 of 12 (docs/bots.md)."""
+    from atout.games import new_game
+    from atout.search import PimcBot
+    from atout.search._common import HeuristicRollout, random_rollout
+
+    bot = PimcBot()
+    assert bot.params["rollout"] == "auto"
+    assert isinstance(bot.rollout_for(new_game("regicide", players=2)), HeuristicRollout)
+    for game in ("merde", "tiercon", "fool"):
+        assert bot.rollout_for(new_game(game)) is random_rollout
+    assert PimcBot(rollout="random").rollout_for(new_game("regicide", players=2)) is random_rollout
+
+
+def test_a_regicide_heuristic_bot_sitting_down_mid_deal_knows_every_card_played() -> None:
+    """A heuristic bot made fresh in a playout reads the cards played from deal_history; it
+    remembered only the tricks it had seen itself, so in pimc's playouts it played blind."""
+    import random as random_module
+
+    from atout.bot import Observation
+    from atout.bots import heuristic_bot_class
+    from atout.games import new_game
+
+    state = new_game("regicide", players=3).new_state(seed=5)
+    rng = random_module.Random(5)
+    while len([a for _, a in state.observation(0)["deal_history"] if a.startswith("play ")]) < 7:
+        state.apply(rng.choice(state.legal_actions()))
+    seat = state.current_player
+    assert seat is not None
+    observation = state.observation(seat)
+    played = {a[5:] for _, a in observation["deal_history"] if a.startswith("play ")}
+    bot = heuristic_bot_class("regicide")()
+    bot.act(Observation(observation, state.legal_actions()))
+    assert getattr(bot, "_played") == played and len(played) >= 7  # noqa: B009

@@ -45,6 +45,11 @@ class RegicideHeuristicBot(Bot):
     # -- memory ----------------------------------------------------------------------------
 
     def _remember(self, obs: Observation) -> None:
+        history = obs.get("deal_history")
+        if history is not None:  # every card played this deal, even by a bot that just sat down
+            self._deal = obs.deal
+            self._played = {action[5:] for _, action in history if action.startswith("play ")}
+            return
         if obs.deal != self._deal:
             self._deal, self._played = obs.deal, set()
         # Every completed trick is the last trick at this seat's next decision of the deal.

@@ -168,8 +168,16 @@ class Param:
         return f"{self.name} ({choices}default {self.default})"
 
 
-ROLLOUT = Param("rollout", str, "random", "the playouts' policy: random, or the game's heuristic bot",
-                choices=("random", "heuristic"))  # fmt: skip
+ROLLOUT = Param("rollout", str, "auto",
+                "the playouts' policy: random, the game's heuristic bot, or auto (heuristic in regicide)",
+                choices=("auto", "random", "heuristic"))
+
+# ``rollout=auto``: the games whose playouts need the heuristic bot. In régicide a random playout
+# changes the trump and the ranking at random after every trick: pimc with random playouts scored
+# 25% against the heuristic bot (12 games), with heuristic ones 12 of 12. Elsewhere random
+# playouts already beat the heuristic bot (merde 4 players, 48 games: 68% random, 85% heuristic,
+# five times slower) and keep a decision well under 200 ms.
+AUTO_ROLLOUT = {"regicide": "heuristic"}
 
 
 class SearchBot(Bot):
@@ -249,7 +257,10 @@ class SearchBot(Bot):
         return time_up
 
     def rollout_for(self, game: Game[State]) -> Rollout:
-        if self.params.get("rollout") == "heuristic":
+        rollout = self.params.get("rollout")
+        if rollout == "auto":
+            rollout = AUTO_ROLLOUT.get(game.id, "random")
+        if rollout == "heuristic":
             return HeuristicRollout(game)
         return random_rollout
 
@@ -297,6 +308,26 @@ class SearchBot(Bot):
 
     def search(self, game: Game[State], observation: Observation, rng: random.Random) -> str:
         raise NotImplementedError
+
+    def tie_break(self, game: Game[State], observation: Observation, tied: Sequence[int],
+                  rng: random.Random) -> int:
+        """Among legal actions (indices) the search valued equally, the one the game's heuristic
+        bot plays, else one at random. A deal often ends the same whatever is played now (a
+        trick lost anyway, a heuristic rollout that plays on alike): taking the first in the
+        engine's order then played the lowest card, or the first bid, every time, and lost to
+        the heuristic bot at regicide."""
+        from ..bots import heuristic_bot_class
+
+        bot = heuristic_bot_class(game.id)()
+        bot.rng.seed(rng.getrandbits(32))
+        bot.match = self.match
+        try:
+            choice = str(bot.act(observation))
+        except Exception:  # a heuristic's bug never loses the decision
+            choice = ""
+        legal = observation.legal_actions
+        preferred = [i for i in tied if legal[i] == choice]
+        return preferred[0] if preferred else tied[int(rng.random() * len(tied))]
 
 
 def best_index(values: Sequence[float]) -> int:

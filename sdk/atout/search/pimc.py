@@ -76,5 +76,9 @@ class PimcBot(SearchBot):
             done += 1
         self.stats["last"] = done
         best = best_index(totals)
+        top = totals[best]
+        tied = [i for i, value in enumerate(totals) if value >= top - 1e-9 * max(1.0, abs(top))]
+        if len(tied) > 1:  # the worlds cannot tell these apart: the game's heuristic bot chooses
+            best = self.tie_break(game, observation, tied, rng)
         mean = totals[best] / (done * playouts)
         return Action(legal[best], note=f"pimc: {done} worlds, value {mean:.3f}")
