@@ -54,10 +54,14 @@ def run(a: str, b: str, game: str, players: int, options: list[str], max_games: 
 
 
 def line(kind: str, result: dict) -> str:
+    def elo(value: float | None, infinite: str) -> str:  # None: every game won (or lost)
+        return infinite if value is None else f"{value:.0f}"
+
     low, high = result["elo_ci95"]
-    elo = "∞" if result["elo"] is None else f"{result['elo']:.0f}"
-    return (f"{kind}: {result.get('result') or '-'} after {result['games']} games, Elo {elo} "
-            f"[{low:.0f}, {high:.0f}], {result['wall_s']} s")
+    sign = "-" if result["score"] < 0.5 else "+"
+    return (f"{kind}: {result.get('result') or '-'} after {result['games']} games, score "
+            f"{result['score']:.3f}, Elo {elo(result['elo'], sign + '∞')} [{elo(low, '-∞')}, "
+            f"{elo(high, '+∞')}], {result['wall_s']} s")
 
 
 def main(argv: list[str] | None = None) -> int:
