@@ -351,3 +351,27 @@ def test_a_regicide_heuristic_bot_sitting_down_mid_deal_knows_every_card_played(
     bot = heuristic_bot_class("regicide")()
     bot.act(Observation(observation, state.legal_actions()))
     assert getattr(bot, "_played") == played and len(played) >= 7  # noqa: B009
+
+
+def test_a_world_that_does_not_fit_counts_against_its_own_decision_only() -> None:
+    """Bad worlds once counted over the bot's life: after a few, any later decision gave up at
+    its first bad world and the heuristic played instead."""
+    from atout.bot import Observation
+    from atout.games import new_game
+    from atout.search import PimcBot
+
+    game = new_game("tiercon")
+    real = game.new_state(seed=1)
+    misfit = game.new_state(seed=2)
+    while misfit.current_player == real.current_player:
+        misfit.apply(misfit.legal_actions()[0])
+    script = iter([misfit] * 5 + [misfit] + [real] * 100)  # decision 1: five misfits; decision 2: one
+
+    bot = PimcBot(sampler=lambda g, o, r: next(script).clone(), worlds=3, time_ms=0)
+    seat = real.current_player
+    assert seat is not None
+    observation = Observation(real.observation(seat), real.legal_actions())
+    bot.act(observation)
+    assert bot.stats["fallbacks"] == 1  # more misfits than worlds: the heuristic answered
+    bot.act(observation)
+    assert bot.stats["fallbacks"] == 1 and bot.stats["last"] == 3  # one misfit, then three worlds searched

@@ -138,6 +138,11 @@ class HouseAsker:
         if late is not None:  # its last search overran: the bot is busy until it ends
             await asyncio.gather(late, return_exceptions=True)
         budget = budget_ms(ask.deadline_ms)
+        if ask.seat not in self.players:  # made here, on the loop: finish() reads them from it
+            try:
+                self.players[ask.seat] = house_player(self.setup, ask.seat)
+            except Exception as exc:  # a house bot's bug is a fault like any bot's, never a crash
+                return _error(ask, started, exc)
 
         def think() -> str:
             left = budget - _ms(started)  # less the waits: for its last search, for a thread
@@ -160,7 +165,7 @@ class HouseAsker:
         return _checked(ask, started, action)  # checked here, on the loop: the engine is the loop's
 
     def finish(self, scores: list[int], ranking: list[int], reason: str) -> None:
-        for seat, player in self.players.items():
+        for seat, player in list(self.players.items()):  # a thread may still add a boss's player
             late = self.late.get(seat)
             if late is not None and not late.done():  # still thinking on its thread: left alone
                 continue

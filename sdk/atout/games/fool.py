@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import copy
 import random
+import threading
 from collections.abc import Sequence
 from enum import StrEnum
 from math import comb
@@ -607,9 +608,10 @@ class Fool(Game[FoolState]):
         else:
             mine = copy.deepcopy(observation)  # the caller may change theirs after this call
             worlds = _Worlds(self, mine)
-            if len(_WORLDS) >= _WORLDS_KEPT:
-                del _WORLDS[next(iter(_WORLDS))]  # the oldest
-            _WORLDS[key] = (mine, worlds)
+            with _WORLDS_LOCK:  # search bots sample on several threads (the arena's bosses)
+                while len(_WORLDS) >= _WORLDS_KEPT:
+                    del _WORLDS[next(iter(_WORLDS))]  # the oldest
+                _WORLDS[key] = (mine, worlds)
         return worlds.draw(rng)
 
 
@@ -618,6 +620,7 @@ class Fool(Game[FoolState]):
 # observations whose worlds were counted, most recent last: key -> (observation, worlds)
 _WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
 _WORLDS_KEPT = 8
+_WORLDS_LOCK = threading.Lock()  # for its changes: bots may sample on several threads
 
 _OBSERVATION_KEYS = (
     "game", "seat", "players", "hand", "dealer", "trump_card", "stock", "hand_sizes", "phase",

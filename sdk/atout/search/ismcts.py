@@ -68,14 +68,15 @@ class IsmctsBot(SearchBot):
         rollout = self.rollout_for(game)
         log, sqrt = math.log, math.sqrt
         root = _Node(seat)
-        done = 0
+        done = bad = 0  # bad: this decision's worlds that did not fit the observation
         while not iterations or done < iterations:
             if done and time_up():
                 break
             state = self.sample(game, observation, rng)
             if state is None:
-                if self.stats["bad_worlds"] > 3 * (done + 1):
-                    raise ValueError(f"{self.stats['bad_worlds']} sampled worlds did not fit the observation")
+                bad += 1
+                if bad > 3 * (done + 1):
+                    raise ValueError(f"{bad} sampled worlds did not fit the observation")
                 continue
             deal = state._deals_started
             node = root

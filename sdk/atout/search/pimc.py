@@ -52,14 +52,16 @@ class PimcBot(SearchBot):
         rollout = self.rollout_for(game)
         totals = [0.0] * len(legal)
         done = 0  # worlds whose every action was played out
+        bad = 0  # this decision's worlds that did not fit the observation
         last = len(legal) - 1
         while not worlds or done < worlds:
             if done and time_up():
                 break
             world = self.sample(game, observation, rng)
             if world is None:
-                if self.stats["bad_worlds"] > 3 * (done + 1):  # the sampler does not fit this game
-                    raise ValueError(f"{self.stats['bad_worlds']} sampled worlds did not fit the observation")
+                bad += 1
+                if bad > 3 * (done + 1):  # the sampler does not fit this game
+                    raise ValueError(f"{bad} sampled worlds did not fit the observation")
                 continue
             sums = []
             for i, action in enumerate(legal):
