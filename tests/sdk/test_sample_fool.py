@@ -30,7 +30,7 @@ from atout.bots import RandomBot
 from atout.bots.fool import FoolHeuristicBot
 from atout.games import new_game
 from atout.games.fool import LOWEST_CARD_KEY, RANK_VALUE, FoolState, _Worlds
-from atout.games.sampling import HiddenDeal, Inconsistent
+from atout.games.sampling import HiddenDeal, Inconsistent, ObservationCache
 
 # (players, deck, previous_fool, first_attack)
 CONFIGS = [
@@ -376,7 +376,7 @@ def test_the_work_per_observation_is_done_once_and_the_cache_stays_small(
             super().__init__(game, obs)
 
     monkeypatch.setattr(fool, "_Worlds", Counting)
-    monkeypatch.setattr(fool, "_WORLDS", {})
+    monkeypatch.setattr(fool, "_WORLDS", ObservationCache(fool._WORLDS_KEPT))
     game = new_game("fool", players=4)
     real = game.new_state(seed=2)
     rng = random.Random(2)

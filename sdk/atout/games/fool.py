@@ -25,9 +25,7 @@ so nothing else constrains the deal. Decks are drawn uniformly among the consist
 
 from __future__ import annotations
 
-import copy
 import random
-import threading
 from collections.abc import Sequence
 from enum import StrEnum
 from math import comb
@@ -47,7 +45,7 @@ from .core import (
     shuffle,
 )
 from .core import ranking_from_scores as ranking_by_count
-from .sampling import Inconsistent
+from .sampling import Inconsistent, ObservationCache
 
 
 class Phase(StrEnum):
@@ -602,25 +600,13 @@ class Fool(Game[FoolState]):
             )
         except (AttributeError, TypeError):
             raise ValueError("a fool observation is a dict (a seat's observation)") from None
-        cached = _WORLDS.get(key)
-        if cached is not None and cached[0] == observation:
-            worlds = cached[1]
-        else:
-            mine = copy.deepcopy(observation)  # the caller may change theirs after this call
-            worlds = _Worlds(self, mine)
-            with _WORLDS_LOCK:  # search bots sample on several threads (the arena's bosses)
-                while len(_WORLDS) >= _WORLDS_KEPT:
-                    del _WORLDS[next(iter(_WORLDS))]  # the oldest
-                _WORLDS[key] = (mine, worlds)
-        return worlds.draw(rng)
+        return _WORLDS.get(key, observation, lambda mine: _Worlds(self, mine)).draw(rng)
 
 
 # -- sampling worlds (Fool.sample_state) ------------------------------------------------------
 
-# observations whose worlds were counted, most recent last: key -> (observation, worlds)
-_WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
-_WORLDS_KEPT = 8
-_WORLDS_LOCK = threading.Lock()  # for its changes: bots may sample on several threads
+_WORLDS_KEPT = 8  # observations whose worlds were counted (fool's counting is dear; few repeat)
+_WORLDS: ObservationCache[_Worlds] = ObservationCache(_WORLDS_KEPT)
 
 _OBSERVATION_KEYS = (
     "game", "seat", "players", "hand", "dealer", "trump_card", "stock", "hand_sizes", "phase",

@@ -28,9 +28,7 @@ shuffled by the state's own generator, seeded from the caller's. See :class:`_Wo
 
 from __future__ import annotations
 
-import copy
 import random
-import threading
 from bisect import bisect_right
 from enum import StrEnum
 from functools import lru_cache
@@ -52,7 +50,7 @@ from .core import (
     parse_card,
     shuffle,
 )
-from .sampling import Inconsistent
+from .sampling import Inconsistent, ObservationCache
 
 
 class Phase(StrEnum):
@@ -727,9 +725,8 @@ class _Worlds:
 
 # The worlds of the last observations sampled, by a cheap key; an entry is used only when its
 # observation equals the one asked about. A search bot samples many worlds per decision.
-_WORLDS: dict[tuple[Any, ...], tuple[dict[str, Any], _Worlds]] = {}
 _WORLDS_KEPT = 64
-_WORLDS_LOCK = threading.Lock()  # for its changes: bots may sample on several threads
+_WORLDS: ObservationCache[_Worlds] = ObservationCache(_WORLDS_KEPT)
 
 
 class Merde(Game[MerdeState]):
@@ -781,25 +778,14 @@ class Merde(Game[MerdeState]):
         observation is done once and kept for the next calls with an equal observation."""
         options = self.options
         try:
-            key: tuple[Any, ...] = (
+            key: tuple[Any, ...] | None = (
                 self.players, options["deals"], options["zero_bid"], observation.get("seat"),
                 observation.get("deal"), len(observation.get("deal_history") or ()),
                 tuple(observation.get("hand") or ()),
             )
         except (AttributeError, TypeError):
-            key = ()
-        cached = _WORLDS.get(key)
-        if cached is not None and cached[0] == observation:
-            worlds = cached[1]
-        else:
-            # its own copy: the caller may change the observation once this call is over
-            mine = copy.deepcopy(observation)
-            worlds = _Worlds(self, mine)
-            if key:
-                with _WORLDS_LOCK:
-                    if len(_WORLDS) >= _WORLDS_KEPT:
-                        del _WORLDS[next(iter(_WORLDS))]  # the oldest
-                    _WORLDS[key] = (mine, worlds)
+            key = None  # not an observation: _Worlds says why, nothing is kept
+        worlds = _WORLDS.get(key, observation, lambda mine: _Worlds(self, mine))
         return worlds.draw(self, rng)
 
     def _check_options(self, values: dict[str, Any]) -> None:

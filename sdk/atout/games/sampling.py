@@ -19,14 +19,19 @@ that real positions have (a position with no constraint is one group: a plain sh
 
 from __future__ import annotations
 
+import copy
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from math import comb
+from typing import Any, Generic, TypeVar
 
 from .core import shuffle
 
-__all__ = ["HiddenDeal", "Inconsistent"]
+__all__ = ["HiddenDeal", "Inconsistent", "ObservationCache"]
+
+T = TypeVar("T")
 
 
 class Inconsistent(ValueError):  # noqa: N818 - says what it is, like IllegalAction
@@ -148,3 +153,34 @@ class HiddenDeal:
         for hand in out:
             shuffle(hand, rng)
         return out
+
+
+class ObservationCache(Generic[T]):
+    """A sampler's work kept per observation: at most ``size`` entries, the oldest dropped first,
+    each found by a cheap ``key`` and reused only for an observation equal to the one it was
+    built from (kept as a copy: the caller may change theirs afterwards). Safe on several
+    threads (search bots sample on the arena's thread pool)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._entries: dict[Hashable, tuple[dict[str, Any], T]] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: Hashable | None, observation: dict[str, Any],
+            build: Callable[[dict[str, Any]], T]) -> T:
+        """What ``build`` makes of ``observation``, built once per equal observation (a key of
+        None: built every time, nothing kept)."""
+        cached = self._entries.get(key) if key is not None else None
+        if cached is not None and cached[0] == observation:
+            return cached[1]
+        mine = copy.deepcopy(observation)
+        built = build(mine)
+        if key is not None:
+            with self._lock:
+                while len(self._entries) >= self.size:
+                    del self._entries[next(iter(self._entries))]  # the oldest
+                self._entries[key] = (mine, built)
+        return built
