@@ -297,12 +297,17 @@ class SearchBot(Bot):
             self.stats["fallbacks"] += 1
             return self._fallback(game, observation)
 
-    def _fallback(self, game: Game[State], observation: Observation) -> str:
-        from ..bots import heuristic_bot_class
+    def _heuristic(self, game: Game[State]) -> Bot:
+        """The game's heuristic bot, in this bot's match."""
+        from ..bots import heuristic_bot_class  # here: atout.bots imports this package
 
         bot = heuristic_bot_class(game.id)()
-        bot.rng = self.rng
         bot.match = self.match
+        return bot
+
+    def _fallback(self, game: Game[State], observation: Observation) -> str:
+        bot = self._heuristic(game)
+        bot.rng = self.rng
         action = str(bot.act(observation))
         return action if action in observation.legal_actions else observation.legal_actions[0]
 
@@ -316,11 +321,8 @@ class SearchBot(Bot):
         trick lost anyway, a heuristic rollout that plays on alike): taking the first in the
         engine's order then played the lowest card, or the first bid, every time, and lost to
         the heuristic bot at regicide."""
-        from ..bots import heuristic_bot_class
-
-        bot = heuristic_bot_class(game.id)()
+        bot = self._heuristic(game)
         bot.rng.seed(rng.getrandbits(32))
-        bot.match = self.match
         try:
             choice = str(bot.act(observation))
         except Exception:  # a heuristic's bug never loses the decision
