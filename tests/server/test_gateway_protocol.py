@@ -104,8 +104,10 @@ def refused(address: str, token: str | None, **fields) -> grpc.RpcError:
 
 
 def test_practice_needs_a_token_a_connected_bot_and_a_valid_request(
-    address: str, make_bot, decisions
+    address: str, make_bot, decisions, sessions
 ) -> None:
+    from atout_arena.core.models import Bot, Match
+
     info, token = make_bot("prac-bad")
     assert refused(address, None, game="merde").code() == grpc.StatusCode.UNAUTHENTICATED
     offline = refused(address, token, game="merde")
@@ -122,11 +124,18 @@ def test_practice_needs_a_token_a_connected_bot_and_a_valid_request(
             ({"game": "merde", "options_json": "{deals: 2"}, "options_json is not JSON"),
             ({"game": "merde", "options_json": "[2]"}, "options_json must be a JSON object"),
             ({"game": "merde", "move_time_ms": 600_000}, "move_ms=600000"),
+            ({"game": "merde", "house": "grandmaster"}, "unknown house bot kind 'grandmaster'; kinds: "),
         ]
         for fields, message in cases:
             error = refused(address, token, **fields)
             assert error.code() == grpc.StatusCode.INVALID_ARGUMENT, (fields, error.details())
             assert message in str(error.details()), (fields, error.details())
+        # a stronger kind of house bots: the bosses of docs/bosses.md
+        started = start_practice_call(address, token, game="tiercon", house="pimc-small")
+        with sessions() as session:
+            match = session.get(Match, int(started.match_id))
+            names = [session.get(Bot, s.bot_id).name for s in sorted(match.seats, key=lambda s: s.seat)]
+        assert sorted(names) == sorted([info.name, "house-tiercon-pimc-small-1"]), names
     finally:
         bot.close()
 
@@ -144,7 +153,7 @@ def test_practice_refusals_map_to_grpc_codes() -> None:
         def __init__(self, kind: str) -> None:
             self.kind = kind
 
-        def start(self, *args: object) -> None:
+        def start(self, *args: object, **kwargs: object) -> None:
             raise PracticeError(self.kind, f"refused: {self.kind}")
 
     bot = BotInfo(1, "alice", "", datetime.now(UTC), False)

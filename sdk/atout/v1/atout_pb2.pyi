@@ -246,16 +246,18 @@ class ListGamesResponse(_message.Message):
     def __init__(self, games: _Optional[_Iterable[_Union[GameInfo, _Mapping]]] = ...) -> None: ...
 
 class PracticeRequest(_message.Message):
-    __slots__ = ("game", "players", "options_json", "move_time_ms")
+    __slots__ = ("game", "players", "options_json", "move_time_ms", "house")
     GAME_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     OPTIONS_JSON_FIELD_NUMBER: _ClassVar[int]
     MOVE_TIME_MS_FIELD_NUMBER: _ClassVar[int]
+    HOUSE_FIELD_NUMBER: _ClassVar[int]
     game: str
     players: int
     options_json: str
     move_time_ms: int
-    def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., options_json: _Optional[str] = ..., move_time_ms: _Optional[int] = ...) -> None: ...
+    house: str
+    def __init__(self, game: _Optional[str] = ..., players: _Optional[int] = ..., options_json: _Optional[str] = ..., move_time_ms: _Optional[int] = ..., house: _Optional[str] = ...) -> None: ...
 
 class PracticeResponse(_message.Message):
     __slots__ = ("match_id", "replay_url")

@@ -26,7 +26,7 @@ from atout_arena.core.relay import GatewayRelay
 from atout_arena.core.wire import is_outage, redis_outage
 from atout_arena.gateway.session import BotSession, SessionEnd
 from atout_arena.services.bots import BotInfo
-from atout_arena.services.practice import Practice, PracticeError
+from atout_arena.services.practice import HEURISTIC, Practice, PracticeError
 
 log = logging.getLogger(__name__)
 
@@ -202,6 +202,7 @@ async def start_practice(
             request.players or None,
             options,
             request.move_time_ms or None,
+            house=request.house or HEURISTIC,
         )
     except PracticeError as exc:
         raise Refused(PRACTICE_CODES.get(exc.kind, grpc.StatusCode.INVALID_ARGUMENT), str(exc)) from None
