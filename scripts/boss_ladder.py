@@ -36,9 +36,11 @@ def spec(kind: str) -> str:
 
 
 def run(a: str, b: str, game: str, players: int, options: list[str], max_games: int,
-        sprt: bool = True) -> tuple[str, dict]:
+        sprt: bool = True, jobs: int = 1) -> tuple[str, dict]:
     command = [BOT, "test", spec(a), spec(b), "--game", game, "--players", str(players),
                "--games", str(max_games), "--json"]
+    if jobs > 1:
+        command += ["--jobs", str(jobs)]
     if sprt:
         command += ["--sprt", "0,50"]
     for option in options:
@@ -71,21 +73,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--option", action="append", default=[],
                         help="GAME:K=V, a game option for that game's matches (repeat)")
     parser.add_argument("--max-games", type=int, default=600, help="games at most per SPRT (default 600)")
-    parser.add_argument("--steps", default="all", help="'all', or indices into the steps, e.g. 0,1")
+    parser.add_argument("--steps", default="all", help="'all', 'none', or indices into the steps, e.g. 0,1")
     parser.add_argument("--no-elo", action="store_true", help="skip each boss against random")
+    parser.add_argument("--elo", default="heuristic,pimc-small,pimc-large,ismcts",
+                        help="the bosses measured against random (comma-separated)")
+    parser.add_argument("--jobs", type=int, default=1, help="processes per SPRT (atout-bot test --jobs)")
     args = parser.parse_args(argv)
-    steps = STEPS if args.steps == "all" else [STEPS[int(i)] for i in args.steps.split(",")]
+    steps = (STEPS if args.steps == "all"
+             else [] if args.steps == "none" else [STEPS[int(i)] for i in args.steps.split(",")])
     for entry in args.game:
         game, _, players_text = entry.partition(":")
         players = int(players_text or 2)
         options = [o.split(":", 1)[1] for o in args.option if o.split(":", 1)[0] == game]
         print(f"## {game}, {players} players{' (' + ', '.join(options) + ')' if options else ''}", flush=True)
         for stronger, weaker in steps:
-            command, result = run(stronger, weaker, game, players, options, args.max_games)
+            command, result = run(stronger, weaker, game, players, options, args.max_games,
+                                  jobs=args.jobs)
             print(f"- {line(f'{stronger} > {weaker}', result)}\n  `{command}`", flush=True)
         if not args.no_elo:
-            for kind in ("heuristic", "pimc-small", "pimc-large", "ismcts"):
-                command, result = run(kind, "random", game, players, options, args.max_games)
+            for kind in args.elo.split(","):
+                command, result = run(kind, "random", game, players, options, args.max_games,
+                                      jobs=args.jobs)
                 print(f"- {line(f'{kind} vs random', result)}\n  `{command}`", flush=True)
     return 0
 
