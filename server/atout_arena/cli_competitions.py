@@ -401,6 +401,8 @@ def cmd_test(args: argparse.Namespace, client: ArenaClient, console: Console) ->
         }
         if args.players is not None:
             body["players"] = args.players
+        if args.field is not None:
+            body["field"] = args.field
         t = client.post("/v1/tests", body)
         print(f"test {t['id']} started: {t['a']} vs {t['b']}", file=sys.stderr, flush=True)
         if args.wait:
@@ -678,6 +680,9 @@ def register(subparsers: Any) -> None:
     tcreate.add_argument("b", help="its opponent: a bot, name@version, or house")
     tcreate.add_argument("--game", required=True, help="merde, tiercon, regicide or fool")
     tcreate.add_argument("--players", type=int, help="seats per match (default: the game's)")
+    tcreate.add_argument("--field", metavar="KIND",
+                         help="the kind of the house bots in the other seats of a table of more than "
+                              "two: heuristic (the default), pimc-small, pimc-large, ismcts (docs/bosses.md)")
     tcreate.add_argument("--option", action="append", default=[], metavar="NAME=VALUE")
     tcreate.add_argument("--sprt", default="0,5", metavar="ELO0,ELO1", help="the SPRT's bounds (default 0,5)")
     tcreate.add_argument("--alpha", type=float, default=0.05)

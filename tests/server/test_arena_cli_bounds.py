@@ -27,3 +27,28 @@ def test_the_arena_command_line_takes_negative_bounds(capsys: pytest.CaptureFixt
     except Exception:
         pass  # the connection refused: argparse took the bounds
     assert "expected one argument" not in capsys.readouterr().err
+
+
+class _Posting:
+    """The organizer's client, for the command's own logic: what it would post."""
+
+    def __init__(self) -> None:
+        self.posted: list[tuple[str, dict]] = []
+
+    def post(self, path: str, body: dict) -> dict:
+        self.posted.append((path, body))
+        return {"id": 1, "a": body["a"], "b": body["b"]}
+
+
+@pytest.mark.parametrize(("extra", "field"), [([], None), (["--field", "pimc-large"], "pimc-large")])
+def test_test_create_sends_the_field_only_when_given(extra: list[str], field: str | None) -> None:
+    from rich.console import Console
+
+    from atout_arena.cli_competitions import cmd_test
+
+    argv = ["test", "create", "alice", "house", "--game", "merde", "--players", "4", "--json", *extra]
+    client = _Posting()
+    assert cmd_test(build_parser().parse_args(argv), client, Console()) == 0  # type: ignore[arg-type]
+    [(path, body)] = client.posted
+    assert path == "/v1/tests" and body["players"] == 4
+    assert body.get("field") == field
