@@ -8,6 +8,7 @@
     atout-bot run pimc:worlds=64 --server 127.0.0.1:50051   # a built-in bot's parameters (docs/bots.md)
     ATOUT_TOKEN=T atout-bot run path/to/mybot.py:MyBot
     atout-bot watch games.jsonl --game 2 --seat 0       # a recorded game, move by move (--web: a browser)
+    atout-bot dataset games.jsonl -o decisions.parquet  # one row per decision (docs/datasets.md)
 
 Exit codes of run: 0 stopped (Ctrl-C, SIGTERM); 1 the arena stayed unreachable (gave up
 reconnecting) or an unexpected error; 2 bad usage: arguments, a bot that cannot be loaded, a
@@ -166,6 +167,9 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--json", action="store_true", help="print the result as one JSON object on stdout")
     test.add_argument("--record", metavar="FILE.jsonl",
                       help="append every game to this file, one JSON line each (docs/record.md)")
+    test.add_argument("--dataset", metavar="FILE.jsonl|FILE.parquet",
+                      help="write (replace) this file with one row per decision of every game, what "
+                           "the seat saw and chose (docs/datasets.md; Parquet: pip install \"atout[data]\")")
 
     validate = commands.add_parser(
         "validate",
@@ -200,6 +204,18 @@ def _parser() -> argparse.ArgumentParser:
                        help="show the dashboard's table in a browser, served on 127.0.0.1 (Ctrl-C stops)")
     watch.add_argument("--port", type=int, default=0, help="with --web: the port (default: a free one)")
     watch.add_argument("--no-browser", action="store_true", help="with --web: print the address only")
+    dataset = commands.add_parser(
+        "dataset",
+        help="a record file's games as one row per decision (JSON Lines or Parquet), to learn from",
+        description="Replay every game of a record file (atout-game/1: test/validate --record, "
+        "atout-arena match export) and write one row per decision: the seat's observation and legal "
+        "actions, its action, who chose it, the think time, the final scores and ranks "
+        "(docs/datasets.md). The format comes from OUTPUT's name: .jsonl or .parquet (pip install "
+        "\"atout[data]\").",
+    )
+    dataset.add_argument("records", metavar="RECORDS.jsonl", help="a record file")
+    dataset.add_argument("-o", "--output", required=True, metavar="ROWS.jsonl|ROWS.parquet",
+                         help="the dataset file to write (replaced)")
     _add_replay_command(commands, bot_help)
     return parser
 
@@ -270,6 +286,8 @@ def main(argv: list[str] | None = None) -> int:
         return replay(args)
     if args.command == "watch":
         return _watch(args)
+    if args.command == "dataset":
+        return _dataset(args)
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     token = args.token or os.environ.get("ATOUT_TOKEN")
     if not token:
@@ -339,6 +357,27 @@ def _watch(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _dataset(args: argparse.Namespace) -> int:
+    """``atout-bot dataset RECORDS -o ROWS``: the decision rows of every game of a record file."""
+    from .dataset import DatasetError, DatasetWriter, decision_rows, iter_records
+    from .record import RecordError
+
+    try:
+        with DatasetWriter(args.output) as out:
+            games = 0
+            for games, record in enumerate(iter_records(args.records), 1):
+                try:
+                    out.write_rows(decision_rows(record))
+                except RecordError as exc:
+                    raise RecordError(f"{args.records}: game {games}: {exc}") from None
+    except (DatasetError, RecordError) as exc:
+        return _usage_error("dataset", exc)
+    except OSError as exc:
+        return _usage_error("dataset", f"{exc.filename or args.output}: {exc.strerror or exc}")
+    print(f"{games} games, {out.count} decisions written to {args.output}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _usage_error(command: str, message: object) -> int:
     print(f"atout-bot {command}: error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -402,14 +441,20 @@ def _test(args: argparse.Namespace) -> int:
             load_bot(spec)
     except (ValueError, BotLoadError) as exc:
         return _usage_error("test", exc)
+    from .dataset import DatasetError, DatasetWriter, RecordRows
     from .record import RecordWriter
 
     progress = _Progress()
     try:
-        with RecordWriter(args.record) if args.record else contextlib.nullcontext() as out:
+        writer: RecordWriter | None = None
+        if args.dataset:  # its rows, and the records too with --record
+            writer = RecordRows(DatasetWriter(args.dataset), args.record)
+        elif args.record:
+            writer = RecordWriter(args.record)
+        with writer if writer is not None else contextlib.nullcontext() as out:
             outcome = run_test(config, sprt, max_games=args.games, jobs=args.jobs, on_set=progress,
                                record=out)  # fmt: skip
-    except OSError as exc:  # the --record file
+    except (OSError, DatasetError) as exc:  # the --record or --dataset file
         return _usage_error("test", exc)
     progress.close(outcome)
     if args.json:

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdk" / "atout"
 THIRD_PARTY_ALLOWED = {"grpc", "google"}  # grpcio, protobuf
 # used when installed, never required: imported only inside ``try: ... except ImportError``
-THIRD_PARTY_OPTIONAL = {"orjson", "uvloop"}  # the observation's JSON parsed ~5x faster; a cheaper event loop
+# orjson: the observation's JSON parsed ~5x faster; uvloop: a cheaper event loop; pyarrow: Parquet datasets
+THIRD_PARTY_OPTIONAL = {"orjson", "uvloop", "pyarrow"}
 
 
 def _imported_top_modules(path: Path) -> set[str]:
@@ -129,7 +130,8 @@ def test_built_wheel_depends_on_grpcio_and_protobuf_only(tmp_path: Path) -> None
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         entry_points = zf.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
     requires = sorted(
-        line.split(":", 1)[1].strip() for line in metadata.splitlines() if line.startswith("Requires-Dist:")
+        line.split(":", 1)[1].strip() for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line  # the optional extras aside
     )
     assert [r.split(">")[0].split("=")[0].split("<")[0] for r in requires] == ["grpcio", "protobuf"], requires
     assert "atout-bot = atout.cli:main" in entry_points
