@@ -165,28 +165,32 @@ def arrow_schema() -> Any:
 
 
 class DatasetWriter:
-    """Writes rows to ``path`` (replaced), JSON Lines or Parquet by its name (or ``format``),
-    streaming: Parquet rows go out in row groups of :data:`PARQUET_BATCH`. ``count`` is the
-    rows written; the file exists (maybe empty of rows) once the writer is closed.
+    """Writes rows to ``path`` (replaced), JSON Lines or Parquet by its name (or ``format``), or
+    JSON Lines to an open ``stream`` (left open), streaming: Parquet rows go out in row groups
+    of :data:`PARQUET_BATCH`. ``count`` is the rows written; the file exists (maybe empty of
+    rows) once the writer is closed.
 
     >>> with DatasetWriter("decisions.parquet") as out:  # doctest: +SKIP
     ...     out.write_record(record)
     """
 
-    def __init__(self, path: str | Path, format: str | None = None) -> None:
+    def __init__(self, path: str | Path, format: str | None = None, *, stream: IO[str] | None = None) -> None:
         self.path = Path(path)
         self.format = format or format_of(path)
         if self.format not in FORMATS:
             raise DatasetError(f"format {self.format!r}: expected one of {', '.join(FORMATS)}")
+        if stream is not None and self.format != "jsonl":
+            raise DatasetError("only JSON Lines is written to a stream")
         self.count = 0
-        self._text: IO[str] | None = None
+        self._stream = stream  # JSON Lines to this open stream (stdout), left open; ``path`` unused
+        self._text: IO[str] | None = stream
         self._parquet: Any = None
         self._batch: list[dict[str, Any]] = []
         if self.format == "parquet":
             _, pq = _pyarrow()
             self._schema = arrow_schema()
             self._parquet = pq.ParquetWriter(self.path, self._schema, compression="zstd")
-        else:
+        elif stream is None:
             self._text = self.path.open("w", encoding="utf-8")
 
     def __enter__(self) -> DatasetWriter:
@@ -234,7 +238,10 @@ class DatasetWriter:
 
     def close(self) -> None:
         if self._text is not None:
-            self._text.close()
+            if self._stream is None:
+                self._text.close()
+            else:
+                self._text.flush()
             self._text = None
         if self._parquet is not None:
             self._flush()

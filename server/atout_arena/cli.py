@@ -16,6 +16,9 @@
     atout-arena bots | tournament | league | ladder | test | match | replay
                                                  the organizer's commands, through the REST API:
                                                  see :mod:`atout_arena.cli_competitions`
+    atout-arena export (--competition KIND:ID | --game G) [--since DATE] [--format jsonl|parquet] [-o FILE]
+                                                 the published matches' decisions as a dataset
+                                                 (docs/datasets.md; atout_arena/cli_export.py)
 
 ``worker`` and ``beat`` hand over to ``python -m atout_workers`` (the same process: ``exec``),
 so that nothing of the arena's own packages imports the workers' code.
@@ -34,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from atout_arena import cli_competitions
+from atout_arena.cli_export import add_export_parser
 from atout_arena.demo.commands import add_demo_parser, add_up_parser
 
 if TYPE_CHECKING:
@@ -237,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
                                   "--token {token}")
     conformance.set_defaults(func=_conformance)
     cli_competitions.register(commands)
+    add_export_parser(commands)  # the published matches' decisions: atout_arena/cli_export.py
     add_demo_parser(commands)  # everything embedded: atout_arena/demo/run.py
     add_up_parser(commands)  # a whole arena, supervised: atout_arena/demo/arena.py
     return parser

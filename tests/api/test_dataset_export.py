@@ -1,0 +1,176 @@
+"""``atout-arena export``: the decisions of the arena's published matches as a dataset
+(docs/datasets.md). Real parts: the API in its own thread, the worker's match code against the
+real database and Redis, the command in-process.
+
+- A finished tournament exports one row per stored decision, and the Parquet file loads in
+  pyarrow; the rows rebuild what each seat saw.
+- While the tournament runs nothing of it is exported, even with the organizer token in the
+  environment (the command asks as a stranger): a spy seated in its finished match finds no
+  card it did not see in any row.
+- ``--game`` and ``--since`` filter; a bad competition is one line.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from atout.dataset import read_parquet_rows
+from atout_arena.cli import main
+from atout_arena.core.match import Answer, DecisionAsk
+from atout_arena.core.models import Match
+from atout_arena.core.replay import load_match
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def _cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+         *args: str, token: str | None) -> tuple[int, str, str]:
+    """``atout-arena ARGS``, with the organizer token ``token`` in the environment (or none)."""
+    if token is None:
+        monkeypatch.delenv("ATOUT_ADMIN_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("ATOUT_ADMIN_TOKEN", token)
+    monkeypatch.delenv("ATOUT_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage error
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _rows(text: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
+    api, make_bot, sessions, database_url, redis_url, organizer_headers, monkeypatch, tmp_path, capsys
+) -> None:
+    from atout_arena.core.settings import Settings
+    from atout_arena.services.tournaments import create_tournament, finalize_tournament, start_tournament
+    from atout_workers.play import run_match
+    from atout_workers.world import build_world
+
+    (spy, _), (other, _) = make_bot("spy"), make_bot("mark")
+    tid = create_tournament(sessions, name="exported", game="tiercon", players=2, options={},
+                            bots=[spy.name, other.name], games_per_pairing=2)
+    matches = start_tournament(sessions, tid)
+    assert len(matches) == 2
+    with monkeypatch.context() as env:  # the worker code reads its settings from the environment
+        env.setenv("ATOUT_DATABASE_URL", database_url)
+        env.setenv("ATOUT_REDIS_URL", redis_url)
+        world = build_world(Settings.from_env())
+    rng = random.Random(5)
+    seen: dict[int, list[tuple[dict[str, Any], list[str]]]] = {}  # match id: what the spy was asked with
+
+    def asker(ask: DecisionAsk) -> Answer:
+        if ask.bot.bot_id == spy.id:
+            seen.setdefault(int(ask.match_id), []).append((json.loads(json.dumps(ask.observation)),
+                                                           list(ask.legal_actions)))
+        return Answer(rng.choice(ask.legal_actions), 1.5)
+
+    admin = organizer_headers["Authorization"].removeprefix("Bearer ")
+    competition = ("export", "--competition", f"tournament:{tid}", "--api", api.url)
+    try:
+        assert run_match(world, matches[0], asker=asker) == "finished"
+        # Running, one match finished: nothing of it comes out, organizer token or not.
+        assert api.client.get(f"/v1/tournaments/{tid}").json()["status"] == "running"
+        # What the spy never saw: its opponent's hand at each of the opponent's decisions.
+        record = load_match(sessions, matches[0])
+        assert record is not None
+        state, hidden = record.new_state(), set()
+        spy_seat = seen[matches[0]][0][0]["seat"]
+        for step in record.steps():
+            if step.seat != spy_seat:
+                hidden.add(tuple(sorted(state.observation(step.seat)["hand"])))
+            state.apply(step.action)
+        assert hidden
+        for token in (admin, None):
+            code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, token=token)
+            assert code == 0 and out == "", err
+            assert "exported 0 matches, 0 decisions; 1 finished matches not exported" in err
+            code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon",
+                                  "--api", api.url, token=token)  # fmt: skip
+            assert code == 0, err
+            mine = [row for row in _rows(out) if row["competition"] == f"tournament:{tid}"]
+            assert mine == []
+            assert not [row for row in _rows(out) if row["match"] == str(matches[0])]
+            assert not [row for row in _rows(out) if tuple(sorted(row["observation"]["hand"])) in hidden]
+
+        assert run_match(world, matches[1], asker=asker) == "finished"
+    finally:
+        world.close()
+    assert finalize_tournament(sessions, tid)  # what the worker's follow-up task does
+    assert api.client.get(f"/v1/tournaments/{tid}").json()["status"] == "finished"
+
+    # Finished: every decision of both matches, one row each, in Parquet.
+    stored = {}
+    with sessions() as session:
+        for mid in matches:
+            match = session.get(Match, mid)
+            assert match is not None
+            stored[mid] = (match.scores, match.ranking, match.finished_at)
+    steps = {mid: list(rec.steps()) for mid in matches if (rec := load_match(sessions, mid)) is not None}
+    out_file = tmp_path / "t.parquet"
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--format", "parquet", "-o",
+                          str(out_file), token=None)  # fmt: skip
+    assert code == 0 and out == "", err
+    total = sum(len(s) for s in steps.values())
+    assert f"exported 2 matches, {total} decisions to {out_file}" in err
+    assert not out_file.with_name("t.parquet.part").exists()
+    table = pq.read_table(out_file)
+    assert table.num_rows == total
+    rows = list(read_parquet_rows(out_file))
+    for mid in matches:
+        mine = [row for row in rows if row["match"] == str(mid)]
+        assert [(r["seat"], r["action"], r["by"]) for r in mine] == [
+            (s.seat, s.action, s.by) for s in steps[mid]]
+        scores, ranking, _ = stored[mid]
+        for row in mine:
+            assert row["competition"] == f"tournament:{tid}" and row["source"] == "arena"
+            assert row["action"] in row["legal_actions"] and row["think_ms"] == 1.5
+            assert (row["scores"], row["ranking"]) == (scores, ranking)
+            assert (row["score"], row["rank"]) == (scores[row["seat"]], ranking[row["seat"]])
+            assert row["bot"] == (spy.name if row["bot"] == spy.name else other.name)
+        # the spy's rows are exactly what it was asked with
+        assert [(r["observation"], r["legal_actions"]) for r in mine if r["bot"] == spy.name] == seen[mid]
+
+    # --game and --since: JSON Lines on stdout
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon", "--api", api.url,
+                          token=None)  # fmt: skip
+    assert code == 0, err
+    assert {row["match"] for row in _rows(out)} >= {str(m) for m in matches}
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "merde", "--api", api.url,
+                          token=None)  # fmt: skip
+    assert code == 0 and not {row["match"] for row in _rows(out)} & {str(m) for m in matches}, err
+    first_end = min(end for _, _, end in stored.values())
+    last_end = max(end for _, _, end in stored.values())
+    assert first_end is not None and last_end is not None
+    since = (last_end.replace(tzinfo=last_end.tzinfo or UTC) - timedelta(microseconds=1)).isoformat()
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--since", since, token=None)
+    assert code == 0, err
+    later = {row["match"] for row in _rows(out)}
+    assert later == {str(mid) for mid in matches if stored[mid][2] == last_end}
+    future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--since", future, token=None)
+    assert code == 0 and out == "" and "exported 0 matches" in err
+
+    # What is wrong is one line, exit 2.
+    for args, says in (
+        (("export", "--competition", "tournament:999999", "--api", api.url), "999999"),
+        (("export", "--competition", "league:1", "--api", api.url), "tournament:ID, ladder:ID or test:ID"),
+        (("export", "--game", "tiercon", "--format", "parquet", "--api", api.url), "needs -o FILE"),
+        (("export", "--game", "tiercon", "-o", str(tmp_path / "x.csv"), "--api", api.url),
+         ".jsonl or .parquet"),
+    ):
+        code, out, err = _cli(monkeypatch, tmp_path, capsys, *args, token=None)
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
