@@ -67,10 +67,13 @@ def played_decisions(game: Game[Any], seed: int, heuristic: bool) -> set[str]:
         obs = state.observation(seat)
         tensor = enc.tensor(obs)
         assert len(tensor) == enc.size and len(enc.observation_tensor(obs)) == enc.observation_size
-        assert all(math.isfinite(x) for x in tensor)
+        assert all(math.isfinite(x) and 0.0 <= x <= high for x, high in zip(tensor, enc.high, strict=True))
+        view = enc.observation_tensor(obs)
+        assert all(0.0 <= x <= high for x, high in zip(view, enc.observation_high, strict=True))
         state.apply(bots[seat].act(Observation(obs, legal)) if bots else rng.choice(legal))
     for seat in range(game.players):
-        assert len(enc.tensor(state.observation(seat))) == enc.size
+        tensor = enc.tensor(state.observation(seat))
+        assert all(0.0 <= x <= high for x, high in zip(tensor, enc.high, strict=True))
     return seen
 
 

@@ -45,6 +45,10 @@ class Encoding:
         self.observation_sections: tuple[tuple[str, int], ...] = tuple((s.name, s.size) for s in self._obs)
         self.size: int = sum(size for _, size in self.sections)
         self.observation_size: int = sum(size for _, size in self.observation_sections)
+        # The largest value each entry can take (every entry is at least 0); math.inf for the
+        # few that have no bound (régicide's scores and carried points).
+        self.high: tuple[float, ...] = tuple(h for s in self._info for h in [s.high] * s.size)
+        self.observation_high: tuple[float, ...] = tuple(h for s in self._obs for h in [s.high] * s.size)
 
     def __repr__(self) -> str:
         opts = "".join(f", {k}={v!r}" for k, v in self.options.items() if k != "players")

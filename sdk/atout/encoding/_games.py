@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..games import SUITS, Game
@@ -106,12 +107,14 @@ def tiercon(game: Game[Any]) -> Layout:
         p.per_seat("tricks_won", n, "tricks_won", len(deck) // 2),
         p.number("opponent_hand_size", lambda v: v.obs["opponent_hand_size"], tiercon_rules.HAND_SIZE),
         p.seat_cards("declared", n, c, declared),
-        p.per_seat("combination_points", n, "combination_points", 200),
+        # below 2.5 and 2.4: a seat scores at most 150 + 20 and its combinations (under 500) in
+        # the deal that ends the game, having had under 501 before it
+        p.per_seat("combination_points", n, "combination_points", 200, high=4.0),
         p.seat_key("combination_winner", n, "combination_winner"),
         p.seat("marriage", n, lambda v: v.obs["marriage"][0] if v.obs["marriage"] else None),
         p.flag("exchange_done", "exchange_done"),
         p.seat("exchanged_by", n, exchanged_by, obs=False),
-        p.per_seat("scores", n, "scores", target),
+        p.per_seat("scores", n, "scores", target, high=4.0),
         *_common_tail(n, ("cut", "play", "over")),
     ]
     return Layout(actions, deck, parts)
@@ -151,8 +154,9 @@ def regicide(game: Game[Any]) -> Layout:
         p.per_seat("hand_sizes", n, "hand_sizes", hand_size),
         p.key_number("stock", "stock", c),
         p.key_number("aside", "aside", c),
-        p.key_number("carry", "carry", target),
-        p.per_seat("scores", n, "scores", target),
+        # tied deals may carry points for ever (however rarely): no bound
+        p.key_number("carry", "carry", target, high=math.inf),
+        p.per_seat("scores", n, "scores", target, high=math.inf),
         *_common_tail(n, ("open", "name_trump", "play", "choose", "over")),
     ]
     return Layout(actions, deck, parts)

@@ -23,6 +23,7 @@ class Part:
     fill: Fill
     info: bool = True  # in the information-state tensor
     obs: bool = True  # in the observation tensor (the current view only)
+    high: float = 1.0  # no value of the section is above it (and none below 0)
 
 
 class View:
@@ -98,13 +99,13 @@ def seat_key(name: str, players: int, key: str, **where: bool) -> Part:
     return seat(name, players, lambda v: v.obs.get(key), **where)
 
 
-def per_seat(name: str, players: int, key: str, scale: float, **where: bool) -> Part:
+def per_seat(name: str, players: int, key: str, scale: float, high: float = 1.0, **where: bool) -> Part:
     """A number per seat (the observation's list ``key``, by seat) divided by ``scale``."""
 
     def fill(view: View) -> list[float]:
         return [x / scale for x in view.by_seat(view.obs[key])]
 
-    return Part(name, players, fill, **where)
+    return Part(name, players, fill, high=high, **where)
 
 
 def seats_in(name: str, players: int, key: str, **where: bool) -> Part:
@@ -119,18 +120,20 @@ def seats_in(name: str, players: int, key: str, **where: bool) -> Part:
     return Part(name, players, fill, **where)
 
 
-def number(name: str, get: Callable[[View], float | None], scale: float, **where: bool) -> Part:
+def number(
+    name: str, get: Callable[[View], float | None], scale: float, high: float = 1.0, **where: bool
+) -> Part:
     """One number divided by ``scale`` (null: 0)."""
 
     def fill(view: View) -> list[float]:
         value = get(view)
         return [0.0 if value is None else float(value) / scale]
 
-    return Part(name, 1, fill, **where)
+    return Part(name, 1, fill, high=high, **where)
 
 
-def key_number(name: str, key: str, scale: float, **where: bool) -> Part:
-    return number(name, lambda v: v.obs.get(key), scale, **where)
+def key_number(name: str, key: str, scale: float, high: float = 1.0, **where: bool) -> Part:
+    return number(name, lambda v: v.obs.get(key), scale, high=high, **where)
 
 
 def flag(name: str, key: str, **where: bool) -> Part:
