@@ -78,7 +78,11 @@ def decision_rows(record: GameRecord) -> Iterator[dict[str, Any]]:
     }
     seats = {s.seat: s for s in record.seats}
     scores, ranking = list(record.scores), list(record.ranking)
-    for k, state, step in record.positions():
+    state = record.new_state()
+    for k, step in enumerate(record.steps):  # record.positions()'s checks, without a copy per step
+        if state.current_player != step.seat:
+            turn = state.current_player
+            raise RecordError(f"step {k}: seat {step.seat} played, but it is seat {turn}'s turn")
         seat = seats.get(step.seat)
         yield {
             **base,
@@ -98,6 +102,10 @@ def decision_rows(record: GameRecord) -> Iterator[dict[str, Any]]:
             "score": scores[step.seat] if step.seat < len(scores) else None,
             "rank": ranking[step.seat] if step.seat < len(ranking) else None,
         }
+        try:
+            state.apply(step.action)
+        except ValueError as exc:  # IllegalAction is a ValueError
+            raise RecordError(f"step {k}: {step.action!r} is refused: {exc}") from None
 
 
 def iter_records(path: str | Path) -> Iterator[GameRecord]:
