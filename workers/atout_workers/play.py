@@ -400,7 +400,7 @@ def _notify_aborted(world: World, setup: MatchSetup, reason: str) -> None:
 @dataclass(frozen=True)
 class FollowUps:
     """What runs once a match is over, whatever its result: the tournament's finalize when it
-    was its last match, the test's next tick when it belonged to one."""
+    was its last match, the test's next tick when it was the last of a test's set to be done."""
 
     on_finalize: Callable[[int], None] | None = None
     on_test: Callable[[int], None] | None = None
@@ -410,8 +410,8 @@ class FollowUps:
             return
         if completion.tournament_done and completion.tournament_id is not None and self.on_finalize:
             self.on_finalize(completion.tournament_id)
-        if completion.test_id is not None and self.on_test:
-            self.on_test(completion.test_id)  # the test decides, or schedules its next sets
+        if completion.test_id is not None and completion.set_done and self.on_test:
+            self.on_test(completion.test_id)  # its set complete: the test decides, or schedules its next sets
 
 
 @dataclass

@@ -215,11 +215,12 @@ class Completion:
     tournament_id: int | None
     tournament_done: bool
     test_id: int | None = None  # its test, which decides what comes next once a set is done
+    set_done: bool = True  # a test's match: the last of its set to be done (only then is the test ticked)
     bot_names: dict[int, str] = field(default_factory=dict)
     ratings: dict[int, tuple[float, float]] = field(default_factory=dict)  # bot -> (before, after)
 
 
-_DONE = (MATCHES.c.game, MATCHES.c.tournament_id, MATCHES.c.test_id)
+_DONE = (MATCHES.c.game, MATCHES.c.tournament_id, MATCHES.c.test_id, MATCHES.c.deal_group)
 _MINE = (MATCHES.c.id == bindparam("k_id"), MATCHES.c.lease_id == bindparam("k_lease_id"),
          MATCHES.c.status == MatchStatus.RUNNING)
 _FINISHED = (
@@ -238,6 +239,23 @@ _FAILED = (
 _LOCK_TOURNAMENT = select(TOURNAMENTS.c.id).where(TOURNAMENTS.c.id == bindparam("k_id")).with_for_update()
 _REMAINING = (select(func.count()).select_from(MATCHES)
               .where(MATCHES.c.tournament_id == bindparam("k_id"), MATCHES.c.status.not_in(MATCH_DONE)))
+
+
+_SET_OPEN = (select(func.count()).select_from(MATCHES)
+             .where(MATCHES.c.test_id == bindparam("k_test"), MATCHES.c.deal_group == bindparam("k_group"),
+                    MATCHES.c.status.not_in(MATCH_DONE)))
+
+
+def _set_done(session: Session, row: Any) -> bool:
+    """Whether a test's match just done was the last of its duplicate set not done: a test's
+    tick changes nothing until a set is complete (its statistics and its sets in flight count
+    complete sets only), so the worker sends it then, not after every game. A set whose tick is
+    lost (a race of two of its games, a worker killed) is caught by the next set's tick, or by
+    the sweeper's, which ticks every running test with nothing in flight (stalled_tests)."""
+    if row.test_id is None or row.deal_group is None:
+        return True
+    found = session.connection().execute(_SET_OPEN, {"k_test": row.test_id, "k_group": row.deal_group})
+    return found.scalar() == 0
 
 
 def _tournament_done(session: Session, tournament_id: int | None) -> bool:
@@ -287,7 +305,8 @@ def store_result(
              **({"v_played": played_versions[s.seat]} if played_versions is not None else {})}
             for s in seats
         ])
-        completion = Completion(match_id, row.game, row.tournament_id, False, test_id=row.test_id)
+        completion = Completion(match_id, row.game, row.tournament_id, False, test_id=row.test_id,
+                                set_done=_set_done(session, row))
         completion.bot_names = {s.bot_id: s.name for s in seats}
         # Ratings count tournament (and league) matches only: practice matches are unrated.
         # Who is rated is core.ratings.rated_result's rule: not an absent bot, nor one disabled
@@ -312,7 +331,8 @@ def fail_match(sessions: sessionmaker, match_id: int, lease_id: str, error: str)
         if row is None:
             session.rollback()
             return None
-        completion = Completion(match_id, row.game, row.tournament_id, False, test_id=row.test_id)
+        completion = Completion(match_id, row.game, row.tournament_id, False, test_id=row.test_id,
+                                set_done=_set_done(session, row))
         completion.tournament_done = _tournament_done(session, row.tournament_id)
         session.commit()
         return completion

@@ -9,7 +9,8 @@ as the SPRT decides (``H1``: A is at least ``elo1`` stronger; ``H0``: at most ``
 ``max_games`` games are played (``inconclusive``).
 
 The work is done by the ``atout.test_tick`` task (:mod:`atout_workers.tasks`), sent when a test
-is created and again each time one of its matches is stored: :func:`tick` tops up the sets in
+is created and again each time one of its sets is complete (its last match stored; a tick
+between would change nothing): :func:`tick` tops up the sets in
 flight to ``sets_in_flight`` (their matches stored ``queued``, returned for the caller to send)
 and finishes the test when it is decided, cancelling the matches not started. Ticks are
 idempotent: a set is only scheduled once (``next_set``, advanced in the same transaction).
@@ -38,7 +39,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, func, select, update
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
 from atout.stats import Analysis, Sprt, analyse, pairwise_score
 from atout_arena.core.deals import commitment, deal_key
@@ -403,16 +404,28 @@ class SprtView:
 
 def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
     """The statistics of a test from its finished sets (a set counts once all its games are done;
-    a failed or cancelled game leaves its set out)."""
+    a failed or cancelled game leaves its set out).
+
+    Every tick reads this for the whole test, so it reads columns, not records: the matches'
+    status and ranking and their seats, and a match's action log only when a contender's seat
+    was charged a fault there (a seat with no fault was never ``disconnected``). Reading every
+    log made the tick most of a worker's CPU per test match (bench/arena_test.py)."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
-        matches = session.scalars(
-            select(Match).where(Match.test_id == test_id).options(selectinload(Match.seats))
+        matches = session.execute(
+            select(Match.id, Match.deal_group, Match.status, Match.ranking).where(Match.test_id == test_id)
         ).all()
+        seats_of: dict[int, list[Any]] = {}
+        for seat in session.execute(
+            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.version,
+                   MatchSeat.forfeited, MatchSeat.faults)
+            .join(Match, Match.id == MatchSeat.match_id).where(Match.test_id == test_id)
+        ):
+            seats_of.setdefault(seat.match_id, []).append(seat)
         size = set_size(test)
-        by_set: dict[int, list[Match]] = {}
+        by_set: dict[int, list[Any]] = {}
         for match in matches:
             by_set.setdefault(match.deal_group, []).append(match)
         sets: list[list[float]] = []
@@ -426,10 +439,10 @@ def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
             scores = []
             absent = False
             for m in group:
-                seats = sorted(m.seats, key=lambda s: s.seat)
+                seats = sorted(seats_of.get(m.id, []), key=lambda s: s.seat)
                 a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
                 b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
-                absent = absent or _absent(m, seats, (a, b))
+                absent = absent or _absent(session, m.id, seats, (a, b))
                 assert m.ranking is not None  # a set with a game without one is left out above
                 scores.append(pairwise_score(m.ranking, a, b))
             if absent:  # A or B was not there: the set says nothing about their strength
@@ -441,12 +454,17 @@ def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
         return SprtView(analyse(sets, sprt), complete, in_flight, skipped)
 
 
-def _absent(match: Match, seats: list[MatchSeat], contenders: tuple[int, int]) -> bool:
-    """Whether a contender's seat was forfeited or faulted ``disconnected`` in ``match``."""
+def _absent(session: Session, match_id: int, seats: list[Any], contenders: tuple[int, int]) -> bool:
+    """Whether a contender's seat was forfeited or faulted ``disconnected`` in the match. Its
+    action log is read only when a contender was charged a fault (every fault of a step counts
+    in its seat's ``faults``: core.match.playing)."""
     if any(seats[s].forfeited for s in contenders):
         return True
+    if not any(seats[s].faults for s in contenders):
+        return False
+    actions = session.scalar(select(Match.actions).where(Match.id == match_id))
     return any(step.seat in contenders and Fault.DISCONNECTED in step.faults
-               for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
+               for step in (Step.from_json(ply, row) for ply, row in enumerate(actions or [])))
 
 
 def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True,
