@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from atout.dataset import read_parquet_rows
+from atout_arena import cli_export
 from atout_arena.cli import main
 from atout_arena.core.match import Answer, DecisionAsk
 from atout_arena.core.models import Match
@@ -121,11 +122,13 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
             stored[mid] = (match.scores, match.ranking, match.finished_at)
     steps = {mid: list(rec.steps()) for mid in matches if (rec := load_match(sessions, mid)) is not None}
     out_file = tmp_path / "t.parquet"
+    monkeypatch.setattr(cli_export, "PROGRESS_EVERY_S", 0.0)  # a progress line after every match
     code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--format", "parquet", "-o",
                           str(out_file), token=None)  # fmt: skip
     assert code == 0 and out == "", err
     total = sum(len(s) for s in steps.values())
     assert f"exported 2 matches, {total} decisions to {out_file}" in err
+    assert f"export: 1 matches, {len(steps[matches[-1]])} decisions so far" in err  # newest first
     assert not out_file.with_name("t.parquet.part").exists()
     table = pq.read_table(out_file)
     assert table.num_rows == total
@@ -166,7 +169,8 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
 
     # What is wrong is one line, exit 2.
     for args, says in (
-        (("export", "--competition", "tournament:999999", "--api", api.url), "999999"),
+        (("export", "--competition", "tournament:999999", "--api", api.url, "-o", str(tmp_path / "n.jsonl")),
+         "999999"),
         (("export", "--competition", "league:1", "--api", api.url), "tournament:ID, ladder:ID or test:ID"),
         (("export", "--game", "tiercon", "--format", "parquet", "--api", api.url), "needs -o FILE"),
         (("export", "--game", "tiercon", "-o", str(tmp_path / "x.csv"), "--api", api.url),
@@ -174,3 +178,4 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
     ):
         code, out, err = _cli(monkeypatch, tmp_path, capsys, *args, token=None)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
+    assert not (tmp_path / "n.jsonl").exists() and not (tmp_path / "n.jsonl.part").exists()
