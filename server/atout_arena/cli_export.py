@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from atout.dataset import FORMATS, DatasetError, DatasetWriter, decision_rows, format_of
+from atout.games import GAMES
 from atout.record import GameRecord, RecordError
 from atout_arena.client import ArenaClient, ClientError, Target
 
@@ -76,7 +77,7 @@ def add_export_parser(commands: Any) -> None:
     which = export.add_mutually_exclusive_group(required=True)
     which.add_argument("--competition", type=_competition, metavar="KIND:ID",
                        help="one competition's matches: tournament:ID, ladder:ID or test:ID")
-    which.add_argument("--game", help="every published match of this game (merde, tiercon, regicide, fool)")
+    which.add_argument("--game", choices=list(GAMES), help="every published match of this game")
     export.add_argument("--since", type=_since, metavar="DATE",
                         help="only matches finished at or after DATE (ISO 8601; UTC unless it says)")
     export.add_argument("--format", choices=FORMATS,

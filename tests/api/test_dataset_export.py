@@ -172,6 +172,7 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
         (("export", "--competition", "tournament:999999", "--api", api.url, "-o", str(tmp_path / "n.jsonl")),
          "999999"),
         (("export", "--competition", "league:1", "--api", api.url), "tournament:ID, ladder:ID or test:ID"),
+        (("export", "--game", "chess", "--api", api.url), "invalid choice: 'chess'"),
         (("export", "--game", "tiercon", "--format", "parquet", "--api", api.url), "needs -o FILE"),
         (("export", "--game", "tiercon", "-o", str(tmp_path / "x.csv"), "--api", api.url),
          ".jsonl or .parquet"),
