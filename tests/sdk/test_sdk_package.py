@@ -16,7 +16,8 @@ SDK = ROOT / "sdk" / "atout"
 THIRD_PARTY_ALLOWED = {"grpc", "google"}  # grpcio, protobuf
 # used when installed, never required: imported only inside ``try: ... except ImportError``
 # orjson: the observation's JSON parsed ~5x faster; uvloop: a cheaper event loop; pyarrow: Parquet datasets
-THIRD_PARTY_OPTIONAL = {"orjson", "uvloop", "pyarrow"}
+# pettingzoo, gymnasium and numpy: atout.envs (the extra rl)
+THIRD_PARTY_OPTIONAL = {"orjson", "uvloop", "pyarrow", "numpy", "pettingzoo", "gymnasium"}
 
 
 def _imported_top_modules(path: Path) -> set[str]:
