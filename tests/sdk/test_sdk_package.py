@@ -147,6 +147,6 @@ def test_built_wheel_depends_on_grpcio_and_protobuf_only(tmp_path: Path) -> None
         "atout/validate.py",
         "atout/record.py",
         "atout/record.schema.json",  # atout.record.SCHEMA_PATH
-    ):
         "atout/decision.schema.json",  # atout.dataset.SCHEMA_PATH
+    ):
         assert needed in names, f"{needed} missing from the wheel"
