@@ -139,6 +139,12 @@ def test_an_illegal_action_is_a_clear_error_and_changes_nothing() -> None:
     ):
         env.step(index)
     assert env.agent_selection == agent and env.infos[agent]["observation"] == before
+    with pytest.raises(AssertionError):  # PettingZoo's AssertOutOfBoundsWrapper
+        env.step(10_000)
+    raw = merde_v0.raw_env(players=3, deals=2)
+    raw.reset(seed=1)
+    with pytest.raises(ValueError, match=r"^illegal action 10000 for player_\d; legal: 0 \('bid 0'\)"):
+        raw.step(10_000)
 
 
 def test_render_gives_the_table_as_text(capsys: pytest.CaptureFixture[str]) -> None:
