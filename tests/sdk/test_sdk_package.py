@@ -15,9 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 SDK = ROOT / "sdk" / "atout"
 THIRD_PARTY_ALLOWED = {"grpc", "google"}  # grpcio, protobuf
 # used when installed, never required: imported only inside ``try: ... except ImportError``
-# orjson: the observation's JSON parsed ~5x faster; uvloop: a cheaper event loop; pyarrow: Parquet datasets
+# orjson: the observation's JSON parsed ~5x faster; uvloop: a cheaper event loop; pyarrow: Parquet datasets;
+# pyspiel and numpy: atout.openspiel (the extra openspiel)
 # pettingzoo, gymnasium and numpy: atout.envs (the extra rl)
-THIRD_PARTY_OPTIONAL = {"orjson", "uvloop", "pyarrow", "numpy", "pettingzoo", "gymnasium"}
+THIRD_PARTY_OPTIONAL = {"orjson", "uvloop", "pyarrow", "pyspiel", "numpy", "pettingzoo", "gymnasium"}
 
 
 def _imported_top_modules(path: Path) -> set[str]:
