@@ -14,12 +14,25 @@ true order *for good* (it stays right to the end of the run), median and 90th pe
 the seeds, and how many seeds never got there; then the CPU time of ``tick`` per match it
 scheduled (``time.process_time``: rating, choosing, storing). The last line, ``ratios:``, is
 the 6-bot median over the 3-bot one, and the CPU per match with 6 bots over 3.
+
+    python bench/ladder.py --live [--game tiercon] [--live-bots 6] [--seconds 60] [--target 4,32]
+
+``--live`` plays instead (issue 38): every part a real process on loopback (embedded Redis,
+SQLite, a game server, one worker, ``--live-bots`` SDK bots ``atout-bot run random`` and
+``heuristic`` in turn, each its own process), a ladder of them created by the service and
+ticked by the worker as in production (``atout.ladder_tick``: after every match and every
+``ATOUT_LADDER_TICK_S``). After ``--warmup`` seconds it counts the ladder's matches finished in
+the next ``--seconds``: matches per minute, and the CPU time per match of the worker, the game
+server, the bots and Redis; once per ``--target`` (the ladder's ``target_in_flight``; 4 is the
+default of ``atout-arena ladder create``). The goal of issue 38: at least 600 tiercon matches a
+minute with 6 instant bots. The last line is ``ratios:``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import math
 import random
 import statistics
@@ -31,8 +44,8 @@ from pathlib import Path
 from sqlalchemy import select
 
 from atout_arena.core.db import create_all, make_engine, make_session_factory
-from atout_arena.core.models import Bot, LadderMember, Match
-from atout_arena.core.vocabulary import MatchStatus
+from atout_arena.core.models import Bot, LadderMember, Match, utcnow
+from atout_arena.core.vocabulary import LadderStatus, MatchStatus
 from atout_arena.services.competitions import CompetitionSpec
 from atout_arena.services.ladders import create_ladder, tick
 from atout_arena.services.matchmaking import ordinal
@@ -102,12 +115,103 @@ def run(bots: int, seed: int, max_sets: int, directory: Path) -> tuple[int | Non
     return first_right, right_since, cpu, played
 
 
+def live(args: argparse.Namespace) -> int:
+    """A ladder of real bots played by a real worker: matches per minute (see the docstring)."""
+    import os
+
+    from tournament import Children, cpu_seconds, run_directory, start_bots, wait_for
+
+    from atout_arena.core.embedded_redis import EmbeddedRedis
+    from atout_arena.core.models import Ladder
+    from atout_arena.core.settings import Settings
+    from atout_arena.core.tasks import Tasks
+    from atout_arena.services.bots import BotRegistry
+
+    targets = [int(t) for t in args.target.split(",")]
+    print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    rows = []
+    with run_directory("atout-bench-ladder-") as directory:
+        redis_server = EmbeddedRedis(directory / "redis").start()
+        database_url = f"sqlite:///{directory / 'atout.db'}"
+        engine = make_engine(database_url)
+        create_all(engine)
+        sessions = make_session_factory(engine)
+        env = {"ATOUT_REDIS_URL": redis_server.url, "ATOUT_DATABASE_URL": database_url,
+               "PYTHONUNBUFFERED": "1", "ATOUT_DATA_DIR": str(directory)}
+        tasks = Tasks.for_settings(Settings(redis_url=redis_server.url))
+        children = Children(directory, env)
+        try:
+            gateway, log = children.start("gateway", [sys.executable, "-m", "atout_arena.cli", "gateway",
+                                                      "--address", "127.0.0.1:0"])
+            address = "127.0.0.1:" + wait_for(log, r"listening on 127\.0\.0\.1:(\d+)", gateway).group(1)
+            worker, log = children.start("worker", [sys.executable, "-m", "atout_arena.cli", "worker",
+                                                    "--loglevel", "info"])
+            wait_for(log, r"\bready\b", worker)
+            registry = BotRegistry(sessions)
+            names, bots = [], []
+            for i in range(args.live_bots):  # random and heuristic in turn, one process each
+                got, processes = start_bots(children, registry, redis_server.url, address,
+                                            ("random", "heuristic")[i % 2], 4, f"ladder-{i}", n=1)
+                names += got
+                bots += processes
+            groups = {"worker": [worker.pid], "gateway": [gateway.pid], "bots": [p.pid for p in bots],
+                      "redis": [redis_server.process.pid]}
+            for target in targets:
+                ladder_id = create_ladder(sessions, name=f"live-{target}", spec=CompetitionSpec.of(args.game),
+                                          bots=names, target_in_flight=target, seed=1)
+                tasks.ladder_tick(ladder_id)
+                time.sleep(args.warmup)
+                cpu = {k: sum(cpu_seconds(pid) for pid in pids) for k, pids in groups.items()}
+                began, wall = utcnow(), time.perf_counter()
+                time.sleep(args.seconds)
+                ended, wall = utcnow(), time.perf_counter() - wall
+                cpu = {k: sum(cpu_seconds(pid) for pid in pids) - cpu[k] for k, pids in groups.items()}
+                with sessions() as session:
+                    ladder = session.get(Ladder, ladder_id)
+                    assert ladder is not None
+                    ladder.status = LadderStatus.PAUSED  # its ticks end, its sets in flight play out
+                    session.commit()
+                    done = session.scalars(select(Match).where(
+                        Match.ladder_id == ladder_id, Match.status == MatchStatus.FINISHED,
+                        Match.finished_at >= began, Match.finished_at < ended)).all()
+                    decisions = sum(len(m.actions or []) for m in done)
+                n = len(done)
+                row = {"game": args.game, "bots": args.live_bots, "target_in_flight": target, "matches": n,
+                       "seconds": round(wall, 1), "matches_per_minute": round(n / wall * 60),
+                       "decisions_per_match": round(decisions / max(1, n), 1),
+                       "cpu_ms_per_match": {k: round(v / max(1, n) * 1e3, 2) for k, v in cpu.items()},
+                       "worker_cpu_us_per_decision": round(cpu["worker"] / max(1, decisions) * 1e6, 1),
+                       "load": [round(x, 2) for x in os.getloadavg()]}
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+                time.sleep(3)  # the paused ladder's last matches end before the next one starts
+        finally:
+            children.stop_all()
+            redis_server.stop()
+            engine.dispose()
+    print("ratios: " + " ".join(
+        f"{r['game']}_{r['bots']}bots_target{r['target_in_flight']}_matches_per_minute_over_goal="
+        f"{r['matches_per_minute'] / LIVE_GOAL:.2f}" for r in rows))
+    return 0
+
+
+LIVE_GOAL = 600  # issue 38: tiercon matches a minute, a ladder of 6 instant bots
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--bots", default="3,6")
     parser.add_argument("--sets", type=int, default=600, help="sets per ladder run")
+    parser.add_argument("--live", action="store_true", help="real bots and a real worker: matches per minute")
+    parser.add_argument("--game", default="tiercon", help="--live: the ladder's game (its default players)")
+    parser.add_argument("--live-bots", type=int, default=6, help="--live: bots in the ladder")
+    parser.add_argument("--seconds", type=float, default=60.0, help="--live: seconds counted")
+    parser.add_argument("--warmup", type=float, default=5.0, help="--live: seconds before counting")
+    parser.add_argument("--target", default="4,32", help="--live: target_in_flight of each ladder played")
     args = parser.parse_args()
+    if args.live:
+        return live(args)
     medians, cpus = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for bots in (int(b) for b in args.bots.split(",")):
