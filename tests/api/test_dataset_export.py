@@ -180,3 +180,42 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
         code, out, err = _cli(monkeypatch, tmp_path, capsys, *args, token=None)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
     assert not (tmp_path / "n.jsonl").exists() and not (tmp_path / "n.jsonl.part").exists()
+
+
+def test_a_running_ladder_exports_each_set_once_it_is_done(
+    api, make_bot, sessions, database_url, redis_url, monkeypatch, tmp_path, capsys
+) -> None:
+    """The arena's rule: a ladder's set is published once its rotations are all played, the
+    ladder still running (docs/datasets.md)."""
+    from atout_arena.core.settings import Settings
+    from atout_arena.services.competitions import CompetitionSpec
+    from atout_arena.services.deals import release_next
+    from atout_arena.services.ladders import create_ladder, tick
+    from atout_workers.play import run_match
+    from atout_workers.world import build_world
+
+    (a, _), (b, _) = make_bot("rung"), make_bot("rung")
+    lid = create_ladder(sessions, name=f"export-{a.id}", spec=CompetitionSpec.of("tiercon"),
+                        bots=[a.name, b.name], target_in_flight=1)
+    report = tick(sessions, lid, lambda: [a.id, b.id])
+    assert len(report.scheduled) == 2  # one set: the deal in both seatings
+    with monkeypatch.context() as env:
+        env.setenv("ATOUT_DATABASE_URL", database_url)
+        env.setenv("ATOUT_REDIS_URL", redis_url)
+        world = build_world(Settings.from_env())
+    rng = random.Random(3)
+    export = ("export", "--competition", f"ladder:{lid}", "--api", api.url)
+    try:
+        asker = lambda ask: Answer(rng.choice(ask.legal_actions), 1.0)  # noqa: E731
+        assert run_match(world, report.scheduled[0], asker=asker) == "finished"
+        code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
+        assert code == 0 and out == "" and "1 finished matches not exported" in err, err  # its set is open
+        assert release_next(sessions, report.scheduled[0]) == [report.scheduled[1]]  # the worker's follow-up
+        assert run_match(world, report.scheduled[1], asker=asker) == "finished"
+    finally:
+        world.close()
+    assert api.client.get(f"/v1/ladders/{lid}").json()["status"] == "running"
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
+    assert code == 0, err
+    assert {row["match"] for row in _rows(out)} == {str(m) for m in report.scheduled}
+    assert {row["competition"] for row in _rows(out)} == {f"ladder:{lid}"}
