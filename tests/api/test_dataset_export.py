@@ -197,8 +197,8 @@ def test_a_running_ladder_exports_each_set_once_it_is_done(
     (a, _), (b, _) = make_bot("rung"), make_bot("rung")
     lid = create_ladder(sessions, name=f"export-{a.id}", spec=CompetitionSpec.of("tiercon"),
                         bots=[a.name, b.name], target_in_flight=1)
-    report = tick(sessions, lid, lambda: [a.id, b.id])
-    assert len(report.scheduled) == 2  # one set: the deal in both seatings
+    scheduled = tick(sessions, lid, lambda: [a.id, b.id]).scheduled
+    assert scheduled is not None and len(scheduled) == 2  # one set: the deal in both seatings
     with monkeypatch.context() as env:
         env.setenv("ATOUT_DATABASE_URL", database_url)
         env.setenv("ATOUT_REDIS_URL", redis_url)
@@ -207,15 +207,15 @@ def test_a_running_ladder_exports_each_set_once_it_is_done(
     export = ("export", "--competition", f"ladder:{lid}", "--api", api.url)
     try:
         asker = lambda ask: Answer(rng.choice(ask.legal_actions), 1.0)  # noqa: E731
-        assert run_match(world, report.scheduled[0], asker=asker) == "finished"
+        assert run_match(world, scheduled[0], asker=asker) == "finished"
         code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
         assert code == 0 and out == "" and "1 finished matches not exported" in err, err  # its set is open
-        assert release_next(sessions, report.scheduled[0]) == [report.scheduled[1]]  # the worker's follow-up
-        assert run_match(world, report.scheduled[1], asker=asker) == "finished"
+        assert release_next(sessions, scheduled[0]) == [scheduled[1]]  # the worker's follow-up
+        assert run_match(world, scheduled[1], asker=asker) == "finished"
     finally:
         world.close()
     assert api.client.get(f"/v1/ladders/{lid}").json()["status"] == "running"
     code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
     assert code == 0, err
-    assert {row["match"] for row in _rows(out)} == {str(m) for m in report.scheduled}
+    assert {row["match"] for row in _rows(out)} == {str(m) for m in scheduled}
     assert {row["competition"] for row in _rows(out)} == {f"ladder:{lid}"}
