@@ -36,7 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, selectinload, sessionmaker
+from sqlalchemy.orm import Session, defer, selectinload, sessionmaker
 
 from atout_arena.core.match import Step, rules_version
 from atout_arena.core.models import Bot, Ladder, LadderMember, LadderSet, Match, MatchSeat, utcnow
@@ -140,9 +140,14 @@ def _rates_every_seat(match: Match, disabled: set[int]) -> bool:
 
 
 def _absent(match: Match) -> bool:
-    """A seat forfeited, or played (in part) disconnected: the set says nothing about strength."""
+    """A seat forfeited, or played (in part) disconnected: the set says nothing about strength.
+    The action log (deferred) is read only when a seat was charged a fault: every fault of a
+    step counts in its seat's ``faults`` (core.match.playing), so a game without one had no
+    disconnection (reading every game's log was half the tick's CPU: bench/ladder.py --live)."""
     if any(seat.forfeited for seat in match.seats):
         return True
+    if not any(seat.faults for seat in match.seats):
+        return False
     return any(Fault.DISCONNECTED in step.faults
                for step in (Step.from_json(ply, row) for ply, row in enumerate(match.actions or [])))
 
@@ -153,7 +158,7 @@ def _settle(session: Session, ladder: Ladder, sets: list[LadderSet]) -> int:
         return 0
     matches = session.scalars(
         select(Match).where(Match.ladder_id == ladder.id, Match.deal_group.in_([s.number for s in sets]))
-        .options(selectinload(Match.seats))
+        .options(selectinload(Match.seats), defer(Match.actions))
     ).all()
     by_set: dict[int, list[Match]] = {}
     for match in matches:
