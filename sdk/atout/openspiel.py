@@ -289,14 +289,11 @@ class _Observer:
         self.info_state = info_state
         enc = spec.encoding
         self.tensor = np.zeros(enc.size if info_state else enc.observation_size, np.float32)
-        self.dict: dict[str, Any] = {}
-        if info_state:
-            start = 0
-            for name, size in enc.sections:
-                self.dict[name] = self.tensor[start : start + size]
-                start += size
-        else:
-            self.dict["observation"] = self.tensor
+        self.dict: dict[str, Any] = {}  # the named parts, views of the tensor
+        start = 0
+        for name, size in enc.sections if info_state else enc.observation_sections:
+            self.dict[name] = self.tensor[start : start + size]
+            start += size
 
     def set_from(self, state: AtoutState, player: int) -> None:
         observation = state.observation_of(player)
