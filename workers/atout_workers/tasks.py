@@ -83,11 +83,14 @@ def _play_one(world: Any, match_id: int) -> str:
 
 
 def after_match(world: Any, match_id: int) -> None:
-    """What follows a match, played or not: its ladder's tick, a duplicate's next rotation."""
+    """What follows a match, played or not: a duplicate's next rotation, else its ladder's tick.
+    A match that released the next rotation of its set leaves the set unfinished: its tick
+    would rate nothing and seat nothing (the set still holds its place in flight), so it is
+    sent by the set's last game; the ladder's periodic ticks see anything else."""
     ladder_id, released = deals.follow_up(world.sessions, match_id)
     if released:  # first: queued in the database already, it waits for this task
         world.tasks.play_matches(released)  # the next rotation
-    if ladder_id is not None:
+    elif ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
 
 
