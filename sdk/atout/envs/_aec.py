@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 try:
@@ -170,17 +171,22 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
         pass
 
 
-def make(game: str) -> tuple[Any, type[AtoutEnv]]:
+class GameEnv(AtoutEnv):
+    """The environment of one game (its ``game_id``), as a game module's ``raw_env`` is."""
+
+    game_id: ClassVar[str]
+
+    def __init__(self, players: int | None = None, render_mode: str | None = None, **options: Any) -> None:
+        super().__init__(self.game_id, players=players, render_mode=render_mode, **options)
+
+
+def make(game: str) -> tuple[Callable[..., Any], type[GameEnv]]:
     """A game module's ``env`` function and ``raw_env`` class."""
 
-    class raw_env(AtoutEnv):  # noqa: N801 - PettingZoo's name
+    class raw_env(GameEnv):  # noqa: N801 - PettingZoo's name
         __doc__ = AtoutEnv.__doc__
+        game_id: ClassVar[str] = game
         metadata: ClassVar[dict[str, Any]] = {**AtoutEnv.metadata, "name": f"{game}_v0"}
-
-        def __init__(
-            self, players: int | None = None, render_mode: str | None = None, **options: Any
-        ) -> None:
-            super().__init__(game, players=players, render_mode=render_mode, **options)
 
     raw_env.__qualname__ = raw_env.__name__ = "raw_env"
 
