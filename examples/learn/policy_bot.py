@@ -10,12 +10,16 @@ was trained on: a bot seated in another game or at another seat count, or an enc
 actions or sections have changed since, is a one-line error.
 
 Also here: the weights file's format (:func:`save_policy`, :class:`Policy`), which train.py uses.
+Run as a script (``.venv/bin/python examples/learn/policy_bot.py [--weights FILE]``) it describes
+a weights file: its game, layers, and the accuracies train.py measured.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +65,9 @@ class Policy:
                 "actions": [str(a) for a in data["actions"]],
                 "sections": [tuple(part) for part in json.loads(str(data["sections"]))],
             }
+            for key in ("hidden", "decisions", "train_accuracy", "holdout_accuracy"):  # train.py's
+                if key in data:
+                    meta[key] = data[key].item()
         return cls(weights, meta)
 
     def logits(self, x: np.ndarray) -> np.ndarray:
@@ -145,3 +152,34 @@ class PolicyBot(Bot):
         x = np.asarray([enc.tensor(observation.raw)], dtype=np.float32)
         scores = self.policy.logits(x)[0]
         return max(legal, key=lambda action: scores[enc.index(action)])
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description="Describe a policy's weights file (PolicyBot plays it: "
+        "atout-bot test examples/learn/policy_bot.py:PolicyBot random --game tiercon --players 2)."
+    )
+    p.add_argument("--weights", type=Path, default=None,
+                   help=f"the weights file (default: ${ENV}, else policy.npz beside this file)")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Describe a weights file: what it plays, its layers, what train.py measured."""
+    args = parser().parse_args(argv)
+    try:
+        policy = load_cached(args.weights or policy_path())
+    except (FileNotFoundError, KeyError, ValueError) as exc:
+        raise SystemExit(f"policy_bot.py: {exc}") from None
+    m = policy.meta
+    sizes = [w.shape[0] for w, _ in policy.weights] + [policy.weights[-1][0].shape[1]]
+    layers = " -> ".join(map(str, sizes))
+    print(f"{policy.game_id}, {policy.players} players, options {policy.options}: layers {layers}")
+    if "decisions" in m:
+        print(f"trained on {m['decisions']} decisions: accuracy train {m['train_accuracy']:.3f}, "
+              f"held-out {m['holdout_accuracy']:.3f}")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

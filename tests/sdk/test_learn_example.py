@@ -67,6 +67,9 @@ def test_generate_train_and_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                "--out", str(weights))  # fmt: skip
     held = re.search(r"accuracy: train ([\d.]+), held-out ([\d.]+)", out)
     assert held is not None, out
+    out = _run(str(LEARN / "policy_bot.py"), "--weights", str(weights))
+    assert out.startswith(f"tiercon, 2 players, options {{}}: layers {enc.size} -> 16 -> {len(enc.actions)}")
+    assert f"accuracy train {held[1]}, held-out {held[2]}" in out
 
     # loaded as atout-bot loads it, the weights named by ATOUT_POLICY
     monkeypatch.setenv("ATOUT_POLICY", str(weights))
