@@ -43,7 +43,7 @@ try:
 except ImportError:  # pragma: no cover - depends on the installed extras
     raise ImportError('atout.openspiel needs OpenSpiel: pip install "atout[openspiel]"') from None
 
-from atout.encoding import Encoding, encoding_for
+from atout.encoding import Encoding, encoding_for, rank_rewards
 from atout.games import GAMES, new_game
 from atout.games.core import Game, State
 
@@ -141,10 +141,7 @@ def _given_decks(state: State) -> State:
     return state
 
 
-def rank_returns(ranking: list[int]) -> list[float]:
-    """Rank-based returns in [-1, 1]: (seats ranked below - seats ranked above) / (players - 1)."""
-    n = len(ranking)
-    return [sum((other > mine) - (other < mine) for other in ranking) / (n - 1) for mine in ranking]
+rank_returns = rank_rewards  # (seats ranked below - seats ranked above) / (players - 1)
 
 
 class AtoutState(pyspiel.State):

@@ -119,4 +119,12 @@ def encoding_for(game: str | Game[Any], players: int | None = None, **options: A
     return _cached(values.id, tuple(sorted(values.options.items())))
 
 
-__all__ = ["Encoding", "encoding_for"]
+def rank_rewards(ranking: list[int]) -> list[float]:
+    """Each seat's reward from a final ranking (1 = best, ties share): the seats it beat minus
+    the seats that beat it, over ``players - 1``. In [-1, 1], zero-sum, ties 0: the pairwise
+    results the arena's ratings count (the rewards of atout.envs, the returns of atout.openspiel)."""
+    n = len(ranking)
+    return [sum((other > mine) - (other < mine) for other in ranking) / (n - 1) for mine in ranking]
+
+
+__all__ = ["Encoding", "encoding_for", "rank_rewards"]

@@ -14,19 +14,11 @@ try:
 except ImportError:  # pragma: no cover - depends on the installed extras
     raise ImportError('atout.envs needs pettingzoo, gymnasium and numpy: pip install "atout[rl]"') from None
 
-from ..encoding import Encoding, encoding_for
+from ..encoding import Encoding, encoding_for, rank_rewards
 from ..games import Game, State, new_game
 from ..render import render_position
 
 FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def rank_rewards(ranking: list[int]) -> list[float]:
-    """Each seat's reward from a final ranking (1 = best, ties share): the seats it beat minus
-    the seats that beat it, over ``players - 1``. In [-1, 1], zero-sum, ties 0: the pairwise
-    results the arena's ratings count."""
-    n = len(ranking)
-    return [sum((other > mine) - (other < mine) for other in ranking) / (n - 1) for mine in ranking]
 
 
 class AtoutEnv(AECEnv[str, dict[str, Any], int]):
