@@ -17,6 +17,7 @@ Parquet needs pyarrow: ``pip install "atout[data]"`` (imported when a Parquet fi
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -175,8 +176,10 @@ def arrow_schema() -> Any:
 class DatasetWriter:
     """Writes rows to ``path`` (replaced), JSON Lines or Parquet by its name (or ``format``), or
     JSON Lines to an open ``stream`` (left open), streaming: Parquet rows go out in row groups
-    of :data:`PARQUET_BATCH`. ``count`` is the rows written; the file exists (maybe empty of
-    rows) once the writer is closed.
+    of :data:`PARQUET_BATCH`. ``count`` is the rows written. A file is written as ``PATH.part``
+    and renamed to ``path`` when the writer is closed (maybe empty of rows); leaving its ``with``
+    block by an exception removes ``PATH.part`` instead, so a failed run leaves no partial file
+    and an earlier ``path`` untouched.
 
     >>> with DatasetWriter("decisions.parquet") as out:  # doctest: +SKIP
     ...     out.write_record(record)
@@ -194,12 +197,15 @@ class DatasetWriter:
         self._text: IO[str] | None = stream
         self._parquet: Any = None
         self._batch: list[dict[str, Any]] = []
+        self._part: Path | None = None  # the file being written, renamed to ``path`` by close()
+        if stream is None:
+            self._part = self.path.with_name(self.path.name + ".part")
         if self.format == "parquet":
             _, pq = _pyarrow()
             self._schema = arrow_schema()
-            self._parquet = pq.ParquetWriter(self.path, self._schema, compression="zstd")
-        elif stream is None:
-            self._text = self.path.open("w", encoding="utf-8")
+            self._parquet = pq.ParquetWriter(self._part, self._schema, compression="zstd")
+        elif self._part is not None:
+            self._text = self._part.open("w", encoding="utf-8")
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -207,7 +213,7 @@ class DatasetWriter:
     def __exit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        self.close(complete=exc_type is None)
 
     def write(self, row: dict[str, Any]) -> None:
         """One row."""
@@ -244,7 +250,8 @@ class DatasetWriter:
         self._parquet.write_table(pa.Table.from_pydict(columns, schema=self._schema))
         self._batch.clear()
 
-    def close(self) -> None:
+    def close(self, complete: bool = True) -> None:
+        """Finish the file and rename it to ``path``; ``complete=False``: remove it instead."""
         if self._text is not None:
             if self._stream is None:
                 self._text.close()
@@ -252,9 +259,16 @@ class DatasetWriter:
                 self._text.flush()
             self._text = None
         if self._parquet is not None:
-            self._flush()
+            if complete:
+                self._flush()
             self._parquet.close()
             self._parquet = None
+        if self._part is not None:
+            if complete:
+                os.replace(self._part, self.path)
+            else:
+                self._part.unlink(missing_ok=True)
+            self._part = None
 
 
 class RecordRows(RecordWriter):

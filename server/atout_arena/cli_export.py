@@ -20,7 +20,6 @@ as ``FILE.part`` and renamed when complete.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -174,19 +173,11 @@ def run(args: argparse.Namespace) -> int:
             raise DatasetError("--format parquet needs -o FILE (Parquet is not written to stdout)")
         to_stdout = args.output in (None, "-")
         target = Path(args.output) if not to_stdout else None
-        part = target.with_name(target.name + ".part") if target is not None else None
-        with _stranger(args) as client:
-            out = DatasetWriter(part, kind) if part is not None else DatasetWriter("-", kind,
-                                                                                   stream=sys.stdout)
-            try:
-                with out:
-                    tally = export(client, args, out, say)
-            except BaseException:
-                if part is not None:
-                    part.unlink(missing_ok=True)
-                raise
-        if part is not None and target is not None:
-            os.replace(part, target)
+        with _stranger(args) as client:  # the writer writes FILE.part, renamed when complete
+            out = DatasetWriter(target, kind) if target is not None else DatasetWriter("-", kind,
+                                                                                       stream=sys.stdout)
+            with out:
+                tally = export(client, args, out, say)
     except ClientError as exc:
         say(f"error: {exc}")
         return EXIT_FAIL if exc.status is not None and exc.status >= 500 else EXIT_USAGE

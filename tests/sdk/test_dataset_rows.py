@@ -193,3 +193,26 @@ def test_what_cannot_be_written_is_one_line(
     (tmp_path / "other.jsonl").write_text('{"format": "other/1"}\n')
     with pytest.raises(RecordError, match=r"other\.jsonl:1: format is"):
         list(iter_records(tmp_path / "other.jsonl"))
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "parquet"])
+def test_a_failed_conversion_leaves_the_earlier_file_and_no_part(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], suffix: str
+) -> None:
+    """The rows are written to FILE.part, renamed when complete: a record refused halfway leaves
+    the earlier FILE as it was, and no partial file."""
+    record, _ = _game("tiercon")
+    good, refused = tmp_path / "good.jsonl", tmp_path / "refused.jsonl"
+    with RecordWriter(good) as out:
+        out.write(record)
+    rows = tmp_path / f"rows.{suffix}"
+    code, _, err = _cli(capsys, "dataset", str(good), "-o", str(rows))
+    assert code == 0, err
+    before = rows.read_bytes()
+    record.steps[3] = StepRecord(record.steps[3].seat, "play Zz")
+    with RecordWriter(refused) as out:
+        out.write(read_records(good)[0])  # a first game that converts, then one refused
+        out.write(record)
+    assert "game 2: step 3" in _error(capsys, "dataset", str(refused), "-o", str(rows))
+    assert rows.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.jsonl", "refused.jsonl", rows.name]
