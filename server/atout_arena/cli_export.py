@@ -161,6 +161,16 @@ def export(client: ArenaClient, args: argparse.Namespace, out: DatasetWriter, sa
     return tally
 
 
+def _named_format(output: str | None) -> str | None:
+    """The format ``output``'s name says (``.jsonl``, ``.parquet``...), None for another name."""
+    if output in (None, "-"):
+        return None
+    try:
+        return format_of(output)
+    except DatasetError:
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """The command: one-line errors, exit 2 for a refusal or bad argument, 1 for the API's 5xx."""
 
@@ -171,6 +181,9 @@ def run(args: argparse.Namespace) -> int:
         kind = args.format or (format_of(args.output) if args.output not in (None, "-") else "jsonl")
         if kind == "parquet" and args.output in (None, "-"):
             raise DatasetError("--format parquet needs -o FILE (Parquet is not written to stdout)")
+        named = _named_format(args.output)
+        if named is not None and named != kind:
+            raise DatasetError(f"--format {kind} but {args.output} is named as {named}: rename one of them")
         to_stdout = args.output in (None, "-")
         target = Path(args.output) if not to_stdout else None
         with _stranger(args) as client:  # the writer writes FILE.part, renamed when complete

@@ -176,6 +176,8 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
         (("export", "--game", "tiercon", "--format", "parquet", "--api", api.url), "needs -o FILE"),
         (("export", "--game", "tiercon", "-o", str(tmp_path / "x.csv"), "--api", api.url),
          ".jsonl or .parquet"),
+        (("export", "--game", "tiercon", "--format", "parquet", "-o", str(tmp_path / "n.jsonl"), "--api",
+          api.url), "--format parquet but"),
     ):
         code, out, err = _cli(monkeypatch, tmp_path, capsys, *args, token=None)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
