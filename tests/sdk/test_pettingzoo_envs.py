@@ -171,3 +171,14 @@ def test_without_the_extra_the_import_says_which_pip_command() -> None:
         'ImportError: atout.envs needs pettingzoo, gymnasium and numpy: pip install "atout[rl]"'
     )
     assert importlib.import_module("atout.envs.merde_v0") is merde_v0
+
+
+def test_the_engine_state_does_not_hide_pettingzoos_state_method() -> None:
+    """AECEnv.state() (a global view, for centralised critics) is PettingZoo's method: the engine
+    state is ``env.unwrapped.engine``, so state() says it is not implemented, as PettingZoo's own."""
+    env = tiercon_v0.env()
+    env.reset(seed=2)
+    engine = env.unwrapped.engine
+    assert engine.observation(0) == new_game("tiercon").new_state(seed=2).observation(0)
+    with pytest.raises(NotImplementedError):
+        env.state()

@@ -64,7 +64,7 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
         }
         self._action_spaces = {agent: spaces.Discrete(len(enc.actions)) for agent in self.possible_agents}
         self._seeds = random.Random()
-        self.state: State | None = None
+        self.engine: State | None = None  # the game being played (atout.games): read it, never change it
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]
@@ -81,7 +81,7 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
             game_seed = seed
         else:
             game_seed = self._seeds.getrandbits(63)
-        self.state = self.game.new_state(seed=game_seed)
+        self.engine = self.game.new_state(seed=game_seed)
         self.agents = self.possible_agents[:]
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -89,13 +89,13 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {agent: {} for agent in self.agents}
         self._update_infos()
-        self.agent_selection = self._agent(self.state.current_player)
+        self.agent_selection = self._agent(self.engine.current_player)
 
     def _agent(self, seat: int | None) -> str:
         return self.possible_agents[seat if seat is not None else 0]
 
     def _update_infos(self) -> None:
-        state = self.state
+        state = self.engine
         assert state is not None
         for seat, agent in enumerate(self.possible_agents):
             if agent in self.infos:
@@ -105,7 +105,7 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
                 self.infos[agent] = info
 
     def observe(self, agent: str) -> dict[str, Any]:
-        state = self.state
+        state = self.engine
         assert state is not None
         seat = self.possible_agents.index(agent)
         enc = self.encoding
@@ -120,7 +120,7 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        state = self.state
+        state = self.engine
         assert state is not None
         if action is None:
             raise ValueError(f"{agent} must act: None is only for an agent whose game is over")
@@ -151,9 +151,9 @@ class AtoutEnv(AECEnv[str, dict[str, Any], int]):
     def render(self) -> str | None:
         """The table as text, every hand face up (``atout.render.render_position``): returned
         with ``render_mode="ansi"``, printed with ``"human"``."""
-        if self.state is None:
+        if self.engine is None:
             return None
-        text = render_position(self.state)
+        text = render_position(self.engine)
         if self.render_mode == "human":
             print(text)
             return None
