@@ -127,17 +127,14 @@ def _restore_engine(spec: _Spec, state: State) -> _Engine:
 
 def _needs_deck(state: State) -> bool:
     """Whether ``state`` has started a deal with a deck it shuffled itself (none was given)."""
-    # The engines' core (atout.games.core.State): _decks holds the decks given, _next_deck
-    # counts the deals started in _deals_started and shuffles from the seed past the given ones.
-    return state._deals_started > len(state._decks)
+    return state.deals_started > state.decks_given
 
 
 def _given_decks(state: State) -> State:
     """``state`` with a deck marked as given for each deal it has started (a world from
     ``sample_state`` may have started more than it was given), so that :func:`_needs_deck`
     tells the next deal. The decks added are never read: their deals have started."""
-    while len(state._decks) < state._deals_started:
-        state._decks.append(list(state.FULL_DECK))
+    state.give_decks([state.FULL_DECK] * (state.deals_started - state.decks_given))
     return state
 
 
@@ -207,7 +204,7 @@ class AtoutState(pyspiel.State):
         else:
             assert self._pending is not None
             state = self._engine.state.clone()
-            state._decks.extend(self._decks)  # the decks of the deals this action starts
+            state.give_decks(self._decks)  # the decks of the deals this action starts
             state.apply(self._pending)
         if _needs_deck(state):
             self._dealing = []  # the engine's own shuffle is dropped: chance draws the deck

@@ -101,3 +101,50 @@ def test_rules_versions_in_the_ruleset_as_data() -> None:
         assert new_game(game_id).describe()["rules_version"] == cls.RULES_VERSION
         assert json.loads(json.dumps(described)) == described
     assert Game.RULES_VERSION == 1
+
+
+@pytest.mark.parametrize("game_id", sorted(GAMES))
+def test_decks_given_after_the_start_deal_the_next_deals(game_id: str) -> None:
+    """State.give_decks: the deck of the next deal, given once the game has started (as
+    atout.openspiel's chance nodes draw it), is the deck that deal is dealt from."""
+    import random
+
+    game = new_game(game_id)
+    full = list(game.new_state(seed=0).FULL_DECK)
+    first = random.Random(1).sample(full, len(full))
+    state = game.new_state(seed=5, decks=[first])
+    assert (state.deals_started, state.decks_given) == (1, 1)
+    second = list(reversed(first))
+    state.give_decks([second])
+    assert state.decks_given == 2
+    rng = random.Random(2)
+    while not state.is_terminal and state.deals_started == 1:
+        state.apply(rng.choice(state.legal_actions()))
+    if state.is_terminal:  # a one-deal game (fool): nothing more to deal
+        assert game_id == "fool"
+        return
+    assert state.deals_started == 2
+    replay = game.new_state(seed=5, decks=[first, second])
+    for _, action in state.history:
+        replay.apply(action)
+    # the second deal was dealt from the deck given (the seed's shuffle would differ)
+    seat = state.current_player
+    assert seat is not None
+    assert replay.observation(seat) == state.observation(seat)
+    assert replay.observation(seat) != _dealt_by_seed(game, first, state.history)
+
+
+def _dealt_by_seed(game: Game, first: list[str], history: list[tuple[int, str]]) -> object:
+    state = game.new_state(seed=5, decks=[first])
+    for _, action in history:
+        if state.is_terminal or action not in state.legal_actions():
+            return None
+        state.apply(action)
+    return None if state.current_player is None else state.observation(state.current_player)
+
+
+def test_a_bad_deck_given_is_one_line() -> None:
+    state = new_game("tiercon").new_state(seed=0)
+    with pytest.raises(ValueError, match=r"deck 0 is not a full tiercon deck of 32 cards \(missing"):
+        state.give_decks([["As", "Ks"]])
+    assert state.decks_given == 0

@@ -724,6 +724,26 @@ class State:
             )
         return cards
 
+    @property
+    def deals_started(self) -> int:
+        """How many deals this state has started (each took the next deck: a given one, else
+        the seed's shuffle)."""
+        return self._deals_started
+
+    @property
+    def decks_given(self) -> int:
+        """How many decks the caller has given: ``new_state``'s ``decks``, then :meth:`give_decks`'."""
+        return len(self._decks)
+
+    def give_decks(self, decks: Sequence[Sequence[str]]) -> None:
+        """Give the decks of the deals after those already given, each checked as
+        ``new_state``'s ``decks`` are (a ``ValueError`` naming what is wrong). Deck ``i`` is the
+        one of the ``i``-th deal (from 0): a deck given for a deal that has already started is
+        never read. A caller that draws each deck itself (``atout.openspiel``'s chance nodes)
+        gives the next deal's deck before the action that starts it."""
+        start = len(self._decks)
+        self._decks.extend(self._check_deck(deck, start + i) for i, deck in enumerate(decks))
+
     def _next_deck(self, needed: int | None = None) -> list[str]:
         """The deck for the next deal: the caller's, else a seeded shuffle.
 
