@@ -124,11 +124,11 @@ def parser() -> argparse.ArgumentParser:
                    help="a .npz of generate.py (repeat for more; default: games.npz beside this script)")
     p.add_argument("--hidden", type=int, default=128,
                    help="units of the hidden layer; 0: a softmax regression (default: 128)")  # fmt: skip
-    p.add_argument("--epochs", type=int, default=20, help="passes over the training decisions (default: 20)")
+    p.add_argument("--epochs", type=int, default=40, help="passes over the training decisions (default: 40)")
     p.add_argument("--batch", type=int, default=128, help="decisions per step (default: 128)")
     p.add_argument("--lr", type=float, default=5e-4, help="Adam's step size (default: 0.0005)")
-    p.add_argument("--l2", type=float, default=3e-3,
-                   help="L2 penalty on the weights (default: 0.003: the best held-out accuracy)")
+    p.add_argument("--l2", type=float, default=1e-3,
+                   help="L2 penalty on the weights (default: 0.001: the best held-out accuracy)")
     p.add_argument("--holdout", type=float, default=0.2,
                    help="the share of games held out to measure accuracy (default: 0.2)")  # fmt: skip
     p.add_argument("--seed", type=int, default=0, help="the seed of the split, the start and the batches")

@@ -15,7 +15,7 @@ from types import ModuleType
 
 import numpy as np
 import pytest
-from test_docs import bare_commands
+from test_docs import bare_commands, relative_links
 
 from atout.bot import Observation
 from atout.bots import RandomBot
@@ -148,6 +148,7 @@ def _readme_commands() -> list[list[str]]:
 def test_readme_commands_are_the_scripts_options() -> None:
     commands = _readme_commands()
     assert bare_commands(README.read_text()) == []
+    assert [link for link in relative_links(README) if not (README.parent / link).exists()] == []
     seen = set()
     for argv in commands:
         words = list(argv)
