@@ -62,6 +62,11 @@ def test_generate_train_and_play(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert len(action) > 50 and set(game.tolist()) == {0, 1, 2}
     assert (mask[np.arange(len(action)), action] == 1).all()  # the chosen action was legal
     assert (mask.sum(axis=1) >= 2).all()  # decisions without a choice are left out
+    # the same games in two processes: the same rows, in the same order
+    _run(str(LEARN / "generate.py"), "--games", "3", "--boss", "pimc:worlds=2", "--opponent", "heuristic",
+         "--jobs", "2", "--out", str(tmp_path / "again.npz"))  # fmt: skip
+    with np.load(tmp_path / "again.npz") as d:
+        assert np.array_equal(d["x"], x) and np.array_equal(d["action"], action)
 
     out = _run(str(LEARN / "train.py"), "--data", str(data), "--hidden", "16", "--epochs", "3",
                "--out", str(weights))  # fmt: skip
