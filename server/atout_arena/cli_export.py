@@ -45,6 +45,7 @@ class Tally:
     exported: int = 0
     secret: int = 0  # finished, but their seeds are not published yet
     rows: int = 0
+    skipped: int = 0  # finished and published, but not replayable here (each said on stderr)
 
 
 def _competition(text: str) -> tuple[str, int]:
@@ -145,15 +146,17 @@ def export(client: ArenaClient, args: argparse.Namespace, out: DatasetWriter, sa
                 tally.secret += 1
                 continue
             if exc.status == 409:  # played under other rules: not replayable here
+                tally.skipped += 1
                 say(f"match {match['id']} skipped: {exc}")
                 continue
             raise
-        try:
-            record = GameRecord.from_dict(data)
-            tally.rows += out.write_rows(decision_rows(record))
-        except RecordError as exc:
-            raise ValueError(f"match {match['id']}: the arena's record is not one this SDK reads: {exc}") \
-                from None
+        try:  # the whole match's rows first: a match that fails half way writes none of them
+            rows = list(decision_rows(GameRecord.from_dict(data)))
+        except (RecordError, ValueError) as exc:  # not one this SDK's engines replay: said, not fatal
+            tally.skipped += 1
+            say(f"match {match['id']} skipped: its record does not replay in this SDK: {exc}")
+            continue
+        tally.rows += out.write_rows(rows)
         tally.exported += 1
         if time.monotonic() - last >= PROGRESS_EVERY_S:
             last = time.monotonic()
@@ -203,5 +206,6 @@ def run(args: argparse.Namespace) -> int:
     where = f" to {args.output}" if target is not None else ""
     secret = (f"; {tally.secret} finished matches not exported: their seeds are not published yet "
               "(their competition is running)" if tally.secret else "")
-    say(f"exported {tally.exported} matches, {tally.rows} decisions{where}{secret}")
+    skipped = f"; {tally.skipped} matches skipped (said above)" if tally.skipped else ""
+    say(f"exported {tally.exported} matches, {tally.rows} decisions{where}{secret}{skipped}")
     return EXIT_OK

@@ -221,3 +221,48 @@ def test_a_running_ladder_exports_each_set_once_it_is_done(
     assert code == 0, err
     assert {row["match"] for row in _rows(out)} == {str(m) for m in scheduled}
     assert {row["competition"] for row in _rows(out)} == {f"ladder:{lid}"}
+
+
+def test_a_match_that_does_not_replay_is_skipped_with_a_line_and_the_rest_exported(
+    api, make_bot, sessions, monkeypatch, tmp_path, capsys
+) -> None:
+    """A published match whose record this SDK cannot replay (here: an action the engine does
+    not know, as an arena of another version could store) is one line on stderr and none of its
+    rows; the matches around it are exported and the exit code is 0 (docs/datasets.md)."""
+    from atout.games import GAMES, new_game
+    from atout_arena.core.match import Step
+    from atout_arena.core.models import MatchSeat
+    from atout_arena.core.vocabulary import PlayedBy
+
+    (a, _), (b, _) = make_bot("skip"), make_bot("skip")
+    since = datetime.now(UTC) - timedelta(seconds=1)
+    state = new_game("fool", players=2).new_state(seed=3)
+    good: list[tuple[int, str]] = []
+    rng = random.Random(3)
+    while not state.is_terminal:
+        seat, action = state.current_player, rng.choice(state.legal_actions())
+        assert seat is not None
+        good.append((seat, action))
+        state.apply(action)
+    ids = []
+    with sessions() as session:
+        for actions in (good, [(good[0][0], "dance")]):
+            steps = [Step(ply, seat, action, PlayedBy.BOT, 1.0, (), "", 1.0).to_json()
+                     for ply, (seat, action) in enumerate(actions)]
+            match = Match(game="fool", options={}, seed=3, status="finished", actions=steps,
+                          rules_version=GAMES["fool"].RULES_VERSION,
+                          scores=list(state.scores), ranking=list(state.ranking),
+                          finished_at=datetime.now(UTC))
+            match.seats = [MatchSeat(seat=s, bot_id=bot.id, place=state.ranking[s])
+                           for s, bot in enumerate((a, b))]
+            session.add(match)
+            session.flush()
+            ids.append(match.id)
+        session.commit()
+    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "fool", "--since",
+                          since.isoformat(), "--api", api.url, token=None)  # fmt: skip
+    assert code == 0, err
+    exported = {row["match"] for row in _rows(out)}
+    assert str(ids[0]) in exported and str(ids[1]) not in exported, err
+    assert f"match {ids[1]} skipped: its record does not replay in this SDK:" in err
+    assert "'dance'" in err and "1 matches skipped (said above)" in err
