@@ -93,3 +93,31 @@ def test_plays_cheaply() -> None:
         trick=[[0, "9c"], [1, "2c"]], legal=["play 3c", "play Kc"],
     )  # fmt: skip
     assert bot.act(obs) == "play 3c"
+
+
+def test_its_memory_of_played_cards_is_the_deal_history_s_whatever_it_was_shown_before() -> None:
+    """The bot reads only the new entries of deal_history when it has read the rest before (a
+    search playout asks it at every step); whatever it was shown before (another deal, another
+    world's history of the same deal, a history that is no continuation), its memory is the
+    cards of the history it is shown now, as reading it whole gives."""
+    import random
+
+    from atout.games import new_game
+
+    game = new_game("regicide", players=3)
+    rng = random.Random(5)
+    bot = RegicideHeuristicBot()
+    checked = 0
+    for seed in range(0, 8, 2):  # two games at once, the bot shown one or the other at random
+        states = [game.new_state(seed=seed), game.new_state(seed=seed + 1)]
+        while not all(s.is_terminal for s in states):
+            state = rng.choice([s for s in states if not s.is_terminal])
+            seat = state.current_player
+            assert seat is not None
+            observation = state.observation(seat)
+            bot.act(Observation(observation, state.legal_actions()))
+            whole = {a[5:] for _, a in observation["deal_history"] if a.startswith("play ")}
+            assert bot._played == whole
+            checked += 1
+            state.apply(rng.choice(state.legal_actions()))
+    assert checked > 200

@@ -15,6 +15,8 @@ It remembers the cards played in the current deal from the tricks it sees.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..bot import Bot, Observation
 from ..games.core import JOKERS, SUITS
 from ..games.regicide import card_strength, trick_winner
@@ -29,6 +31,7 @@ class RegicideHeuristicBot(Bot):
         super().__init__()
         self._deal = 0
         self._played: set[str] = set()
+        self._seen: list[Any] = []  # the deal's deal_history as read so far
 
     def act(self, observation: Observation) -> str:
         legal = observation.legal_actions
@@ -47,8 +50,18 @@ class RegicideHeuristicBot(Bot):
     def _remember(self, obs: Observation) -> None:
         history = obs.get("deal_history")
         if history is not None:  # every card played this deal, even by a bot that just sat down
-            self._deal = obs.deal
-            self._played = {action[5:] for _, action in history if action.startswith("play ")}
+            # Only the entries not read yet, when this history is the one read last time grown
+            # by them (the same deal, the same first entries): search playouts ask at every
+            # step, and reading it whole each time, in Python, cost a playout the square of its
+            # length (the comparison of the prefix runs in C).
+            seen = self._seen
+            n = len(seen)
+            if obs.deal != self._deal or len(history) < n or history[:n] != seen:
+                self._deal, self._played, n = obs.deal, set(), 0
+            for _, action in history[n:]:
+                if action.startswith("play "):
+                    self._played.add(action[5:])
+            self._seen = list(history)
             return
         if obs.deal != self._deal:
             self._deal, self._played = obs.deal, set()
@@ -107,15 +120,19 @@ class RegicideHeuristicBot(Bot):
 
     def _is_master(self, card: str, inverted: bool) -> bool:
         """No unseen card of the suit ranks above ``card``."""
-        strength = card_strength(card, inverted)
-        return all(
-            other in self._played
-            for other in _SUIT_CARDS[card[1]]
-            if card_strength(other, inverted) > strength
-        )
+        played = self._played
+        return all(other in played for other in _ABOVE[inverted][card])
 
 
 _SUIT_CARDS = {s: [r + s for r in "A23456789K"] for s in SUITS}
+# The cards of a suit card's suit that rank above it, under each ranking (inverted or not).
+_ABOVE = {
+    inverted: {
+        card: tuple(o for o in cards if card_strength(o, inverted) > card_strength(card, inverted))
+        for cards in _SUIT_CARDS.values() for card in cards
+    }
+    for inverted in (False, True)
+}
 
 
 def _suit_counts(hand: list[str]) -> dict[str, int]:
