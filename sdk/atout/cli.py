@@ -359,8 +359,8 @@ def _watch(args: argparse.Namespace) -> int:
 
 def _dataset(args: argparse.Namespace) -> int:
     """``atout-bot dataset RECORDS -o ROWS``: the decision rows of every game of a record file."""
-    from .dataset import DatasetError, DatasetWriter, decision_rows, iter_records
-    from .record import RecordError
+    from .dataset import DatasetError, DatasetWriter, decision_rows
+    from .record import RecordError, iter_records
 
     try:
         with DatasetWriter(args.output) as out:

@@ -109,31 +109,6 @@ def decision_rows(record: GameRecord) -> Iterator[dict[str, Any]]:
             raise RecordError(f"step {k}: {step.action!r} is refused: {exc}") from None
 
 
-def iter_records(path: str | Path) -> Iterator[GameRecord]:
-    """The games of a record file one at a time (as :func:`atout.record.read_records` reads them,
-    without holding the file in memory); :class:`~atout.record.RecordError` naming the file and
-    line when one is not a record."""
-    number = 0
-    try:
-        with Path(path).open(encoding="utf-8") as file:
-            for number, line in enumerate(file, 1):
-                if not line.strip():
-                    continue
-                try:
-                    data = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise RecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
-                try:
-                    record = GameRecord.from_dict(data)
-                except RecordError as exc:
-                    raise RecordError(f"{path}:{number}: {exc}") from None
-                yield record
-    except OSError as exc:
-        raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise RecordError(f"{path}:{number + 1}: not UTF-8 text ({exc.reason})") from None
-
-
 def records_rows(records: Iterable[GameRecord]) -> Iterator[dict[str, Any]]:
     """The rows of every record, game after game."""
     for record in records:

@@ -198,23 +198,32 @@ def replay_command(
 def read_records(path: str | Path) -> list[GameRecord]:
     """Every game of the JSON Lines file ``path`` (blank lines skipped); :class:`RecordError`
     naming the file and line when one is not a record."""
-    records: list[GameRecord] = []
+    return list(iter_records(path))
+
+
+def iter_records(path: str | Path) -> Iterator[GameRecord]:
+    """The games of a record file one at a time, as :func:`read_records` reads them, without
+    holding the file in memory; :class:`RecordError` naming the file and line when one is not a
+    record."""
+    number = 0
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RecordError(f"{path}: cannot read: {exc}") from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
-        try:
-            records.append(GameRecord.from_dict(data))
-        except RecordError as exc:
-            raise RecordError(f"{path}:{number}: {exc}") from None
-    return records
+        with Path(path).open(encoding="utf-8") as file:
+            for number, line in enumerate(file, 1):
+                if not line.strip():
+                    continue
+                try:
+                    data = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise RecordError(f"{path}:{number}: not JSON: {exc.msg}") from None
+                try:
+                    record = GameRecord.from_dict(data)
+                except RecordError as exc:
+                    raise RecordError(f"{path}:{number}: {exc}") from None
+                yield record
+    except OSError as exc:
+        raise RecordError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{path}:{number + 1}: not UTF-8 text ({exc.reason})") from None
 
 
 def dumps(record: GameRecord) -> str:

@@ -24,13 +24,12 @@ from atout.dataset import (
     DatasetError,
     DatasetWriter,
     decision_rows,
-    iter_records,
     read_parquet_rows,
     write_jsonl,
     write_parquet,
 )
 from atout.local import play
-from atout.record import GameRecord, RecordError, RecordWriter, StepRecord, read_records
+from atout.record import GameRecord, RecordError, RecordWriter, StepRecord, iter_records, read_records
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[2]
