@@ -60,3 +60,24 @@ def serve_in_thread(app: Any) -> tuple[str, Any, threading.Thread]:
             raise AssertionError("the API server did not start within 15 s")
         time.sleep(0.02)
     return f"http://127.0.0.1:{port}", server, thread
+
+
+def arena_cli(monkeypatch: Any, tmp_path: Any, capsys: Any, *args: str,
+                  token: str | None) -> tuple[int, str, str]:
+    """``atout-arena ARGS`` in-process, with the organizer token ``token`` in the environment or
+    none anywhere (no config file either): its exit code, stdout and stderr."""
+    from atout_arena.cli import main
+
+    if token is None:
+        monkeypatch.delenv("ATOUT_ADMIN_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("ATOUT_ADMIN_TOKEN", token)
+    monkeypatch.delenv("ATOUT_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    capsys.readouterr()
+    try:
+        code = main(list(args))
+    except SystemExit as exc:  # argparse's usage error
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -15,38 +15,19 @@ from __future__ import annotations
 import json
 import random
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from api_helpers import arena_cli
 
 from atout.dataset import read_parquet_rows
 from atout_arena import cli_export
-from atout_arena.cli import main
 from atout_arena.core.match import Answer, DecisionAsk
 from atout_arena.core.models import Match
 from atout_arena.core.replay import load_match
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-         *args: str, token: str | None) -> tuple[int, str, str]:
-    """``atout-arena ARGS``, with the organizer token ``token`` in the environment (or none)."""
-    if token is None:
-        monkeypatch.delenv("ATOUT_ADMIN_TOKEN", raising=False)
-    else:
-        monkeypatch.setenv("ATOUT_ADMIN_TOKEN", token)
-    monkeypatch.delenv("ATOUT_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:  # argparse's usage error
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _rows(text: str) -> list[dict[str, Any]]:
@@ -96,10 +77,10 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
             state.apply(step.action)
         assert hidden
         for token in (admin, None):
-            code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, token=token)
+            code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *competition, token=token)
             assert code == 0 and out == "", err
             assert "exported 0 matches, 0 decisions; 1 finished matches not exported" in err
-            code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon",
+            code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon",
                                   "--api", api.url, token=token)  # fmt: skip
             assert code == 0, err
             mine = [row for row in _rows(out) if row["competition"] == f"tournament:{tid}"]
@@ -123,7 +104,7 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
     steps = {mid: list(rec.steps()) for mid in matches if (rec := load_match(sessions, mid)) is not None}
     out_file = tmp_path / "t.parquet"
     monkeypatch.setattr(cli_export, "PROGRESS_EVERY_S", 0.0)  # a progress line after every match
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--format", "parquet", "-o",
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *competition, "--format", "parquet", "-o",
                           str(out_file), token=None)  # fmt: skip
     assert code == 0 and out == "", err
     total = sum(len(s) for s in steps.values())
@@ -148,23 +129,23 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
         assert [(r["observation"], r["legal_actions"]) for r in mine if r["bot"] == spy.name] == seen[mid]
 
     # --game and --since: JSON Lines on stdout
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon", "--api", api.url,
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "export", "--game", "tiercon", "--api", api.url,
                           token=None)  # fmt: skip
     assert code == 0, err
     assert {row["match"] for row in _rows(out)} >= {str(m) for m in matches}
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "merde", "--api", api.url,
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "export", "--game", "merde", "--api", api.url,
                           token=None)  # fmt: skip
     assert code == 0 and not {row["match"] for row in _rows(out)} & {str(m) for m in matches}, err
     first_end = min(end for _, _, end in stored.values())
     last_end = max(end for _, _, end in stored.values())
     assert first_end is not None and last_end is not None
     since = (last_end.replace(tzinfo=last_end.tzinfo or UTC) - timedelta(microseconds=1)).isoformat()
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--since", since, token=None)
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *competition, "--since", since, token=None)
     assert code == 0, err
     later = {row["match"] for row in _rows(out)}
     assert later == {str(mid) for mid in matches if stored[mid][2] == last_end}
     future = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, *competition, "--since", future, token=None)
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *competition, "--since", future, token=None)
     assert code == 0 and out == "" and "exported 0 matches" in err
 
     # What is wrong is one line, exit 2.
@@ -179,7 +160,7 @@ def test_a_finished_tournament_exports_and_a_running_one_exports_nothing(
         (("export", "--game", "tiercon", "--format", "parquet", "-o", str(tmp_path / "n.jsonl"), "--api",
           api.url), "--format parquet but"),
     ):
-        code, out, err = _cli(monkeypatch, tmp_path, capsys, *args, token=None)
+        code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *args, token=None)
         assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and says in err, err
     assert not (tmp_path / "n.jsonl").exists() and not (tmp_path / "n.jsonl.part").exists()
 
@@ -210,14 +191,14 @@ def test_a_running_ladder_exports_each_set_once_it_is_done(
     try:
         asker = lambda ask: Answer(rng.choice(ask.legal_actions), 1.0)  # noqa: E731
         assert run_match(world, scheduled[0], asker=asker) == "finished"
-        code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
+        code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *export, token=None)
         assert code == 0 and out == "" and "1 finished matches not exported" in err, err  # its set is open
         assert release_next(sessions, scheduled[0]) == [scheduled[1]]  # the worker's follow-up
         assert run_match(world, scheduled[1], asker=asker) == "finished"
     finally:
         world.close()
     assert api.client.get(f"/v1/ladders/{lid}").json()["status"] == "running"
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, *export, token=None)
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, *export, token=None)
     assert code == 0, err
     assert {row["match"] for row in _rows(out)} == {str(m) for m in scheduled}
     assert {row["competition"] for row in _rows(out)} == {f"ladder:{lid}"}
@@ -259,7 +240,7 @@ def test_a_match_that_does_not_replay_is_skipped_with_a_line_and_the_rest_export
             session.flush()
             ids.append(match.id)
         session.commit()
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, "export", "--game", "fool", "--since",
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "export", "--game", "fool", "--since",
                           since.isoformat(), "--api", api.url, token=None)  # fmt: skip
     assert code == 0, err
     exported = {row["match"] for row in _rows(out)}

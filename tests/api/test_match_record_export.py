@@ -17,29 +17,14 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from api_helpers import arena_cli
 
 from atout.record import SCHEMA_PATH, read_records
-from atout_arena.cli import main
 from atout_arena.core.match import Answer
 from atout_arena.core.models import Match
 
 pytestmark = pytest.mark.timeout(120)
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-         *args: str, token: str | None) -> tuple[int, str, str]:
-    """``atout-arena ARGS``, with the organizer token ``token`` or none anywhere."""
-    if token is None:
-        monkeypatch.delenv("ATOUT_ADMIN_TOKEN", raising=False)
-    else:
-        monkeypatch.setenv("ATOUT_ADMIN_TOKEN", token)
-    monkeypatch.delenv("ATOUT_CONFIG", raising=False)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    capsys.readouterr()
-    code = main(list(args))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_finished_match_exports_as_a_record_that_rebuilds_it(
@@ -77,13 +62,13 @@ def test_a_finished_match_exports_as_a_record_that_rebuilds_it(
     assert seed not in stranger.text
     seat_bot = api.as_bot(token).get(f"/v1/matches/{first}/record")
     assert seat_bot.status_code == 403 and seed not in seat_bot.text
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
                           token=None)
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "not published yet" in err
 
     exported = tmp_path / "match.jsonl"
     admin = organizer_headers["Authorization"].removeprefix("Bearer ")
-    code, out, err = _cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
+    code, out, err = arena_cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
                           "-o", str(exported), token=admin)
     assert code == 0, err
     assert f"match {first}: merde" in err and str(exported) in err
@@ -107,7 +92,7 @@ def test_a_finished_match_exports_as_a_record_that_rebuilds_it(
 
     # The API's answer is the same record; on stdout, the CLI prints the one line.
     assert api.organizer.get(f"/v1/matches/{first}/record").json() == data
-    code, out, _ = _cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
+    code, out, _ = arena_cli(monkeypatch, tmp_path, capsys, "match", "export", str(first), "--api", api.url,
                         token=admin)
     assert code == 0 and json.loads(out) == data and out.count("\n") == 1
 
