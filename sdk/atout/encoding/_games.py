@@ -26,6 +26,19 @@ class Layout:
         self.parts = tuple(parts)
 
 
+def _trick_head(n: int, c: int) -> list[Part]:
+    """The first sections of merde's and régicide's tensors: the hand, the cards played, the
+    trick and its leader, the last trick and its winner."""
+    return [
+        p.cards("hand", c, lambda v: v.obs["hand"]),
+        p.played("played", n, c, ("play",)),
+        p.trick("trick", n, c, "trick"),
+        p.seat("trick_leader", n, lambda v: v.obs["trick"][0][0] if v.obs["trick"] else None),
+        p.trick("last_trick", n, c, "last_trick"),
+        p.seat_key("last_trick_winner", n, "last_trick_winner"),
+    ]
+
+
 def _common_tail(players: int, phases: tuple[str, ...]) -> list[Part]:
     return [
         p.seat_one_hot_of_seats("dealer", players, "dealer"),
@@ -48,12 +61,7 @@ def merde(game: Game[Any]) -> Layout:
         return out
 
     parts = [
-        p.cards("hand", c, lambda v: v.obs["hand"]),
-        p.played("played", n, c, ("play",)),
-        p.trick("trick", n, c, "trick"),
-        p.seat("trick_leader", n, lambda v: v.obs["trick"][0][0] if v.obs["trick"] else None),
-        p.trick("last_trick", n, c, "last_trick"),
-        p.seat_key("last_trick_winner", n, "last_trick_winner"),
+        *_trick_head(n, c),
         Part("bids", n * (deals + 2), bids),
         p.choice("bids_total_vs_tricks", (None, "over", "under", "exact"), "bids_total_vs_tricks"),
         p.per_seat("tricks_won", n, "tricks_won", deals),
@@ -137,12 +145,7 @@ def regicide(game: Game[Any]) -> Layout:
     target = regicide_rules.WINNING_TOTAL
 
     parts = [
-        p.cards("hand", c, lambda v: v.obs["hand"]),
-        p.played("played", n, c, ("play",)),
-        p.trick("trick", n, c, "trick"),
-        p.seat("trick_leader", n, lambda v: v.obs["trick"][0][0] if v.obs["trick"] else None),
-        p.trick("last_trick", n, c, "last_trick"),
-        p.seat_key("last_trick_winner", n, "last_trick_winner"),
+        *_trick_head(n, c),
         p.choice("trump", TRUMPS, "trump"),
         p.flag("inverted", "inverted"),
         p.card("turned", c, "turned"),
