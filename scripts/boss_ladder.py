@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import subprocess
 import sys
@@ -55,10 +56,23 @@ def run(a: str, b: str, game: str, players: int, options: list[str], max_games: 
     return shown, result
 
 
+def all_won_bound(sets: int) -> float:
+    """Elo's one-sided 95% lower bound when each of ``sets`` duplicate sets was won outright: the
+    least per-set win rate ``p`` with ``p ** sets >= 0.05`` (Clopper-Pearson for n of n), as Elo.
+    The SPRT's interval says nothing there (its variance is 0): this is the bound docs/bots.md
+    gives for "every game won"."""
+    p = 0.05 ** (1 / sets)
+    return -400 * math.log10(1 / p - 1)
+
+
 def line(kind: str, result: dict) -> str:
     def elo(value: float | None, infinite: str) -> str:  # None: every game won (or lost)
         return infinite if value is None else f"{value:.0f}"
 
+    if result["score"] == 1.0:
+        return (f"{kind}: {result.get('result') or '-'} after {result['games']} games, every game "
+                f"won: Elo >= {all_won_bound(result['sets']):.0f} (95% one-sided, "
+                f"{result['sets']} sets), {result['wall_s']} s")
     low, high = result["elo_ci95"]
     sign = "-" if result["score"] < 0.5 else "+"
     return (f"{kind}: {result.get('result') or '-'} after {result['games']} games, score "
@@ -77,6 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-elo", action="store_true", help="skip each boss against random")
     parser.add_argument("--elo", default="heuristic,pimc-small,pimc-large,ismcts",
                         help="the bosses measured against random (comma-separated)")
+    parser.add_argument("--elo-games", type=int, default=0,
+                        help="each boss against random over this many games, no SPRT (default: "
+                             "the SPRT, which needs 46 games to accept when every game is won)")
     parser.add_argument("--jobs", type=int, default=1, help="processes per SPRT (atout-bot test --jobs)")
     args = parser.parse_args(argv)
     steps = (STEPS if args.steps == "all"
@@ -92,7 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"- {line(f'{stronger} > {weaker}', result)}\n  `{command}`", flush=True)
         if not args.no_elo:
             for kind in args.elo.split(","):
-                command, result = run(kind, "random", game, players, options, args.max_games,
+                command, result = run(kind, "random", game, players, options,
+                                      args.elo_games or args.max_games, sprt=not args.elo_games,
                                       jobs=args.jobs)
                 print(f"- {line(f'{kind} vs random', result)}\n  `{command}`", flush=True)
     return 0
