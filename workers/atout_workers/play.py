@@ -706,15 +706,18 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsk
 
 def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None] | None = None,
                  on_test: Callable[[int], None] | None = None,
-                 then: Callable[[RunResult], None] | None = None) -> RunResult:
+                 then: Callable[[RunResult], None] | None = None, wait: bool = True) -> RunResult | None:
     """Claim match ``match_id`` on this (Celery) thread and, when it is ours, hand it to the
     process's event loop (:class:`atout_workers.loop.MatchLoop`) and return ``playing`` at once;
     otherwise return what happened (``skipped``, ``failed``). ``then(result)`` runs on a
     thread of the loop's pool after the match, whatever its result (or at once, when it was not
-    played): the task's follow-ups. Blocks while the loop is full."""
+    played): the task's follow-ups. Blocks while the loop is full; with ``wait`` false (a
+    thread of the loop's own pool, which must never wait for the loop), returns None instead,
+    claiming nothing."""
     matches = world.matches
     follow_ups = FollowUps(on_finalize, on_test)
-    matches.reserve()
+    if not matches.reserve(None if wait else 0):
+        return None
     try:
         claimed = claim(world, match_id, False, follow_ups)
     except BaseException:

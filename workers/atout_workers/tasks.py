@@ -61,11 +61,11 @@ def play_match(*match_ids: int) -> str:
     then retries or fails alone), and the others go on: one match never holds up seven."""
     world = get_world()
     if len(match_ids) == 1:
-        return _play_one(world, match_ids[0])
+        return str(_play_one(world, match_ids[0]))
     results = []
     for match_id in match_ids:
         try:
-            results.append(_play_one(world, match_id))
+            results.append(str(_play_one(world, match_id)))
         except Exception as exc:
             log.warning("match %s: claim failed in a task of %d (%s: %s); sent again on its own",
                         match_id, len(match_ids), type(exc).__name__, exc)
@@ -74,12 +74,12 @@ def play_match(*match_ids: int) -> str:
     return " ".join(results)
 
 
-def _play_one(world: Any, match_id: int) -> str:
+def _play_one(world: Any, match_id: int, wait: bool = True) -> str | None:
     def then(result: RunResult) -> None:
         after_match(world, match_id)
 
     return play_on_loop(world, match_id, on_finalize=world.tasks.finalize_tournament,
-                        on_test=world.tasks.test_tick, then=then)
+                        on_test=world.tasks.test_tick, then=then, wait=wait)
 
 
 def after_match(world: Any, match_id: int) -> None:
@@ -88,10 +88,36 @@ def after_match(world: Any, match_id: int) -> None:
     would rate nothing and seat nothing (the set still holds its place in flight), so it is
     sent by the set's last game; the ladder's periodic ticks see anything else."""
     ladder_id, released = deals.follow_up(world.sessions, match_id)
-    if released:  # first: queued in the database already, it waits for this task
-        world.tasks.play_matches(released)  # the next rotation
+    if released:  # queued in the database already: played here, or sent to any worker
+        play_next_rotation(world, released)
     elif ladder_id is not None:
         world.tasks.ladder_tick(ladder_id)  # rate its set if complete, seat the next one
+
+
+def play_next_rotation(world: Any, match_ids: list[int]) -> None:
+    """A set's next rotation, released by the game before it (on a thread of the loop's pool):
+    claimed and played on this process's loop, as a ``play_match`` task would, without the
+    broker's round trip and Celery's consumer in between (about 2 ms of a worker's CPU and a
+    few ms of wall time a rotation; a set's rotations are played one after another, so that no
+    bot holds the same deal in two seats at once). What this process cannot take now (its
+    loop full, its warm shutdown begun, a claim that raised) is sent as a task, as before. A
+    kill -9 between the release and the claim leaves the match queued with no task: the
+    sweeper sends it (``keeper``), as it does for a task lost before its claim."""
+    matches = getattr(world, "matches", None)
+    rest: list[int] = []
+    for match_id in match_ids:
+        if rest or matches is None or matches.stopping.is_set():
+            rest.append(match_id)
+            continue
+        try:
+            if _play_one(world, match_id, wait=False) is None:  # the loop is full
+                rest.append(match_id)
+        except Exception as exc:  # sent as a task: it retries or fails on its own
+            log.warning("match %s: could not claim it here (%s: %s); sent to the workers",
+                        match_id, type(exc).__name__, exc)
+            rest.append(match_id)
+    if rest:
+        world.tasks.play_matches(rest)
 
 
 @shared_task(name=contract.START_TOURNAMENT, **RELIABLE)
