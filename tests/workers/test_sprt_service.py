@@ -209,3 +209,28 @@ def test_a_verdict_is_given_once_a_later_tick_that_saw_the_test_running_changes_
         assert (test.status, test.result, test.final["reason"]) == ("finished", "H1", "H1 accepted: first")
     assert not cancel_test(world.sessions, test_id)  # over: a cancel changes nothing either
     assert sprt_summary(world.sessions, test_id)["reason"] == "H1 accepted: first"
+
+
+def test_the_sets_in_flight_grow_with_the_sets_complete_up_to_64() -> None:
+    from atout_arena.services.sprt import sets_wanted
+
+    assert [sets_wanted(8, done) for done in (0, 5, 8, 9, 16, 40, 64, 500)] == [8, 8, 8, 9, 16, 40, 64, 64]
+    assert sets_wanted(1, 0) == 1 and sets_wanted(1, 3) == 3  # a start of 1 grows too
+    assert sets_wanted(64, 500) == 64 and sets_wanted(64, 0) == 64
+
+
+def test_a_test_keeps_as_many_sets_in_flight_as_it_has_complete(world, make_bot) -> None:
+    """Two sets at first; once two are complete, two more (four in flight would be the same
+    as the start); once four, four; the sets in flight double with each round."""
+    a, _ = make_bot("grow-a")
+    b, _ = make_bot("grow-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
+                          sets_in_flight=2, max_games=400, elo0=995, elo1=1000)
+    in_flight = tick(world.sessions, test_id)
+    rounds = []
+    for _ in range(4):
+        rounds.append(len(in_flight))
+        play_sets(world, in_flight, first_legal)  # every set in flight complete
+        in_flight = tick(world.sessions, test_id)
+    assert rounds == [2, 2, 4, 8]
+    assert len(in_flight) == 16 and analysis_of(world.sessions, test_id).complete_sets == 16
