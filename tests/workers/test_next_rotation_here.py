@@ -9,6 +9,7 @@ recorded, not sent."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import Any
 
@@ -66,7 +67,7 @@ def _seats_answered_here(monkeypatch: pytest.MonkeyPatch) -> None:
 def world_of(database_url: str, redis_url: str, concurrency: int) -> Any:
     world = build_world(Settings(database_url=database_url, redis_url=redis_url,
                                  worker_concurrency=concurrency))
-    world.tasks = Recorder()
+    world.tasks = Recorder()  # type: ignore[assignment]
     return world
 
 
@@ -86,7 +87,8 @@ def wait_done(world: Any, tid: int, count: int, timeout_s: float = 60.0) -> list
     raise AssertionError([(m.id, m.rotation, m.status) for m in rows(world, tid)])
 
 
-def test_a_sets_rotations_are_played_here_one_after_another_with_no_task(database_url, redis_url, make_bot) -> None:
+def test_a_sets_rotations_are_played_here_one_after_another_with_no_task(database_url, redis_url,
+                                                                        make_bot) -> None:
     world = world_of(database_url, redis_url, concurrency=50)
     try:
         bots = [make_bot(f"here-{n}")[0].name for n in range(3)]
@@ -96,9 +98,10 @@ def test_a_sets_rotations_are_played_here_one_after_another_with_no_task(databas
         assert worker_tasks._play_one(world, queued[0]) == "playing"
         matches = wait_done(world, tid, 3)
         assert [m.rotation for m in matches] == list(range(3))
-        assert {m.lease_id.rsplit(":", 1)[0] for m in matches} == {world.new_lease_id().rsplit(":", 1)[0]}
-        for before, after in zip(matches, matches[1:]):  # never two rotations of a set at once
-            assert after.started_at >= before.finished_at, (before.id, after.id)
+        process = world.new_lease_id().rsplit(":", 1)[0]  # host:pid
+        assert {str(m.lease_id).rsplit(":", 1)[0] for m in matches} == {process}
+        for before, after in itertools.pairwise(matches):  # never two rotations of a set at once
+            assert after.started_at and before.finished_at and after.started_at >= before.finished_at
         time.sleep(0.3)  # (the last follow-ups)
         assert world.tasks.sent == [("finalize", tid)]  # no play_match task for any rotation
     finally:

@@ -425,7 +425,9 @@ class TestCreate(Strict):
         "(heuristic, pimc-small, pimc-large, ismcts)")
     sprt: SprtBounds = Field(default_factory=SprtBounds)
     max_games: Annotated[int, Field(ge=1, le=100_000)] = 20_000
-    sets_in_flight: Annotated[int, Field(ge=1, le=64, description="duplicate sets played at once at the start; then as many as are complete, up to 64 (or this when more)")] = 8
+    sets_in_flight: Annotated[int, Field(ge=1, le=64, description=(
+        "duplicate sets played at once at the start; then as many as are complete, up to 64 "
+        "(or this when more)"))] = 8
     move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
     max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
     name: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None

@@ -285,12 +285,13 @@ def sets_wanted(sets_in_flight: int, complete_sets: int) -> int:
 def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = None, *,
          wait_timeout_s: float | None = None, now: datetime | None = None) -> list[int]:
     """Finish the test if decided, or when every set ``max_games`` allows is done; else schedule
-    sets up to :func:`sets_wanted` (``sets_in_flight`` at first, growing with the sets done). Returns the ids of the new matches to send (none when the
-    test is over). ``connected(bot_id, version)``: no set is scheduled while A or B has no live
-    stream (the sweeper ticks a test with nothing in flight again, so it resumes when they are
-    back); sets they played absent do not count (:func:`analysis_of`). Once it has waited
-    ``wait_timeout_s`` (:func:`waiting_since`, up to ``now``) it gives up: ``cancelled``, with the
-    reason."""
+    sets up to :func:`sets_wanted` (``sets_in_flight`` at first, growing with the sets done).
+    Returns the ids of the new matches to send (none when the test is over). ``connected(bot_id,
+    version)``: no set is scheduled while A or B has no live stream (the sweeper ticks a test
+    with nothing in flight again, so it resumes when they are back); sets they played absent do
+    not count (:func:`analysis_of`). Once it has waited ``wait_timeout_s``
+    (:func:`waiting_since`, up to ``now``) it gives up: ``cancelled``, with the reason.
+    """
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
