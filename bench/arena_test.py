@@ -37,6 +37,7 @@ from pathlib import Path
 import httpx
 import psutil
 import redis
+from sqlalchemy import func, select
 from tournament import Children, run_directory, wait_for
 
 from atout.sprt import TestConfig, run_test
@@ -71,15 +72,33 @@ def local_rate(game: str, players: int, games: int, a: str, b: str) -> tuple[flo
 
 
 def profile(directory: str, game: str, pids: dict[str, int]) -> list[subprocess.Popen]:
-    """``py-spy record`` of each process (every thread, idle ones too) into ``directory``."""
+    """``py-spy record --gil`` of each process into ``directory``: the samples of the thread
+    holding the GIL, i.e. where its Python CPU goes (waits left out)."""
     spy = shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
     if spy is None:
         raise SystemExit("error: --profile needs py-spy: pip install py-spy")
     Path(directory).mkdir(parents=True, exist_ok=True)
     return [subprocess.Popen([spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw",
-                              "--threads", "--output", str(Path(directory) / f"{game}-{name}.txt")],
+                              "--threads", "--gil", "--output", str(Path(directory) / f"{game}-{name}.txt")],
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             for name, pid in pids.items()]
+
+
+DONE = ("finished", "failed", "cancelled")
+
+
+def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Least squares ``seconds = a + b * steps`` over the matches: ``(a, b)`` (0s if it cannot)."""
+    n = len(points)
+    if n < 2:
+        return 0.0, 0.0
+    mx = sum(x for x, _ in points) / n
+    my = sum(y for _, y in points) / n
+    sxx = sum((x - mx) ** 2 for x, _ in points)
+    if sxx == 0:
+        return my, 0.0
+    b = sum((x - mx) * (y - my) for x, y in points) / sxx
+    return my - b * mx, b
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -152,16 +171,16 @@ def main(argv: list[str] | None = None) -> int:
                 created.raise_for_status()
                 test_id = created.json()["id"]
                 deadline = time.monotonic() + args.timeout
-                while True:
+                while True:  # (two light reads a poll: the columns, never the action logs)
                     with sessions() as session:
-                        test = session.get(SprtTest, test_id)
-                        matches = session.query(Match).filter(Match.test_id == test_id).all()
-                        if test.status != "running" and all(m.status in ("finished", "failed", "cancelled")
-                                                            for m in matches):
+                        status = session.scalar(select(SprtTest.status).where(SprtTest.id == test_id))
+                        open_matches = session.scalar(select(func.count()).select_from(Match).where(
+                            Match.test_id == test_id, Match.status.not_in(DONE)))
+                        if status != "running" and not open_matches:
                             break
                     if time.monotonic() > deadline:
                         raise RuntimeError(f"test {test_id} ({game}) not over within {args.timeout} s")
-                    time.sleep(0.05)
+                    time.sleep(0.2)
                 elapsed = time.perf_counter() - began
                 for spy in spies:
                     spy.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
@@ -174,6 +193,11 @@ def main(argv: list[str] | None = None) -> int:
                     steps = sum(len(m.actions or []) for m in finished)
                     bot_steps = sum(1 for m in finished for a in (m.actions or []) if a[2] == "bot")
                 n = len(finished)
+                timed = [(len(m.actions or []), (m.finished_at - m.started_at).total_seconds())
+                         for m in finished if m.started_at and m.finished_at]
+                durations = sorted(d for _, d in timed)
+                match_s = durations[len(durations) // 2] if durations else 0.0
+                fixed_s, step_s = fit(timed)
                 row = {
                     "game": game, "players": players, "games": n, "seconds": round(elapsed, 2),
                     "games_per_s": round(n / elapsed, 2), "local_games": local_games,
@@ -183,6 +207,12 @@ def main(argv: list[str] | None = None) -> int:
                     "decisions": steps, "bot_decisions": bot_steps,
                     "cpu_ms_per_match": {k: round(v / max(1, n) * 1e3, 2) for k, v in cpu.items()},
                     "worker_cpu_us_per_decision": round(cpu["worker"] / max(1, steps) * 1e6, 1),
+                    # Little's law: the matches in flight on average, and how long one lasted
+                    "mean_in_flight": round(sum(durations) / elapsed, 1),
+                    "match_s_p50": round(match_s, 3),
+                    "ms_per_step_p50": round(match_s / max(1, steps / max(1, n)) * 1e3, 2),
+                    # a match's wall time = fixed + steps * per step (least squares over its matches)
+                    "match_fixed_ms": round(fixed_s * 1e3, 1), "step_ms": round(step_s * 1e3, 3),
                     "load": [round(x, 2) for x in os.getloadavg()],
                 }
                 results.append(row)

@@ -136,17 +136,23 @@ def run_sdk(sets: Iterator[list[float]], sprt: Sprt, set_size: int, max_games: i
 
 
 def run_arena(sets: Iterator[list[float]], sprt: Sprt, set_size: int, max_games: int) -> tuple[str, int]:
-    """One arena test on drawn sets: the arena's ``analyse`` over every finished set, after each."""
+    """One arena test on drawn sets, as its ticks count them: the sets counted so far kept as
+    JSON in the test's row (``Tally.to_dict``, read back with ``from_dict``), one more set added
+    at each tick, the analysis after each."""
     from atout_arena.services import sprt as arena
 
-    done: list[list[float]] = []
+    kept = json.dumps(arena.Tally().to_dict())
+    count = 0
     while True:
-        done.append(next(sets))
-        analysis = arena.analyse(done, sprt)
+        tally = arena.Tally.from_dict(json.loads(kept))
+        tally.add(next(sets))
+        count += 1
+        kept = json.dumps(tally.to_dict())
+        analysis = tally.analysis(sprt)
         if analysis.result in ("H0", "H1"):
-            return analysis.result, len(done)
-        if analysis.games >= max_games or (len(done) + 1) * set_size > max_games:
-            return "inconclusive", len(done)
+            return analysis.result, count
+        if analysis.games >= max_games or (count + 1) * set_size > max_games:
+            return "inconclusive", count
 
 
 def arena_defaults() -> tuple[int, float, float]:

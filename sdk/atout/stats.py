@@ -136,10 +136,11 @@ class Sprt:
     def llr(self, counts: dict[float, float]) -> float:
         """The GSPRT log-likelihood ratio of a histogram ``{set score: count}`` (pseudo-counts
         for the possible scores never seen already in it, see :func:`regularized_counts`)."""
-        total = sum(counts.values())
+        histogram = sorted(counts.items())  # (one order: the same sums however it was built)
+        total = sum(count for _, count in histogram)
         if total <= 0:
             return 0.0
-        pdf = [(value, count / total) for value, count in sorted(counts.items())]
+        pdf = [(value, count / total) for value, count in histogram]
         p0 = mle_with_mean(pdf, elo_to_score(self.elo0))
         p1 = mle_with_mean(pdf, elo_to_score(self.elo1))
         return total * sum(
@@ -261,16 +262,32 @@ class Tally:
         self.sets += 1
         self.total += total
 
+    def to_dict(self) -> dict[str, Any]:
+        """The tally as JSON-ready data, read back by :meth:`from_dict` (the arena keeps a
+        test's counted sets so, not to read them again at every tick)."""
+        return {"counts": sorted([x, c] for x, c in self.counts.items()),
+                "sizes": sorted([k, c] for k, c in self.sizes.items()),
+                "games": self.games, "sets": self.sets, "total": self.total}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Tally:
+        tally = cls()
+        tally.counts = Counter({round(float(x), _DIGITS): int(c) for x, c in data["counts"]})
+        tally.sizes = Counter({int(k): int(c) for k, c in data["sizes"]})
+        tally.games, tally.sets, tally.total = int(data["games"]), int(data["sets"]), float(data["total"])
+        return tally
+
     def analysis(self, sprt: Sprt | None = None) -> Analysis:
         n = self.sets
         if n == 0:
             return _with_sprt(Analysis(0, 0, 0.5, 0.0, (-math.inf, math.inf), 0.5), sprt, 0.0)
         score = self.total / self.games
-        mean = sum(x * c for x, c in self.counts.items()) / n
+        histogram = sorted(self.counts.items())  # (in one order: the same sums however it was built)
+        mean = sum(x * c for x, c in histogram) / n
         if n == 1:
             se = math.inf
         else:  # the sample variance of the set scores, from their histogram
-            variance = sum(c * (x - mean) ** 2 for x, c in self.counts.items()) / (n - 1)
+            variance = sum(c * (x - mean) ** 2 for x, c in histogram) / (n - 1)
             se = math.sqrt(variance / n) if len(self.counts) > 1 else 0.0
         los = _los(mean, se)
         ci = (

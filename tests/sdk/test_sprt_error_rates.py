@@ -20,7 +20,7 @@ import pytest
 
 from atout.cli import main as cli_main
 from atout.sprt import TestConfig, sequential, set_scores
-from atout.stats import Sprt, analyse, elo_to_score
+from atout.stats import Sprt, Tally, elo_to_score
 
 ROOT = Path(__file__).resolve().parents[2]
 # scripts/ is not a package: load the script from its file
@@ -51,7 +51,7 @@ def test_the_simulated_distributions_have_the_true_elo() -> None:
 def test_the_arena_uses_the_sdks_statistics_and_stops_as_the_sdk_does() -> None:
     from atout_arena.services import sprt as arena
 
-    assert arena.analyse is analyse  # the error rates measured are the arena's too
+    assert arena.Tally is Tally  # the error rates measured are the arena's too
     assert arena.set_size_of(2) == TestConfig("tiercon", "a", "b").checked().set_size
     assert arena.set_size_of(4) == TestConfig("merde", "a", "b").checked().set_size
     pool = rates.game_pool("tiercon", 40, seed=5)

@@ -244,3 +244,19 @@ def test_sets_of_several_games() -> None:
     a = analyse([[1, 0.5, 0, 1], [0.5, 0.5, 1, 1]], Sprt(0, 50))
     assert (a.games, a.sets, a.score) == (8, 2, 0.6875)
     assert a.llr is not None and math.isfinite(a.llr)
+
+
+def test_a_tally_read_back_from_json_goes_on_as_the_one_never_written() -> None:
+    import json
+    import random
+
+    from atout.stats import Tally, analyse
+
+    rng = random.Random(4)
+    sets = [[rng.choice([0.0, 0.5, 1.0]) for _ in range(rng.choice([2, 6]))] for _ in range(60)]
+    kept = Tally()
+    for scores in sets:  # written after each set, as an arena test keeps its counted sets
+        kept = Tally.from_dict(json.loads(json.dumps(kept.to_dict())))
+        kept.add(scores)
+    sprt = Sprt(0, 50)
+    assert kept.analysis(sprt) == analyse(sets, sprt)

@@ -5,6 +5,7 @@ played by the real runner with an in-process asker on a real database."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -87,3 +88,50 @@ def test_only_a_faulted_contenders_log_is_read_and_its_disconnection_voids_the_s
     assert len(logs_read) == 1, logs_read
     statement, parameters = logs_read[0]
     assert "matches.id =" in statement and "test_id" not in statement and ids[0] in tuple(parameters)
+
+
+def test_the_tick_folds_the_sets_done_and_reads_only_the_later_ones(world, make_bot) -> None:
+    """After many sets, a tick reads the matches of the sets not folded yet, not the whole test,
+    and its analysis is the one of every set read again (the organizer's view, unfolded)."""
+    from atout_arena.core.models import SprtTest
+
+    a, _ = make_bot("fold-a")
+    b, _ = make_bot("fold-b")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
+                          sets_in_flight=3, max_games=400, elo0=995, elo1=1000)
+    rng = random.Random(2)
+
+    def either(ask) -> Answer:  # A and B play at random: sets of every score
+        return Answer(rng.choice(ask.legal_actions), 1.0)
+
+    ids = tick(world.sessions, test_id)
+    for _ in range(6):
+        play_sets(world, ids, either, [])
+        ids = tick(world.sessions, test_id)
+    with world.sessions() as session:
+        test = session.get(SprtTest, test_id)
+        counted, folded = test.counted_sets, test.counted
+    assert counted >= 12 and folded is not None and folded["complete"] == counted
+    # the view read again from every match (nothing folded) is the folded one
+    with world.sessions() as session:
+        test = session.get(SprtTest, test_id)
+        test.counted_sets, test.counted = 0, None
+        session.commit()
+    full = analysis_of(world.sessions, test_id)
+    with world.sessions() as session:
+        test = session.get(SprtTest, test_id)
+        test.counted_sets, test.counted = counted, folded
+        session.commit()
+    statements: list[tuple[str, Any]] = []
+
+    def record(conn, cursor, statement: str, parameters, context, executemany) -> None:
+        if "FROM matches" in statement or "JOIN matches" in statement:
+            statements.append((statement, parameters))
+
+    event.listen(world.engine, "before_cursor_execute", record)
+    try:
+        folded_view = analysis_of(world.sessions, test_id)
+    finally:
+        event.remove(world.engine, "before_cursor_execute", record)
+    assert folded_view == full and full.complete_sets >= counted
+    assert statements and all("deal_group >=" in s and counted in tuple(p) for s, p in statements), statements

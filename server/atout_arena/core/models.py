@@ -202,6 +202,10 @@ class SprtTest(_Competition, Base):
     # then finish, but never move a decided test.
     final: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     next_set: Mapped[int] = mapped_column(Integer, nullable=False, default=0)  # sets scheduled so far
+    # Every set below ``counted_sets`` is complete and folded into ``counted`` (its tally, the
+    # complete and absent sets): a tick reads the matches of the later sets only (services.sprt).
+    counted_sets: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
+    counted: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # as Tournament.deal_key
     created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)

@@ -42,7 +42,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from atout.stats import Analysis, Sprt, analyse, pairwise_score
+from atout.stats import Analysis, Sprt, Tally, pairwise_score
 from atout_arena.core.deals import commitment, deal_key
 from atout_arena.core.keys import VERSION_SEPARATOR
 from atout_arena.core.match import Step, rules_version
@@ -298,7 +298,7 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
             raise CompetitionError(f"no test {test_id}", "not_found")
         if test.status != SprtStatus.RUNNING:
             return []  # over: the games still running finish without a look at every match
-        test_view = analysis_of(sessions, test_id)
+        test_view = analysis_of(sessions, test_id, fold=True)
         games_scheduled = test.next_set * set_size(test)
         result = test_view.analysis.result
         decided = result if result in ("H0", "H1") else None  # the SPRT's verdict, if it has one
@@ -423,56 +423,109 @@ class SprtView:
     absent_sets: int = 0  # complete sets left out: A or B was disconnected or forfeited
 
 
-def analysis_of(sessions: sessionmaker, test_id: int) -> SprtView:
+def analysis_of(sessions: sessionmaker, test_id: int, fold: bool = False) -> SprtView:
     """The statistics of a test from its finished sets (a set counts once all its games are done;
     a failed or cancelled game leaves its set out).
 
-    Every tick reads this for the whole test, so it reads columns, not records: the matches'
-    status and ranking and their seats, and a match's action log only when a contender's seat
-    was charged a fault there (a seat with no fault was never ``disconnected``). Reading every
-    log made the tick most of a worker's CPU per test match (bench/arena_test.py)."""
+    Ticks read this after every set, so it reads little: the sets below the test's
+    ``counted_sets`` are complete and already added up in ``counted`` (their tally, and how
+    many were complete and absent); of the later sets it reads columns, not records (the
+    matches' status and ranking and their seats), and a match's action log only when a
+    contender's seat was charged a fault there (a seat with no fault was never
+    ``disconnected``). With ``fold`` (the tick), the complete sets that follow ``counted_sets``
+    without a gap are added to ``counted`` for good, in one conditional update (two ticks at
+    once: one of them folds). Reading every match of the test at every tick made a test
+    quadratic in its length, and its tick most of a worker's CPU (bench/arena_test.py)."""
     with sessions() as session:
         test = session.get(SprtTest, test_id)
         if test is None:
             raise CompetitionError(f"no test {test_id}", "not_found")
-        matches = session.execute(
-            select(Match.id, Match.deal_group, Match.status, Match.ranking).where(Match.test_id == test_id)
-        ).all()
-        seats_of: dict[int, list[Any]] = {}
-        for seat in session.execute(
-            select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.version,
-                   MatchSeat.forfeited, MatchSeat.faults)
-            .join(Match, Match.id == MatchSeat.match_id).where(Match.test_id == test_id)
-        ):
-            seats_of.setdefault(seat.match_id, []).append(seat)
-        size = set_size(test)
-        by_set: dict[int, list[Any]] = {}
-        for match in matches:
-            by_set.setdefault(match.deal_group, []).append(match)
-        sets: list[list[float]] = []
-        complete = skipped = 0
-        for group in by_set.values():
-            if len(group) < size or any(m.status not in MATCH_DONE for m in group):
-                continue
-            complete += 1
-            if any(m.status != MatchStatus.FINISHED or m.ranking is None for m in group):
-                continue
-            scores = []
-            absent = False
-            for m in group:
-                seats = sorted(seats_of.get(m.id, []), key=lambda s: s.seat)
-                a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
-                b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
-                absent = absent or _absent(session, m.id, seats, (a, b))
-                assert m.ranking is not None  # a set with a game without one is left out above
-                scores.append(pairwise_score(m.ranking, a, b))
-            if absent:  # A or B was not there: the set says nothing about their strength
-                skipped += 1
-                continue
-            sets.append(scores)
-        in_flight = sum(1 for m in matches if m.status not in MATCH_DONE)
+        first = test.counted_sets
+        counted = test.counted or {}
+        tally = Tally.from_dict(counted["tally"]) if counted else Tally()
+        complete, skipped = int(counted.get("complete", 0)), int(counted.get("absent", 0))
+        results, in_flight = _later_sets(session, test, first)
+        next_uncounted = first
+        later: list[_SetResult] = []
+        for number in sorted(results):  # the complete sets right after the counted ones: folded
+            result = results[number]
+            if number == next_uncounted and result.complete:
+                complete, skipped = _count(tally, result, complete, skipped)
+                next_uncounted += 1
+            else:
+                later.append(result)
+        if fold and next_uncounted > first:
+            state = {"tally": tally.to_dict(), "complete": complete, "absent": skipped}
+            folded = session.execute(
+                update(SprtTest).where(SprtTest.id == test_id, SprtTest.counted_sets == first)
+                .values(counted_sets=next_uncounted, counted=state)
+                .execution_options(synchronize_session=False))
+            if cast(CursorResult[Any], folded).rowcount == 1:
+                session.commit()
+            else:  # another tick folded them first: it saw the same sets
+                session.rollback()
+        for result in later:
+            if result.complete:
+                complete, skipped = _count(tally, result, complete, skipped)
         sprt = Sprt(test.elo0, test.elo1, test.alpha, test.beta)
-        return SprtView(analyse(sets, sprt), complete, in_flight, skipped)
+        return SprtView(tally.analysis(sprt), complete, in_flight, skipped)
+
+
+@dataclass(frozen=True)
+class _SetResult:
+    complete: bool  # every game of the set is done
+    scores: list[float] | None  # A's pairwise scores; None: a game failed or was cancelled
+    absent: bool = False  # A or B was not there: the set says nothing about their strength
+
+
+def _count(tally: Tally, result: _SetResult, complete: int, skipped: int) -> tuple[int, int]:
+    """A complete set added to ``tally`` (unless void or absent): the new complete and absent counts."""
+    if result.absent:
+        return complete + 1, skipped + 1
+    if result.scores is not None:
+        tally.add(result.scores)
+    return complete + 1, skipped
+
+
+def _later_sets(session: Session, test: SprtTest, first: int) -> tuple[dict[int, _SetResult], int]:
+    """Each set numbered ``first`` or more, and the test's matches not done (all of them there:
+    every set below ``first`` is complete)."""
+    matches = session.execute(
+        select(Match.id, Match.deal_group, Match.status, Match.ranking)
+        .where(Match.test_id == test.id, Match.deal_group >= first)
+    ).all()
+    seats_of: dict[int, list[Any]] = {}
+    for seat in session.execute(
+        select(MatchSeat.match_id, MatchSeat.seat, MatchSeat.bot_id, MatchSeat.version,
+               MatchSeat.forfeited, MatchSeat.faults)
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(Match.test_id == test.id, Match.deal_group >= first)
+    ):
+        seats_of.setdefault(seat.match_id, []).append(seat)
+    size = set_size(test)
+    by_set: dict[int, list[Any]] = {}
+    for match in matches:
+        by_set.setdefault(match.deal_group, []).append(match)
+    results: dict[int, _SetResult] = {}
+    for number, group in by_set.items():
+        if len(group) < size or any(m.status not in MATCH_DONE for m in group):
+            results[number] = _SetResult(False, None)
+            continue
+        if any(m.status != MatchStatus.FINISHED or m.ranking is None for m in group):
+            results[number] = _SetResult(True, None)
+            continue
+        scores = []
+        absent = False
+        for m in group:
+            seats = sorted(seats_of.get(m.id, []), key=lambda s: s.seat)
+            a = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_a_id, test.version_a))
+            b = next(s.seat for s in seats if (s.bot_id, s.version) == (test.bot_b_id, test.version_b))
+            absent = absent or _absent(session, m.id, seats, (a, b))
+            assert m.ranking is not None  # a set with a game without one is left out above
+            scores.append(pairwise_score(m.ranking, a, b))
+        results[number] = _SetResult(True, None if absent else scores, absent)
+    in_flight = sum(1 for m in matches if m.status not in MATCH_DONE)
+    return results, in_flight
 
 
 def _absent(session: Session, match_id: int, seats: list[Any], contenders: tuple[int, int]) -> bool:
