@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
                     "worker_cpu_us_per_decision": round(cpu["worker"] / max(1, steps) * 1e6, 1),
                     # Little's law: the matches in flight on average, and how long one lasted
                     "mean_in_flight": round(sum(durations) / elapsed, 1),
-                    "match_s_p50": round(match_s, 3),
+                    "match_s_p50": round(match_s, 3), "match_s_max": round(max(durations, default=0.0), 3),
                     "ms_per_step_p50": round(match_s / max(1, steps / max(1, n)) * 1e3, 2),
                     # a match's wall time = fixed + steps * per step (least squares over its matches)
                     "match_fixed_ms": round(fixed_s * 1e3, 1), "step_ms": round(step_s * 1e3, 3),

@@ -100,6 +100,9 @@ def run_directory(prefix: str) -> Iterator[Path]:
     except BaseException:
         print(f"the logs of every process are kept in {directory}", file=sys.stderr)
         raise
+    if os.environ.get("ATOUT_BENCH_KEEP"):  # to read the logs of a run that went well too
+        print(f"the logs of every process are kept in {directory}", file=sys.stderr)
+        return
     shutil.rmtree(directory, ignore_errors=True)
 
 
