@@ -688,9 +688,9 @@ def register(subparsers: Any) -> None:
     tcreate.add_argument("--alpha", type=float, default=0.05)
     tcreate.add_argument("--beta", type=float, default=0.05)
     tcreate.add_argument("--max-games", type=int, default=20_000)
-    tcreate.add_argument("--sets-in-flight", type=int, default=8,
-                         help="sets played at once at the start (default 8); then as many as are "
-                              "complete, up to 64")
+    tcreate.add_argument("--sets-in-flight", type=int, default=None,
+                         help="sets played at once, exactly (default: 8 at first, then as many as "
+                              "are complete, up to 64)")
     tcreate.add_argument("--move-ms", type=int, default=1000)
     tcreate.add_argument("--max-faults", type=int, default=3)
     tcreate.add_argument("--wait", action="store_true",

@@ -102,7 +102,7 @@ def test_a_sets_rotations_are_played_here_one_after_another_with_no_task(databas
         assert {str(m.lease_id).rsplit(":", 1)[0] for m in matches} == {process}
         for before, after in itertools.pairwise(matches):  # never two rotations of a set at once
             assert after.started_at and before.finished_at and after.started_at >= before.finished_at
-        time.sleep(0.3)  # (the last follow-ups)
+        assert world.matches.drain(10)  # (the last match's follow-ups run before it lets go)
         assert world.tasks.sent == [("finalize", tid)]  # no play_match task for any rotation
     finally:
         world.close()
@@ -125,11 +125,37 @@ def test_a_full_loop_sends_the_next_rotation_to_the_workers(database_url, redis_
         world.close()
 
 
-def test_a_stopping_process_sends_the_next_rotation_to_the_workers(database_url, redis_url) -> None:
+@pytest.mark.parametrize("flag", ["closing", "stopping"])
+def test_a_process_shutting_down_sends_the_next_rotation_to_the_workers(database_url, redis_url,
+                                                                        flag: str) -> None:
+    """``closing``: a warm shutdown began (set before it drains the matches in flight: a rotation
+    started then would be stopped and played again); ``stopping``: the drain ran out."""
     world = world_of(database_url, redis_url, concurrency=50)
     try:
-        world.matches.stopping.set()  # a warm shutdown has begun
+        getattr(world.matches, flag).set()
         worker_tasks.play_next_rotation(world, [41, 42])
         assert world.tasks.sent == [("play", [41, 42])]
+    finally:
+        world.close()
+
+
+def test_a_warm_shutdown_closes_the_loop_before_it_drains(monkeypatch: pytest.MonkeyPatch, database_url,
+                                                          redis_url) -> None:
+    from atout_workers import celery_app
+
+    world = world_of(database_url, redis_url, concurrency=50)
+    try:
+        seen: list[bool] = []
+        matches = world.matches
+        monkeypatch.setattr(celery_app, "get_world", lambda: world)
+        monkeypatch.setattr(celery_app, "stop_keeper", lambda: None)
+        monkeypatch.setattr(type(matches), "in_flight", property(lambda self: 1))
+        def drain(timeout_s: float | None = None) -> bool:
+            seen.append(matches.closing.is_set())
+            return True
+
+        monkeypatch.setattr(matches, "drain", drain)
+        celery_app._stop_keeper()
+        assert seen == [True]  # closed first: what ends during the drain starts nothing here
     finally:
         world.close()

@@ -220,17 +220,56 @@ def test_the_sets_in_flight_grow_with_the_sets_complete_up_to_64() -> None:
 
 
 def test_a_test_keeps_as_many_sets_in_flight_as_it_has_complete(world, make_bot) -> None:
-    """Two sets at first; once two are complete, two more (four in flight would be the same
-    as the start); once four, four; the sets in flight double with each round."""
+    """Given no sets_in_flight, a test starts with 8 sets (here 2: its stored start, to keep the
+    test short); once two are complete, two more (four in flight would be the same as the
+    start); once four, four: the sets in flight double with each round. A test given a number
+    keeps exactly that many."""
     a, _ = make_bot("grow-a")
     b, _ = make_bot("grow-b")
+    spec = CompetitionSpec.of("tiercon")
+    test_id = create_test(world.sessions, a=a.name, b=b.name, spec=spec, max_games=400, elo0=995, elo1=1000)
+    fixed_id = create_test(world.sessions, a=a.name, b=b.name, spec=spec, max_games=400, elo0=995,
+                           elo1=1000, sets_in_flight=2)
+    with world.sessions() as session:
+        grown, fixed = session.get(SprtTest, test_id), session.get(SprtTest, fixed_id)
+        assert (grown.sets_auto, grown.sets_in_flight) == (True, 8) and not fixed.sets_auto
+        grown.sets_in_flight = 2
+        session.commit()
+    for tid, expected in ((test_id, [2, 2, 4, 8]), (fixed_id, [2, 2, 2, 2])):
+        in_flight = tick(world.sessions, tid)
+        rounds = []
+        for _ in range(4):
+            rounds.append(len(in_flight))
+            play_sets(world, in_flight, first_legal)  # every set in flight complete
+            in_flight = tick(world.sessions, tid)
+        assert rounds == expected, tid
+    assert sprt_summary(world.sessions, test_id)["sets_in_flight"] == 16
+    assert sprt_summary(world.sessions, test_id)["sets_in_flight_auto"] is True
+    assert sprt_summary(world.sessions, fixed_id)["sets_in_flight"] == 2
+
+
+def test_a_failed_game_retried_counts_its_set_again(world, make_bot) -> None:
+    """A set with a failed game is counted void (and folded so); retried by the organizer and
+    played, the set counts with its scores: the fold is read again from every match."""
+    from sqlalchemy import update
+
+    from atout_arena.services.tournaments import retry_match
+
+    a, _ = make_bot("retry-a")
+    b, _ = make_bot("retry-b")
     test_id = create_test(world.sessions, a=a.name, b=b.name, spec=CompetitionSpec.of("tiercon"),
-                          sets_in_flight=2, max_games=400, elo0=995, elo1=1000)
-    in_flight = tick(world.sessions, test_id)
-    rounds = []
-    for _ in range(4):
-        rounds.append(len(in_flight))
-        play_sets(world, in_flight, first_legal)  # every set in flight complete
-        in_flight = tick(world.sessions, test_id)
-    assert rounds == [2, 2, 4, 8]
-    assert len(in_flight) == 16 and analysis_of(world.sessions, test_id).complete_sets == 16
+                          max_games=400, elo0=995, elo1=1000, sets_in_flight=2)
+    first = tick(world.sessions, test_id)
+    played = play_sets(world, first, first_legal)
+    with world.sessions() as session:  # one game of the first set failed (its workers kept dying)
+        session.execute(update(Match).where(Match.id == played[0]).values(status="failed", ranking=None))
+        session.commit()
+    tick(world.sessions, test_id)  # folds both sets: one void, one counted
+    with world.sessions() as session:
+        assert session.get(SprtTest, test_id).counted_sets == 2
+    assert analysis_of(world.sessions, test_id).analysis.sets == 1
+    retry_match(world.sessions, played[0])
+    run_match(world, played[0], asker=first_legal)
+    tick(world.sessions, test_id)
+    view = analysis_of(world.sessions, test_id)
+    assert view.analysis.sets == 2 and view.complete_sets >= 2

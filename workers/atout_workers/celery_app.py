@@ -57,6 +57,8 @@ def _stop_keeper(**_: Any) -> None:
     tasks do; those still playing after ``ATOUT_WORKER_SHUTDOWN_S`` go back to the queue), then the keeper
     stops, and what the event sink holds (the decisions' metrics added up) is written."""
     world = get_world()
+    if world._loop is not None:  # a set's next rotation now goes to the workers, not this loop
+        world.matches.closing.set()
     if world._loop is not None and world.matches.in_flight:
         matches, grace = world.matches, world.settings.worker_shutdown_s
         log.info("waiting for %d matches in flight to finish (at most %.0f s)", matches.in_flight, grace)

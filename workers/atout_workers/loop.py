@@ -50,6 +50,7 @@ class MatchLoop:
         self._in_flight = 0
         self._idle = threading.Condition(self._lock)
         self.stopping = threading.Event()  # set: every match stops at its next step, given back
+        self.closing = threading.Event()  # set: a warm shutdown began; no more matches start here
         self.executor = concurrent.futures.ThreadPoolExecutor(sync_threads, thread_name_prefix="atout-sync")
         self._thread = threading.Thread(target=self._run, name="atout-matches", daemon=True)
         self._thread.start()

@@ -707,7 +707,8 @@ def _conclude(world: World, claimed: Claimed, setup: MatchSetup, house: HouseAsk
 def play_on_loop(world: World, match_id: int, on_finalize: Callable[[int], None] | None = None,
                  on_test: Callable[[int], None] | None = None,
                  then: Callable[[RunResult], None] | None = None, wait: bool = True) -> RunResult | None:
-    """Claim match ``match_id`` on this (Celery) thread and, when it is ours, hand it to the
+    """Claim match ``match_id`` on this thread (a Celery task's, or a thread of the loop's pool
+    for a set's next rotation) and, when it is ours, hand it to the
     process's event loop (:class:`atout_workers.loop.MatchLoop`) and return ``playing`` at once;
     otherwise return what happened (``skipped``, ``failed``). ``then(result)`` runs on a
     thread of the loop's pool after the match, whatever its result (or at once, when it was not

@@ -100,13 +100,14 @@ def play_next_rotation(world: Any, match_ids: list[int]) -> None:
     broker's round trip and Celery's consumer in between (about 2 ms of a worker's CPU and a
     few ms of wall time a rotation; a set's rotations are played one after another, so that no
     bot holds the same deal in two seats at once). What this process cannot take now (its
-    loop full, its warm shutdown begun, a claim that raised) is sent as a task, as before. A
+    loop full, its warm shutdown begun: ``closing``, set before it drains; a claim that raised)
+    is sent as a task, as before. A
     kill -9 between the release and the claim leaves the match queued with no task: the
     sweeper sends it (``keeper``), as it does for a task lost before its claim."""
     matches = getattr(world, "matches", None)
     rest: list[int] = []
     for match_id in match_ids:
-        if rest or matches is None or matches.stopping.is_set():
+        if rest or matches is None or matches.closing.is_set() or matches.stopping.is_set():
             rest.append(match_id)
             continue
         try:

@@ -425,9 +425,9 @@ class TestCreate(Strict):
         "(heuristic, pimc-small, pimc-large, ismcts)")
     sprt: SprtBounds = Field(default_factory=SprtBounds)
     max_games: Annotated[int, Field(ge=1, le=100_000)] = 20_000
-    sets_in_flight: Annotated[int, Field(ge=1, le=64, description=(
-        "duplicate sets played at once at the start; then as many as are complete, up to 64 "
-        "(or this when more)"))] = 8
+    sets_in_flight: Annotated[int | None, Field(ge=1, le=64, description=(
+        "duplicate sets played at once, exactly; left out: 8 at first, then as many as are "
+        "complete, up to 64 (the workers kept busy, few games wasted when it decides)"))] = None
     move_ms: Annotated[int, Field(ge=1, le=300_000, description="time per move, milliseconds")] = 1000
     max_faults: Annotated[int, Field(ge=0, le=1000, description="faults before a forfeit (0: never)")] = 3
     name: Annotated[str | None, StringConstraints(min_length=1, max_length=128)] = None
@@ -456,7 +456,9 @@ class TestPublic(BaseModel):
     max_games: int
     move_ms: int
     max_faults: int
-    sets_in_flight: int
+    sets_in_flight: int = Field(description="the sets it keeps in flight now")
+    sets_in_flight_auto: bool = Field(description="true: no sets_in_flight was given; they grow with "
+                                      "the sets complete, 8 to 64")
     matches: dict[str, int] = Field(description="the test's matches by status")
     seed: int | None = Field(description="shown once the test is over")
     deal_key: str | None = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar, overload
 
-from sqlalchemy import Boolean, DateTime, Integer, String, Table
+from sqlalchemy import Boolean, DateTime, Integer, String, Table, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -206,6 +206,8 @@ class SprtTest(_Competition, Base):
     # complete and absent sets): a tick reads the matches of the later sets only (services.sprt).
     counted_sets: Mapped[int] = mapped_column(Integer, nullable=False, default=0, server_default="0")
     counted: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # no sets_in_flight was given: they grow with the sets complete (services.sprt.sets_wanted)
+    sets_auto: Mapped[bool] = mapped_column(Boolean, nullable=False, default=False, server_default=false())
     deal_key: Mapped[str | None] = mapped_column(String(64), nullable=True)  # as Tournament.deal_key
     created_by: Mapped[str] = mapped_column(String(64), nullable=False, default="organizer")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), nullable=False, default=utcnow)
@@ -291,6 +293,7 @@ class Match(Base):
         UniqueConstraint("tournament_id", "number", name="uq_matches_tournament_number"),
         Index("ix_matches_tournament_status", "tournament_id", "status"),
         Index("ix_matches_status_heartbeat", "status", "heartbeat_at"),
+        Index("ix_matches_test_group", "test_id", "deal_group"),  # a test's tick: its later sets
     )
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

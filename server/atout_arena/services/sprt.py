@@ -10,10 +10,10 @@ as the SPRT decides (``H1``: A is at least ``elo1`` stronger; ``H0``: at most ``
 
 The work is done by the ``atout.test_tick`` task (:mod:`atout_workers.tasks`), sent when a test
 is created and again each time one of its sets is complete (its last match stored; a tick
-between would change nothing): :func:`tick` tops up the sets in
-flight to ``sets_in_flight`` at first, then more as sets complete (:func:`sets_wanted`, up to
-64; their matches stored ``queued``, returned for the caller to send)
-and finishes the test when it is decided, cancelling the matches not started. Ticks are
+between would change nothing): :func:`tick` tops up the sets in flight to ``sets_in_flight``
+(when the test was given one), or to 8 at first and then more as sets complete
+(:func:`sets_wanted`, up to 64; their matches stored ``queued``, returned for the caller to
+send) and finishes the test when it is decided, cancelling the matches not started. Ticks are
 idempotent: a set is only scheduled once (``next_set``, advanced in the same transaction).
 Test matches are never rated.
 
@@ -128,7 +128,7 @@ def create_test(
     beta: float = 0.05,
     max_games: int = 20_000,
     field: str = "heuristic",
-    sets_in_flight: int = 8,
+    sets_in_flight: int | None = None,
     name: str | None = None,
     caller_bot_id: int | None = None,
     seed: int | None = None,
@@ -145,6 +145,9 @@ def create_test(
         raise CompetitionError(f"field {field!r}: the field is one of {', '.join(FIELDS)} (the house bots)")
     if not 1 <= max_games <= MAX_GAMES:
         raise CompetitionError(f"max_games={max_games}: 1 to {MAX_GAMES}")
+    auto = sets_in_flight is None  # none given: they grow (sets_wanted)
+    if sets_in_flight is None:
+        sets_in_flight = START_SETS_IN_FLIGHT
     if not 1 <= sets_in_flight <= MAX_SETS_IN_FLIGHT:
         raise CompetitionError(f"sets_in_flight={sets_in_flight}: 1 to {MAX_SETS_IN_FLIGHT}")
     seed = secrets.randbits(62) if seed is None else seed
@@ -179,7 +182,7 @@ def create_test(
             name=name or f"{first.label} vs {second.label}", **spec.columns(),
             bot_a_id=first.bot.id, version_a=first.version, bot_b_id=second.bot.id, version_b=second.version,
             field=field, elo0=sprt.elo0, elo1=sprt.elo1, alpha=sprt.alpha, beta=sprt.beta,
-            max_games=max_games, sets_in_flight=sets_in_flight,
+            max_games=max_games, sets_in_flight=sets_in_flight, sets_auto=auto,
             seed=seed, deal_key=deal_key(sessions, "test", seed), status=SprtStatus.RUNNING,
             created_by="organizer" if caller_bot_id is None else f"bot {caller_bot_id}",
         )
@@ -263,13 +266,15 @@ def waiting_since(session: Session, test: SprtTest) -> datetime:
     return max(since, _utc(last)) if last is not None else since
 
 
-GROWN_SETS_IN_FLIGHT = 64  # the most sets in flight a test grows to by itself
+START_SETS_IN_FLIGHT = 8  # a test given no sets_in_flight starts with this many
+GROWN_SETS_IN_FLIGHT = 64  # and grows to this many at most
 
 
 def sets_wanted(sets_in_flight: int, complete_sets: int) -> int:
-    """The sets a test keeps in flight: its ``sets_in_flight`` to begin with, then as many as
-    it has complete sets, up to :data:`GROWN_SETS_IN_FLIGHT` (or its own ``sets_in_flight``
-    when that is more). A slow start: the sets in flight double with each round of sets.
+    """The sets a test given no ``sets_in_flight`` keeps in flight (one given one keeps exactly
+    that many: a user who asks for 1 for a bot that plays one game at a time gets 1): 8 to
+    begin with, then as many as it has complete sets, up to :data:`GROWN_SETS_IN_FLIGHT`. A slow
+    start: the sets in flight double with each round of sets.
 
     Why grow: a set's rotations are played one after another (no bot holds one deal in two
     seats at once), so ``n`` sets are ``n`` matches in flight, and 8 of them keep a worker
@@ -285,7 +290,7 @@ def sets_wanted(sets_in_flight: int, complete_sets: int) -> int:
 def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = None, *,
          wait_timeout_s: float | None = None, now: datetime | None = None) -> list[int]:
     """Finish the test if decided, or when every set ``max_games`` allows is done; else schedule
-    sets up to :func:`sets_wanted` (``sets_in_flight`` at first, growing with the sets done).
+    sets up to ``sets_in_flight`` (or :func:`sets_wanted`, growing, when none was given).
     Returns the ids of the new matches to send (none when the test is over). ``connected(bot_id,
     version)``: no set is scheduled while A or B has no live stream (the sweeper ticks a test
     with nothing in flight again, so it resumes when they are back); sets they played absent do
@@ -310,7 +315,9 @@ def tick(sessions: sessionmaker, test_id: int, connected: Connected | None = Non
                 session.commit()
             return []
         in_flight = test.next_set - test_view.complete_sets
-        room = max(0, sets_wanted(test.sets_in_flight, test_view.complete_sets) - in_flight)
+        wanted = (sets_wanted(test.sets_in_flight, test_view.complete_sets) if test.sets_auto
+                  else test.sets_in_flight)
+        room = max(0, wanted - in_flight)
         room = min(room, max(0, (test.max_games - games_scheduled) // set_size(test)))
         if room == 0:
             return []
@@ -582,7 +589,9 @@ def sprt_summary(sessions: sessionmaker, test_id: int, *, organizer: bool = True
                             if since is not None and wait_timeout_s is not None else None),
             "sprt": {"elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta},
             "max_games": test.max_games, "move_ms": test.move_ms, "max_faults": test.max_faults,
-            "sets_in_flight": test.sets_in_flight, "matches": counts,
+            "sets_in_flight": (sets_wanted(test.sets_in_flight, view.complete_sets)
+                               if test.sets_auto and view is not None else test.sets_in_flight),
+            "sets_in_flight_auto": test.sets_auto, "matches": counts,
             "seed": test.seed if shown else None, "deal_key": test.deal_key if shown else None,
             "deal_commitment": commitment(test.deal_key),
             "created_by": test.created_by, "created_at": test.created_at, "finished_at": test.finished_at,

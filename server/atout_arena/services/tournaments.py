@@ -33,6 +33,7 @@ from atout_arena.core.models import (
     Match,
     MatchSeat,
     RatingChange,
+    SprtTest,
     Tournament,
     TournamentEntry,
     TournamentRating,
@@ -264,6 +265,10 @@ def retry_match(sessions: sessionmaker, match_id: int) -> bool:
                                          Tournament.status == TournamentStatus.FINISHED)
                 .values(status=TournamentStatus.RUNNING, finished_at=None).execution_options(**ONCE)
             )
+        if match.test_id is not None:  # its set, counted void, counts again: the test's tally is
+            session.execute(  # read again from every match at its next tick (services.sprt)
+                update(SprtTest).where(SprtTest.id == match.test_id)
+                .values(counted_sets=0, counted=None).execution_options(**ONCE))
         practice = is_practice(match)  # a ladder's match too goes back to the matches queue
         session.commit()
         return practice
