@@ -2,7 +2,7 @@
 
     python bench/arena_test.py                       # about 2 minutes on a 2-core machine
     python bench/arena_test.py --quick               # fool only, fewer games: about 40 s
-    python bench/arena_test.py --games fool:3:240,merde:4:192 --sets-in-flight 8 --json out.json
+    python bench/arena_test.py --games fool:3:240,merde:4:192 --sets-in-flight 8 --json out.json  # a fixed 8
 
 Every part is a real process on loopback, as in production: embedded Redis, SQLite, a game
 server (``atout-arena gateway``), the API (``atout-arena api``), one worker (``atout-arena
@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", default="fool:3:240,merde:4:192",
                         help="game:players:max_games of each test (default fool:3:240,merde:4:192)")
     parser.add_argument("--quick", action="store_true", help="fool:3:60 alone")
-    parser.add_argument("--sets-in-flight", type=int, default=8, help="the tests' sets_in_flight (default 8)")
+    parser.add_argument("--sets-in-flight", type=int, default=None,
+                        help="the tests' sets_in_flight (default: none given, so they grow from 8 to 64)")
     parser.add_argument("--a", default="heuristic", help="bot A (atout-bot run A)")
     parser.add_argument("--b", default="random", help="bot B")
     parser.add_argument("--concurrency", type=int, default=1000, help="the worker's matches in flight")
