@@ -126,3 +126,19 @@ def test_a_bot_that_does_not_connect_fails_the_hello_rule() -> None:
     code, lines, output = conformance("--games", "fool", "--wait", "0.5")
     assert code == 1 and lines["hello"].startswith("FAIL hello: no bot connected within"), output
     assert all(lines[r].startswith("SKIP") for r in RULES if r != "hello"), output
+
+
+def test_the_servers_own_token_never_reads_as_an_option() -> None:
+    import asyncio
+
+    from atout_arena.gateway.conformance import serve
+
+    async def tokens() -> list[str]:
+        found = []
+        for _ in range(200):  # a bare token_urlsafe starts with '-' one time in 64
+            server, servicer, _ = await serve()
+            found.append(servicer.token)
+            await server.stop(None)
+        return found
+
+    assert not [t for t in asyncio.run(tokens()) if t.startswith("-")]
