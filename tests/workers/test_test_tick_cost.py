@@ -6,6 +6,8 @@ played by the real runner with an in-process asker on a real database."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -40,6 +42,22 @@ def play_sets(world, ids: list[int], asker, ticked: list[int]) -> list[int]:
     return played
 
 
+@contextmanager
+def statements_run(engine, wanted: Callable[[str], bool]) -> Iterator[list[tuple[str, Any]]]:
+    """The SQL statements (with their parameters) ``engine`` runs inside the block that ``wanted`` keeps."""
+    found: list[tuple[str, Any]] = []
+
+    def seen(conn, cursor, statement: str, parameters, context, executemany) -> None:
+        if wanted(statement):
+            found.append((statement, parameters))
+
+    event.listen(engine, "before_cursor_execute", seen)
+    try:
+        yield found
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+
+
 def first_legal(ask) -> Answer:
     return Answer(ask.legal_actions[0], 1.0)
 
@@ -72,17 +90,8 @@ def test_only_a_faulted_contenders_log_is_read_and_its_disconnection_voids_the_s
 
     ticked: list[int] = []
     assert len(play_sets(world, ids, b_drops_once, ticked)) == 4 and cut == {str(ids[0])}
-    logs_read: list[tuple[str, Any]] = []
-
-    def seen(conn, cursor, statement: str, parameters, context, executemany) -> None:
-        if "matches.actions" in statement:
-            logs_read.append((statement, parameters))
-
-    event.listen(world.engine, "before_cursor_execute", seen)
-    try:
+    with statements_run(world.engine, lambda s: "matches.actions" in s) as logs_read:
         view = analysis_of(world.sessions, test_id)
-    finally:
-        event.remove(world.engine, "before_cursor_execute", seen)
     assert view.complete_sets == 2 and view.absent_sets == 1 and view.analysis.sets == 1
     # the log of the one game with a fault, by its id; not the logs of every game of the test
     assert len(logs_read) == 1, logs_read
@@ -122,16 +131,7 @@ def test_the_tick_folds_the_sets_done_and_reads_only_the_later_ones(world, make_
         test = session.get(SprtTest, test_id)
         test.counted_sets, test.counted = counted, folded
         session.commit()
-    statements: list[tuple[str, Any]] = []
-
-    def record(conn, cursor, statement: str, parameters, context, executemany) -> None:
-        if "FROM matches" in statement or "JOIN matches" in statement:
-            statements.append((statement, parameters))
-
-    event.listen(world.engine, "before_cursor_execute", record)
-    try:
+    with statements_run(world.engine, lambda s: "FROM matches" in s or "JOIN matches" in s) as statements:
         folded_view = analysis_of(world.sessions, test_id)
-    finally:
-        event.remove(world.engine, "before_cursor_execute", record)
     assert folded_view == full and full.complete_sets >= counted
     assert statements and all("deal_group >=" in s and counted in tuple(p) for s, p in statements), statements
