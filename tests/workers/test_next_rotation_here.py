@@ -1,5 +1,5 @@
 """A duplicate set's next rotation is played by the worker process that stored the one before it,
-on its own loop, with no task through the broker (issue 38: Celery's consumer and the claim were
+on its own loop, with no task through the broker (Celery's consumer and the claim were
 about 4 ms of a fool match); a process whose loop is full sends it to the workers as before.
 
 A real worker world (database, Redis, the process's event loop, the real claim, store and

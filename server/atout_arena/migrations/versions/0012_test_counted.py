@@ -1,5 +1,5 @@
 """sprt_tests.counted_sets and counted: the sets a test's ticks folded once for all; sets_auto:
-its sets in flight grow (no sets_in_flight given); matches (test_id, deal_group) indexed (issue 38)
+its sets in flight grow (no sets_in_flight given); matches (test_id, deal_group) indexed
 
 Revision ID: 0012
 Revises: 0011
